@@ -1,0 +1,33 @@
+# The two commands of the README: `make book` and `make test`.
+# Both create the virtualenv .venv/ first if it is missing or out of date.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: book test strict clean distclean
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build book
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+# What CI runs for the site: warnings are errors.
+strict: $(STAMP)
+	$(BIN)/jupyter-book build book -W -n --keep-going
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Python 3.11 or newer is needed (found: $$($(PYTHON) --version))"; exit 1; }
+	@# venv may be missing from a minimal Debian Python; fall back to virtualenv.
+	$(PYTHON) -m venv $(VENV) || { $(PYTHON) -m pip install --user virtualenv && $(PYTHON) -m virtualenv $(VENV); }
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $(STAMP)
+
+clean:
+	rm -rf book/_build book/studies/*.ipynb book/studies/*.run.json book/studies/*/
+
+distclean: clean
+	rm -rf $(VENV)

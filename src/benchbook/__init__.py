@@ -1,0 +1,16 @@
+"""benchbook: reproduce published LLM serving benchmarks from raw native-format files."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("benchbook")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0.0.0+unknown"
+
+STUDIES = (
+    "h100-dense-vs-moe-mtp",
+    "3090-dense-vs-sparse",
+    "power-sweep",
+    "gb10-mtp",
+    "strix-halo-baseline",
+)

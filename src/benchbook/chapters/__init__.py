@@ -1,0 +1,1 @@
+"""One module per chapter: everything a chapter computes, so its notebook only shows it."""

@@ -1,0 +1,185 @@
+"""The claims ledger: each published claim against the value recomputed from the data.
+
+A claim is one of three kinds:
+- ``data``: its number is recomputed from the raw files (``recompute`` expression);
+- ``consistency``: checked against other numbers the write-ups printed (``stated``),
+  e.g. a ratio against the ratio of its own operands, or a number stated twice;
+- ``not-derivable``: the data cannot speak to it (``why`` says so).
+Verdicts: holds / does not hold / not derivable. Amounts in different currencies are
+never divided without an exchange-rate parameter.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .expr import MissingValue, evaluate, names_in
+from .published import Published, PublishedError, Quantity, parse_quantity
+
+HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
+VERDICTS = (HOLDS, FAILS, UNKNOWN)
+
+
+def check_claims(
+    published: Published,
+    values: dict[str, float],
+    params: dict | None = None,
+    currencies: dict[str, str] | None = None,
+) -> pd.DataFrame:
+    """One ledger row per claim, in the order of published.yml."""
+    rows = [check_claim(c, values, params or {}, currencies or {}) for c in published.claims]
+    return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+
+LEDGER_COLUMNS = [
+    "id", "source", "kind", "claim", "published", "recomputed",
+    "difference", "tolerance", "verdict", "note",
+]
+
+
+def check_claim(claim: dict, values: dict, params: dict, currencies: dict) -> dict:
+    where = f"claim {claim.get('id')}"
+    q = parse_quantity(claim["published"], where)
+    if "approx" in claim:
+        q = _with(q, approx=bool(claim["approx"]))
+    tol = float(claim.get("tolerance", q.tolerance))
+    kind = claim.get("kind", "data")
+    row = dict(
+        id=claim["id"], source=claim["source"], kind=kind, claim=claim["claim"],
+        published=str(claim["published"]), recomputed="", difference="",
+        tolerance=f"±{tol:.1%}" if q.bound is None else q.bound, verdict=UNKNOWN,
+        note=claim.get("why", ""),
+    )
+    if kind == "not-derivable":
+        return row
+    if kind not in ("data", "consistency"):
+        raise PublishedError(f"{where}: unknown kind {kind!r}; expected data, consistency or not-derivable")
+
+    stated = {k: parse_quantity(v, f"{where}, stated {k}") for k, v in (claim.get("stated") or {}).items()}
+    space = {k: s.value for k, s in stated.items()}
+    space.update({k: v for k, v in params.items() if _is_number(v) or v is None})
+    if kind == "data":
+        space.update(values)
+    expr = claim.get("recompute")
+    if not expr:
+        raise PublishedError(f"{where}: kind {kind} needs a 'recompute' expression")
+
+    used = names_in(expr)
+    money = {currencies[n] for n in used if n in currencies}
+    money |= {s.currency for k, s in stated.items() if s.currency and k in used}
+    needs = [n for n in claim.get("needs", []) if space.get(n) is None]
+    if needs:
+        row["note"] = _needs_note(claim, expr, space, needs, q, money)
+        return row
+    if len(money) > 1 and not claim.get("needs"):
+        row["note"] = f"divides amounts in {' and '.join(sorted(money))} without an exchange rate"
+        return row
+    if q.currency and money and money != {q.currency}:
+        row["note"] = f"published in {q.currency}, recomputed in {', '.join(sorted(money))}: not comparable"
+        return row
+
+    try:
+        got = evaluate(expr, space)
+    except MissingValue as exc:
+        row["note"] = claim.get("why") or f"no value for {', '.join(exc.names)} in this data"
+        return row
+    row["recomputed"] = q.display(got)
+    verdict, diff = judge(q, got, tol)
+    row["verdict"] = verdict
+    row["difference"] = "" if diff is None else f"{diff:+.1%}"
+    if q.bound and verdict == HOLDS and got:
+        factor = max(got, q.value) / min(got, q.value) if min(got, q.value) > 0 else math.inf
+        if factor >= 2:
+            row["note"] = f"true as a bound, but the recomputed value is {factor:.1f}× the stated one"
+    return row
+
+
+def judge(q: Quantity, got: float, tol: float) -> tuple[str, float | None]:
+    """Verdict and relative difference of a recomputed value against a published one."""
+    if got is None or math.isnan(got):
+        return UNKNOWN, None
+    if q.bound == "under":
+        return (HOLDS if got < q.value else FAILS), None
+    if q.bound == "over":
+        return (HOLDS if got > q.value else FAILS), None
+    if q.value == 0:
+        return (HOLDS if abs(got) <= tol else FAILS), None
+    diff = (got - q.value) / abs(q.value)
+    return (HOLDS if abs(diff) <= tol else FAILS), diff
+
+
+def _needs_note(claim, expr, space, needs, q: Quantity, money: set) -> str:
+    note = f"needs parameter {', '.join(needs)}"
+    if money:
+        note = f"amounts in {' and '.join(sorted(money))}; " + note
+    if len(needs) == 1:
+        implied = _implied(expr, space, needs[0], q.value)
+        if implied is not None:
+            note += f"; it would hold at {needs[0]} = {implied:.3g}"
+    return note
+
+
+def _implied(expr: str, space: dict, name: str, target: float) -> float | None:
+    """The parameter value at which expr equals target, for a power-law dependence."""
+    try:
+        r1 = evaluate(expr, {**space, name: 1.0})
+        r2 = evaluate(expr, {**space, name: 2.0})
+    except (MissingValue, ValueError):
+        return None
+    if r1 <= 0 or r2 <= 0 or r1 == r2 or target <= 0:
+        return None
+    k = math.log(r2 / r1) / math.log(2.0)
+    return (target / r1) ** (1.0 / k)
+
+
+def _with(q: Quantity, **changes) -> Quantity:
+    from dataclasses import replace
+
+    return replace(q, **changes)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def verdict_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """How many claims hold, do not hold, are not derivable."""
+    counts = ledger["verdict"].value_counts()
+    return {v: int(counts.get(v, 0)) for v in VERDICTS}
+
+
+def compare_published(published: Published, values: dict, currencies: dict | None = None) -> pd.DataFrame:
+    """Every published table cell beside the value recomputed from the data."""
+    currencies = currencies or {}
+    rows = []
+    for table in published.tables:
+        for cells, exprs in zip(table.rows, table.values):
+            for col, text, expr in zip(table.columns, cells, exprs):
+                if expr is None:
+                    continue
+                q = parse_quantity(text, f"table {table.id}, row {cells[0]!r}, column {col!r}")
+                row = dict(
+                    table=table.id, source=table.source, row=cells[0], column=col,
+                    published=text, reproduced="n/a", difference=None, within=None, note="",
+                )
+                money = {currencies[n] for n in names_in(expr) if n in currencies}
+                if q.currency and money and money != {q.currency}:
+                    row["note"] = f"recomputed in {', '.join(sorted(money))}"
+                    rows.append(row)
+                    continue
+                try:
+                    got = evaluate(expr, values)
+                except MissingValue as exc:
+                    row["note"] = f"not in the data: {', '.join(exc.names)}"
+                    rows.append(row)
+                    continue
+                row["reproduced"] = q.display(got)
+                if q.value and not math.isnan(got):
+                    row["difference"] = (got - q.value) / abs(q.value)
+                    row["within"] = abs(row["difference"]) <= q.tolerance
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "note",
+    ])

@@ -1,0 +1,149 @@
+"""The `benchbook` command: a thin layer over the library."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import __version__, ingest
+from .ingest import IngestError
+from .runner import Chapter, ChapterError, find_repo, refresh, studies
+from .study import StudyError, load_study, write_checksums
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (ChapterError, IngestError, StudyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchbook", description=__doc__)
+    p.add_argument("--version", action="version", version=f"benchbook {__version__}")
+    sub = p.add_subparsers(required=True, metavar="COMMAND")
+
+    s = sub.add_parser("list", help="list the studies and whether each chapter is up to date")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("run", help="execute one chapter with papermill (on another data folder with --data)")
+    s.add_argument("study")
+    s.add_argument("--data", type=Path, help="folder of raw files laid out like data/<study>/")
+    s.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a notebook parameter (VALUE is read as YAML, as papermill does)")
+    s.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("build", help="execute stale chapters and build the book (jupyter-book build book)")
+    s.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors")
+    s.add_argument("--path-output", help="where _build goes (default: book/)")
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("ingest", help="read raw files and write the tidy rows as CSV")
+    s.add_argument("files", nargs="+", type=Path)
+    s.add_argument("--out", type=Path, required=True, help="CSV file to write")
+    s.add_argument("--table", help="which table, when the files yield several (e.g. runs, requests)")
+    s.add_argument("--format", help="skip detection and use this format")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("validate", help="check a study folder (manifest, files, checksums)")
+    s.add_argument("target", help="a study id or a data folder")
+    s.add_argument("--update-checksums", action="store_true",
+                   help="accept the current raw files: rewrite SHA256SUMS")
+    s.set_defaults(func=cmd_validate)
+    return p
+
+
+def cmd_list(args) -> int:
+    repo = find_repo()
+    for study in studies(repo):
+        chapter = Chapter(repo, study)
+        state = "up to date" if not chapter.is_stale() else "stale (will execute on next build)"
+        extra = f"  parameters: {chapter.overrides()}" if chapter.overrides() else ""
+        print(f"{study:28s} {state}{extra}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    repo = find_repo()
+    chapter = Chapter(repo, args.study)
+    overrides = {name: yaml.safe_load(value) for name, value in args.parameter}
+    if args.data is not None:
+        if not args.data.is_dir():
+            raise ChapterError(f"{args.data}: not a folder; expected a data folder like data/{args.study}/")
+        overrides["data_dir"] = str(args.data.resolve())
+    chapter.effective_parameters(overrides)  # fail early on unknown names
+    if not args.force and not chapter.is_stale(overrides):
+        print(f"{args.study}: up to date with these inputs; nothing to do (use --force to re-execute)")
+        chapter.remember(overrides)
+        return 0
+    chapter.execute(overrides)
+    print("the next `jupyter-book build book` shows these results")
+    return 0
+
+
+def cmd_build(args) -> int:
+    repo = find_repo()
+    refresh(repo)
+    cmd = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(repo / "book")]
+    if args.strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    if args.path_output:
+        cmd += ["--path-output", args.path_output]
+    return subprocess.call(cmd, cwd=repo)
+
+
+def cmd_ingest(args) -> int:
+    frames = []
+    for path in args.files:
+        result = ingest.read(path, fmt=args.format)
+        print(result.summary())
+        names = list(result.tables)
+        table = args.table or (names[0] if len(names) == 1 else None)
+        if table is None:
+            raise IngestError(path, None, f"yields several tables ({', '.join(names)}); choose one with --table")
+        if table not in result.tables:
+            raise IngestError(path, None, f"has no table {table!r}; it yields: {', '.join(names)}")
+        frames.append(result.tables[table])
+    import pandas as pd
+
+    out = pd.concat(frames, ignore_index=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    out.to_csv(args.out, index=False)
+    print(f"wrote {len(out)} rows to {args.out}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    target = Path(args.target)
+    if not target.is_dir():
+        target = find_repo() / "data" / args.target
+    if not target.is_dir():
+        raise StudyError([f"{args.target}: neither a data folder nor a study id under data/"])
+    if args.update_checksums:
+        print(f"wrote {write_checksums(target)}")
+    try:
+        study = load_study(target)
+    except StudyError as exc:
+        print(f"{target}: {len(exc.problems)} problem(s):", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    from .load import ingest_study
+
+    data = ingest_study(study)
+    for row in data.report.itertuples():
+        print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
+    print(f"{target}: OK ({len(study.files)} files, checksums verified)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Ingest every raw file a study lists, and attach the manifest's context to each row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import ingest, tables
+from .ingest import IngestError
+from .study import Study, load_study
+
+CONTEXT_COLUMNS = ("config", "name", "kind", "concurrency", "input_len", "output_len",
+                   "dataset", "ignore_eos", "seed", "run_date", "power_limit_w")
+
+
+@dataclass
+class StudyData:
+    """A study's tidy tables plus an account of what was read from each file."""
+
+    study: Study
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    report: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __getitem__(self, table: str) -> pd.DataFrame:
+        return self.tables.get(table, tables.empty(table))
+
+
+def ingest_study(study: Study | str | Path) -> StudyData:
+    """Read all of a study's files; every problem is collected and raised together."""
+    if not isinstance(study, Study):
+        study = load_study(study)
+    frames: dict[str, list[pd.DataFrame]] = {}
+    report, problems = [], []
+    for entry in study.files:
+        path = study.path(entry)
+        prefix = entry.context.get("name") or Path(entry.path).name.split(".")[0]
+        try:
+            result = ingest.read(path, fmt=entry.format, run_prefix=prefix)
+        except IngestError as exc:
+            problems.append(str(exc))
+            continue
+        context = _context(study, entry)
+        for name, df in result.tables.items():
+            df = df.copy()
+            df["source_file"] = entry.path if "source_file" in df else None
+            for key, value in context.items():
+                if key not in df.columns:
+                    df[key] = value
+            frames.setdefault(name, []).append(df)
+        report.append(dict(file=entry.path, format=result.format, read=result.read,
+                           ignored=result.ignored,
+                           reasons="; ".join(f"{r} ({n})" for r, n in result.reasons.most_common())))
+    if problems:
+        raise IngestError(study.root, None, "cannot read every file:\n  " + "\n  ".join(problems))
+    out = {}
+    for name, dfs in frames.items():
+        df = pd.concat([d for d in dfs if len(d)], ignore_index=True) if any(len(d) for d in dfs) else dfs[0]
+        if name in ("runs", "llama_bench"):
+            dupes = df["run_id"][df["run_id"].duplicated()].unique().tolist()
+            if dupes:
+                raise IngestError(study.root, None, f"duplicate run ids {dupes}: give each file a unique 'name' in study.yml")
+        out[name] = tables.conform(df, name) if name in tables.SCHEMAS else df
+    return StudyData(study, out, pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons"]))
+
+
+def _context(study: Study, entry) -> dict:
+    ctx = {k: v for k, v in study.configs.get(entry.config, {}).items() if not isinstance(v, (dict, list))}
+    ctx["config"] = entry.config
+    for key, value in entry.context.items():
+        ctx["run_date" if key == "date" else key] = value
+    ctx.setdefault("name", None)
+    return ctx

@@ -1,0 +1,55 @@
+"""Where a chapter's numbers come from: data label and hash, code version, tool versions."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__
+from .study import content_hash
+
+PACKAGES = ("benchbook", "pandas", "numpy", "matplotlib", "seaborn", "papermill",
+            "jupytext", "myst-nb", "jupyter-book", "sphinx")
+
+
+def code_version(repo: Path | None = None) -> str:
+    """git describe of the checkout, or the package version outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"], cwd=repo or Path.cwd(),
+            capture_output=True, text=True, timeout=10, check=True,
+        )
+        return f"{__version__} ({out.stdout.strip()})"
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def data_record(study) -> dict:
+    """Label, kind and content hash of one study's data folder."""
+    return dict(
+        study=study.id,
+        label=study.label,
+        status="reconstructed" if study.reconstructed else "measured",
+        data_hash=content_hash(study.root)[:16],
+        folder=str(study.root),
+        files=len(study.files),
+    )
+
+
+def provenance_table(studies, repo: Path | None = None) -> pd.DataFrame:
+    rows = [data_record(s) for s in studies]
+    return pd.DataFrame(rows)

@@ -1,0 +1,68 @@
+"""Showing tables in a chapter: readable units, no index, and CSV downloads."""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def fmt_seconds(v) -> str:
+    """Seconds shown as ms below one second, as s above."""
+    if v is None or pd.isna(v):
+        return "–"
+    return f"{v * 1000:.1f} ms" if abs(v) < 1 else f"{v:.2f} s"
+
+
+def fmt_rate(v, decimals: int = 0) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    return f"{v:,.{decimals}f}"
+
+
+def fmt_ratio(v) -> str:
+    if v is None or pd.isna(v) or math.isinf(v):
+        return "–"
+    return f"{v:.2f}×"
+
+
+def fmt_money(v, currency: str) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    symbol = {"EUR": "€", "USD": "$", "GBP": "£"}.get(currency, currency + " ")
+    return f"{symbol}{v:,.2f}"
+
+
+def fmt_pct(v) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    return f"{v:+.1%}"
+
+
+def html(df: pd.DataFrame, caption: str | None = None):
+    """A DataFrame as an HTML table without the index, for display in a chapter."""
+    from IPython.display import HTML
+
+    table = df.to_html(index=False, escape=True, na_rep="–", classes="benchbook-table", border=0)
+    if caption:
+        table = table.replace(">\n  <thead>", f">\n  <caption>{caption}</caption>\n  <thead>", 1)
+    return HTML(table)
+
+
+def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
+    """Write each tidy table as CSV plus one zip of all of them; return the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, df in tables.items():
+        path = folder / f"{name}.csv"
+        df.to_csv(path, index=False)
+        paths[name] = path
+    zpath = folder / f"{bundle}.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, path in paths.items():
+            zf.write(path, arcname=path.name)
+    paths["zip"] = zpath
+    return paths

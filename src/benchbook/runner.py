@@ -1,0 +1,230 @@
+"""Execute a chapter with papermill when, and only when, its inputs changed.
+
+A chapter's cache key hashes everything its numbers depend on: the jupytext notebook,
+the effective parameters, the content of every file or folder a parameter points to
+(jupyter-cache alone would miss data files), and the library's version and source.
+The key is stored in the executed notebook's metadata; a build re-executes a chapter
+only when the key differs. Overrides given to `benchbook run` are remembered in
+``book/studies/<study>.run.json`` so the next `jupyter-book build` keeps using them.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from . import __version__
+
+BOOK_DIR = "book"
+STUDIES_DIR = "book/studies"
+NOTEBOOKS_DIR = "notebooks"
+LIB_DIR = Path(__file__).resolve().parent
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class ChapterError(RuntimeError):
+    """A chapter could not be executed; the message carries the failing cell's error."""
+
+
+def find_repo(start: Path | None = None) -> Path:
+    """The project root: the nearest folder with _toc.yml and notebooks/ above `start`."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / NOTEBOOKS_DIR).is_dir():
+            return folder
+    raise ChapterError(f"no project root (a folder with _toc.yml and {NOTEBOOKS_DIR}/) at or above {here}")
+
+
+def studies(repo: Path) -> list[str]:
+    """Chapter ids: one per jupytext notebook in notebooks/."""
+    return sorted(p.stem for p in (repo / NOTEBOOKS_DIR).glob("*.md"))
+
+
+@dataclass
+class Chapter:
+    repo: Path
+    study: str
+
+    @property
+    def source(self) -> Path:
+        return self.repo / NOTEBOOKS_DIR / f"{self.study}.md"
+
+    @property
+    def output(self) -> Path:
+        return self.repo / STUDIES_DIR / f"{self.study}.ipynb"
+
+    @property
+    def run_file(self) -> Path:
+        return self.repo / STUDIES_DIR / f"{self.study}.run.json"
+
+    def overrides(self) -> dict:
+        """Parameters remembered from the last `benchbook run` (none: the defaults)."""
+        if self.run_file.is_file():
+            return json.loads(self.run_file.read_text(encoding="utf-8"))["parameters"]
+        return {}
+
+    def remember(self, overrides: dict) -> None:
+        self.run_file.parent.mkdir(parents=True, exist_ok=True)
+        if overrides:
+            _atomic_write(self.run_file, json.dumps({"parameters": overrides}, indent=2, sort_keys=True))
+        elif self.run_file.exists():
+            self.run_file.unlink()
+
+    def read_source(self):
+        import jupytext
+
+        if not self.source.is_file():
+            raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
+        return jupytext.read(self.source)
+
+    def effective_parameters(self, overrides: dict) -> dict:
+        """Defaults of the notebook's `parameters` cell, updated with the overrides."""
+        params = default_parameters(self.read_source(), self.source)
+        unknown = sorted(set(overrides) - set(params))
+        if unknown:
+            raise ChapterError(
+                f"{self.source}: unknown parameter(s) {', '.join(unknown)}; "
+                f"the parameters cell defines: {', '.join(params)}"
+            )
+        params.update(overrides)
+        return params
+
+    def cache_key(self, overrides: dict) -> str:
+        params = self.effective_parameters(overrides)
+        inputs = {}
+        for name, value in sorted(params.items()):
+            if isinstance(value, str) and value:
+                path = Path(value) if Path(value).is_absolute() else self.repo / value
+                if path.exists():
+                    from .study import content_hash
+
+                    inputs[name] = content_hash(path)
+        doc = dict(
+            notebook=_sha(self.source.read_bytes()),
+            parameters=params,
+            inputs=inputs,
+            library=[__version__, library_digest()],
+        )
+        return _sha(json.dumps(doc, sort_keys=True, default=str).encode())
+
+    def stored_key(self) -> str | None:
+        if not self.output.is_file():
+            return None
+        try:
+            nb = nbformat.read(self.output, as_version=4)
+        except Exception:  # a damaged output is simply stale
+            return None
+        return nb.metadata.get("benchbook", {}).get("cache_key")
+
+    def is_stale(self, overrides: dict | None = None) -> bool:
+        overrides = self.overrides() if overrides is None else overrides
+        return self.stored_key() != self.cache_key(overrides)
+
+    def execute(self, overrides: dict | None = None, log=print) -> Path:
+        """Run the notebook with papermill into a temporary file, then move it into place."""
+        import papermill as pm
+        from filelock import FileLock
+
+        overrides = self.overrides() if overrides is None else overrides
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.output) + ".lock"):
+            key = self.cache_key(overrides)
+            nb = self.read_source()
+            nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+            tmp = self.output.with_name(f".{self.study}.{os.getpid()}.tmp.ipynb")
+            start = time.monotonic()
+            log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
+            try:
+                pm.execute_notebook(
+                    nb, str(tmp), parameters=overrides, kernel_name="python3", language="python",
+                    cwd=str(self.repo), progress_bar=False, log_output=False,
+                )
+            except pm.PapermillExecutionError as exc:
+                raise ChapterError(_describe_failure(self.study, exc)) from None
+            finally:
+                if tmp.exists() and not _finished(tmp):
+                    tmp.unlink()
+            out = nbformat.read(tmp, as_version=4)
+            for cell in out.cells:  # papermill's injected cell is bookkeeping, not content
+                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+                if "injected-parameters" in tags and "remove-cell" not in tags:
+                    tags.append("remove-cell")
+            out.metadata["benchbook"] = dict(
+                cache_key=key, study=self.study, parameters=overrides,
+                library=__version__, seconds=round(time.monotonic() - start, 1),
+            )
+            nbformat.write(out, tmp)
+            os.replace(tmp, self.output)
+            self.remember(overrides)
+            log(f"executed {self.study} in {time.monotonic() - start:.1f} s -> {self.output}")
+        return self.output
+
+
+def default_parameters(nb, where: Path) -> dict:
+    """Names and literal default values of the cell tagged `parameters`."""
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ChapterError(f"{where}: expected exactly one cell tagged 'parameters', found {len(cells)}")
+    params = {}
+    for node in ast.parse(cells[0].source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                params[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                raise ChapterError(f"{where}: parameter {node.targets[0].id} must have a literal default")
+    return params
+
+
+def refresh(repo: Path, only: list[str] | None = None, log=print) -> list[str]:
+    """Execute every stale chapter; return the ids that ran."""
+    ran = []
+    for study in only or studies(repo):
+        chapter = Chapter(repo, study)
+        if chapter.is_stale():
+            chapter.execute(log=log)
+            ran.append(study)
+        else:
+            log(f"{study}: up to date, not re-executed")
+    return ran
+
+
+def library_digest() -> str:
+    """Hash of the library's own source, so a code change re-executes chapters."""
+    digest = hashlib.sha256()
+    for path in sorted(LIB_DIR.rglob("*.py")):
+        digest.update(path.relative_to(LIB_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _describe_failure(study: str, exc) -> str:
+    tb = _ANSI.sub("", "\n".join(exc.traceback or []))
+    cell = getattr(exc, "exec_count", None) or getattr(exc, "cell_index", "?")
+    return f"chapter {study} failed in cell {cell}: {exc.ename}: {exc.evalue}\n{tb}"
+
+
+def _finished(tmp: Path) -> bool:
+    """Papermill leaves a partial output on failure; only a full run is kept."""
+    try:
+        nb = nbformat.read(tmp, as_version=4)
+    except Exception:
+        return False
+    return nb.metadata.get("papermill", {}).get("exception") is not True and \
+        all(c.get("metadata", {}).get("papermill", {}).get("status") in (None, "completed") for c in nb.cells)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,357 @@
+"""llama-bench reader: the four output forms, written the way llama-bench.cpp prints them."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchbook.ingest import IngestError
+from benchbook.ingest import llama_bench as lb
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "llama-bench-lhl"
+
+# (field, JSON literal) in get_fields() order; build 6865 style: flash_attn is a bool.
+FIELDS_6865 = [
+    ("build_commit", '"1c1409e1"'), ("build_number", "6865"),
+    ("cpu_info", '"AMD Eng Sample: 100-000001243-50_Y"'), ("gpu_info", '"Radeon 8060S Graphics"'),
+    ("backends", '"ROCm"'), ("model_filename", '"/models/gguf/gpt-oss-20b-F16.gguf"'),
+    ("model_type", '"gpt-oss 20B F16"'), ("model_size", "13779630336"),
+    ("model_n_params", "20914757184"), ("n_batch", "2048"), ("n_ubatch", "256"),
+    ("n_threads", "16"), ("cpu_mask", '"0x0"'), ("cpu_strict", "false"), ("poll", "50"),
+    ("type_k", '"f16"'), ("type_v", '"f16"'), ("n_gpu_layers", "99"), ("n_cpu_moe", "0"),
+    ("split_mode", '"layer"'), ("main_gpu", "0"), ("no_kv_offload", "false"),
+    ("flash_attn", "true"), ("devices", '"auto"'), ("tensor_split", '"0.00"'),
+    ("tensor_buft_overrides", '"none"'), ("use_mmap", "false"), ("embeddings", "false"),
+    ("no_op_offload", "0"), ("no_host", "false"), ("n_prompt", "512"), ("n_gen", "0"),
+    ("n_depth", "0"), ("test_time", '"2025-10-28T17:58:04Z"'), ("avg_ns", "338223825"),
+    ("stddev_ns", "1200000"), ("avg_ts", "1513.790461"), ("stddev_ts", "5.250000"),
+]
+# build 10269 style: flash_attn is an int, load_mode replaces use_mmap, fit_* are new.
+FIELDS_10269 = [
+    ("build_commit", '"0253fb21f"'), ("build_number", "10269"), ("cpu_info", '"AMD RYZEN AI MAX+ 395"'),
+    ("gpu_info", '"AMD Radeon 8060S Graphics (RADV GFX1151)"'), ("backends", '"Vulkan"'),
+    ("model_filename", '"/m/qwen3.gguf"'), ("model_type", '"qwen3moe 30B.A3B Q4_K - Medium"'),
+    ("model_size", "17709692928"), ("model_n_params", "30532122624"), ("n_batch", "2048"),
+    ("n_ubatch", "512"), ("n_threads", "16"), ("cpu_mask", '"0x0"'), ("cpu_strict", "false"),
+    ("poll", "50"), ("type_k", '"q8_0"'), ("type_v", '"q8_0"'), ("n_gpu_layers", "99"),
+    ("n_cpu_moe", "0"), ("split_mode", '"layer"'), ("main_gpu", "0"), ("no_kv_offload", "false"),
+    ("flash_attn", "1"), ("devices", '"auto"'), ("tensor_split", '"0.00"'),
+    ("tensor_buft_overrides", '"none"'), ("load_mode", '"mmap"'), ("embeddings", "false"),
+    ("no_op_offload", "0"), ("no_host", "false"), ("fit_target", "0"), ("fit_min_ctx", "0"),
+    ("n_prompt", "0"), ("n_gen", "128"), ("n_depth", "4096"), ("test_time", '"2026-01-05T10:00:00Z"'),
+    ("avg_ns", "2560000000"), ("stddev_ns", "2000000"), ("avg_ts", "50.000000"), ("stddev_ts", "0.040000"),
+]
+SAMPLES_NS = [338000000, 338223825, 338447650]
+SAMPLES_TS = [1514.79, 1513.79, 1512.79]
+
+
+def with_(fields, **changes):
+    """A copy of a field list with some JSON literals replaced (None drops the field)."""
+    out = [(k, changes.get(k, v)) for k, v in fields]
+    return [(k, v) for k, v in out if v is not None]
+
+
+def json_text(objects):
+    """`-o json`: json_printer from llama-bench.cpp."""
+    parts = []
+    for fields in objects:
+        body = "".join(f'    "{k}": {v},\n' for k, v in fields)
+        body += f'    "samples_ns": [ {", ".join(map(str, SAMPLES_NS))} ],\n'
+        body += f'    "samples_ts": [ {", ".join(map(str, SAMPLES_TS))} ]\n'
+        parts.append("  {\n" + body + "  }")
+    return "[\n" + ",\n".join(parts) + "\n]\n"
+
+
+def jsonl_line(fields):
+    """`-o jsonl`: jsonl_printer; note no space before "samples_ts"."""
+    body = "".join(f'"{k}": {v}, ' for k, v in fields)
+    return ("{" + body + f'"samples_ns": [ {", ".join(map(str, SAMPLES_NS))} ],'
+            f'"samples_ts": [ {", ".join(map(str, SAMPLES_TS))} ]' + "}\n")
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def table(result):
+    return result.tables["llama_bench"]
+
+
+# --- JSON ---
+
+def test_json_array_parses_values_and_normalises_flash_attn_true(tmp_path):
+    depth = with_(FIELDS_6865, n_prompt="0", n_gen="128", n_depth="4096", avg_ts="61.250000")
+    path = write(tmp_path, "strix.json", json_text([FIELDS_6865, depth]))
+    res = lb.read(path, run_prefix="study")
+    df = table(res)
+    assert (res.format, res.read, res.ignored) == ("llama-bench-json", 2, 0)
+    assert list(df.run_id) == ["study:0", "study:1"]
+    first = df.iloc[0]
+    assert first.avg_ts == pytest.approx(1513.790461)
+    assert first.stddev_ts == pytest.approx(5.25)
+    assert first.flash_attn == 1  # JSON `true`
+    assert first.build_number == 6865 and first.build_commit == "1c1409e1"
+    assert first.model_size_bytes == 13779630336 and first.model_n_params == 20914757184
+    assert first.n_samples == 3 and first.test == "pp" and first.backend == "ROCm"
+    assert first.model == "gpt-oss 20B F16" and first.test_time == "2025-10-28T17:58:04Z"
+    # only non-default parameters: n_ubatch 256 and use_mmap false; n_threads has no fixed default
+    assert first.params == "n_threads=16;n_ubatch=256;use_mmap=0"
+    second = df.iloc[1]
+    assert (second.test, second.n_prompt, second.n_gen, second.n_depth) == ("tg", 0, 128, 4096)
+    assert second.avg_ts == pytest.approx(61.25)
+
+
+def test_json_with_captured_stderr_banner_counts_it(tmp_path):
+    banner = "ggml_vulkan: Found 1 Vulkan devices:\n"
+    path = write(tmp_path, "b.json", banner + json_text([FIELDS_6865]))
+    res = lb.read(path)
+    assert res.read == 1 and res.reasons == {lb.BANNER: 1}
+
+
+def test_broken_json_raises_naming_the_line(tmp_path):
+    text = json_text([FIELDS_6865]).replace('"n_gen": 0,', '"n_gen": ,')
+    line = text.split("\n").index('    "n_gen": ,') + 1
+    with pytest.raises(IngestError) as err:
+        lb.read(write(tmp_path, "bad.json", text))
+    assert err.value.where == f"line {line}"
+
+
+# --- JSONL ---
+
+def test_jsonl_parses_new_build_and_int_flash_attn(tmp_path):
+    path = write(tmp_path, "vulkan-run.jsonl", jsonl_line(FIELDS_10269) + jsonl_line(FIELDS_6865))
+    assert '"samples_ns": [ 338000000, 338223825, 338447650 ],"samples_ts"' in path.read_text()
+    res = lb.read(path)
+    df = table(res)
+    assert (res.format, res.read) == ("llama-bench-jsonl", 2)
+    row = df.iloc[0]
+    assert row.run_id == "vulkan-run:0"
+    assert row.flash_attn == 1 and row.backend == "Vulkan" and row.build_number == 10269
+    assert (row.test, row.n_depth, row.avg_ts, row.stddev_ts) == ("tg", 4096, 50.0, 0.04)
+    assert row.params == "n_threads=16;type_k=q8_0;type_v=q8_0"
+    assert df.iloc[1].flash_attn == 1 and df.iloc[1].backend == "ROCm"
+
+
+def test_flash_attn_false_and_auto(tmp_path):
+    lines = [jsonl_line(with_(FIELDS_10269, flash_attn=fa)) for fa in ("false", "-1")]
+    df = table(lb.read(write(tmp_path, "fa.jsonl", "".join(lines))))
+    assert list(df.flash_attn) == [0, -1]
+
+
+def test_rejected_rows_are_counted_with_reasons(tmp_path):
+    lines = [
+        jsonl_line(FIELDS_10269),
+        jsonl_line(with_(FIELDS_10269, avg_ts=None)),
+        jsonl_line(with_(FIELDS_10269, avg_ts="-5.000000")),
+        jsonl_line(with_(FIELDS_10269, avg_ts="20000000.000000")),
+        jsonl_line(with_(FIELDS_10269, n_prompt=None)),
+        jsonl_line(with_(FIELDS_10269, n_gen="0")),  # pp0/tg0: no test
+        "llama-bench: benchmark 7/7: starting\n",
+        jsonl_line(FIELDS_10269),
+    ]
+    res = lb.read(write(tmp_path, "r.jsonl", "".join(lines)))
+    assert res.read == 2 and res.ignored == 6
+    assert res.reasons == {
+        "missing avg_ts": 1,
+        "avg_ts out of range: -5.0": 1,
+        "avg_ts out of range: 20000000.0": 1,
+        "missing n_prompt/n_gen": 1,
+        "no test: n_prompt=0, n_gen=0": 1,
+        lb.BANNER: 1,
+    }
+    assert list(table(res).run_id) == ["r:0", "r:6"]  # ids keep the row's position in the file
+
+
+def test_partial_last_jsonl_line_is_counted_not_fatal(tmp_path):
+    full = jsonl_line(FIELDS_10269)
+    res = lb.read(write(tmp_path, "cut.jsonl", full + full[:200]))
+    assert res.read == 1 and res.reasons == {"partial last line": 1}
+
+
+def test_broken_jsonl_line_in_the_middle_raises(tmp_path):
+    full = jsonl_line(FIELDS_10269)
+    with pytest.raises(IngestError) as err:
+        lb.read(write(tmp_path, "mid.jsonl", full + full[:200] + "\n" + full))
+    assert err.value.where == "line 2"
+
+
+def test_gzip_jsonl_and_run_id_stem(tmp_path):
+    path = tmp_path / "bench.jsonl.gz"
+    path.write_bytes(gzip.compress(jsonl_line(FIELDS_10269).encode()))
+    res = lb.read(path)
+    assert res.format == "llama-bench-jsonl" and list(table(res).run_id) == ["bench:0"]
+
+
+# --- CSV ---
+
+CSV_FIELDS = ("build_commit,build_number,cpu_info,gpu_info,backends,model_filename,model_type,model_size,"
+              "model_n_params,n_batch,n_ubatch,n_threads,cpu_mask,cpu_strict,poll,type_k,type_v,n_gpu_layers,"
+              "split_mode,main_gpu,no_kv_offload,flash_attn,tensor_split,tensor_buft_overrides,defrag_thold,"
+              "use_mmap,embeddings,no_op_offload,n_prompt,n_gen,n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts")
+
+
+def csv_row(**changes):
+    values = dict(zip(CSV_FIELDS.split(","), [
+        "086cf81e", "5921", "AMD Eng Sample, 16 cores", "AMD Radeon Graphics", "ROCm", "/models/q.gguf",
+        "qwen3moe 30B.A3B Q4_K - Medium", "17709692928", "30532122624", "256", "512", "16", "0x0", "0",
+        "50", "f16", "f16", "99", "layer", "0", "0", "1", "0.00", "none", "-1.000000", "0", "0", "0",
+        "512", "0", "0", "2025-07-17T17:13:58Z", "600000000", "1000000", "853.333333", "1.420000",
+    ]))
+    values.update(changes)
+    return ",".join(f'"{v}"' for v in values.values()) + "\n"
+
+
+def test_csv_quoted_values(tmp_path):
+    tg = csv_row(flash_attn="0", n_prompt="0", n_gen="128", avg_ts="64.5")
+    text = CSV_FIELDS + "\n" + csv_row() + tg
+    res = lb.read(write(tmp_path, "b5921.csv", text))
+    df = table(res)
+    assert (res.format, res.read, res.ignored) == ("llama-bench-csv", 2, 0)
+    first = df.iloc[0]
+    assert first.avg_ts == pytest.approx(853.333333) and first.stddev_ts == pytest.approx(1.42)
+    assert first.flash_attn == 1 and first.build_number == 5921 and first.n_gen == 0
+    assert first.model_size_bytes == 17709692928
+    # defrag_thold -1 and tensor_split 0.00 are defaults; the quoted comma stays inside cpu_info
+    assert first.params == "n_batch=256;n_threads=16;use_mmap=0"
+    assert pd.isna(first.n_samples)
+    assert (df.iloc[1].flash_attn, df.iloc[1].test, df.iloc[1].avg_ts) == (0, "tg", 64.5)
+
+
+# --- markdown ---
+
+MD = """\
+ggml_cuda_init: found 1 ROCm devices (Total VRAM: 126976 MiB):
+  Device 0: AMD Radeon 8060S Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32, VRAM: 126976 MiB
+llama-bench: benchmark 1/3: starting
+| model                          |       size |     params | backend    | ngl | fa | mmap |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -: | ---: | --------------: | -------------------: |
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |           pp512 |        812.34 ± 3.21 |
+llama-bench: benchmark 2/3: starting
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |           tg128 |         45.67 ± 0.12 |
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 | pp2048 @ d32768 |        109.96 ± 0.16 |
+
+build: 0253fb21f (9187)
+ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
+| model                          |       size |     params | backend    | ngl | threads |          test |              t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------: | ------------: | ---------------: |
+| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |        pp 512 |  1234.56 ± 12.34 |
+| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |   pp512+tg128 |    300.00 ± 1.00 |
+
+build: 1234abcd (1500)
+"""
+
+
+def test_markdown_table_with_banners_depth_old_test_names_and_footers(tmp_path):
+    res = lb.read(write(tmp_path, "strix.md", MD))
+    df = table(res)
+    assert (res.format, res.read) == ("llama-bench-md", 5)
+    assert res.reasons == {lb.BANNER: 5}
+    assert list(df.test) == ["pp", "tg", "pp", "pp", "pp+tg"]
+    assert list(df.n_prompt) == [512, 0, 2048, 512, 512]
+    assert list(df.n_gen) == [0, 128, 0, 0, 128]
+    assert list(df.n_depth) == [0, 0, 32768, 0, 0]
+    assert list(df.build_number) == [9187, 9187, 9187, 1500, 1500]
+    assert list(df.build_commit) == ["0253fb21f"] * 3 + ["1234abcd"] * 2
+    depth = df.iloc[2]
+    assert (depth.avg_ts, depth.stddev_ts) == (109.96, 0.16)
+    assert depth.model_size_bytes == pytest.approx(55.79 * 2**30, rel=1e-6)
+    assert depth.model_n_params == 29_940_000_000
+    assert depth.flash_attn == 1 and depth.backend == "ROCm" and depth.params == "use_mmap=0"
+    old = df.iloc[3]
+    assert old.model_size_bytes == pytest.approx(638.72 * 2**20, rel=1e-6)
+    assert old.model_n_params == 494_030_000
+    assert old.avg_ts == 1234.56 and old.params == "n_threads=8" and pd.isna(old.flash_attn)
+    assert old.backend == "Vulkan" and old.model == "qwen2 0.5B Q8_0"
+
+
+def test_markdown_bad_rows_are_counted(tmp_path):
+    lines = MD.split("\n")
+    lines[5] = lines[5].replace("          pp512 |", "          bogus |")
+    lines[7] = lines[7].replace("|  1 |    0 |", "|  1 |")  # a cell short
+    res = lb.read(write(tmp_path, "bad.md", "\n".join(lines)))
+    assert res.read == 3
+    assert res.reasons["unparsable test name 'bogus'"] == 1
+    assert res.reasons["table row has 8 cells, header has 9"] == 1
+
+
+# --- sniffing ---
+
+VLLM_SERVE = ('{"date": "20260722-060114", "endpoint_type": "openai", "backend": "openai", "label": null, '
+              '"model_id": "Qwen/Qwen3-8B", "num_prompts": 200, "request_rate": "inf", "max_concurrency": null, '
+              '"duration": 204.454, "completed": 199, "failed": 1, "output_throughput": 310.5, '
+              '"rtfx": 0.0, "mean_ttft_ms": 97.5096, "p99_itl_ms": 38.2546}')
+
+
+def test_sniff_recognises_all_four_forms(tmp_path):
+    texts = {
+        "json": json_text([FIELDS_6865]),
+        "jsonl": jsonl_line(FIELDS_10269),
+        "csv": CSV_FIELDS + "\n" + csv_row(),
+        "md": MD,
+    }
+    for form, text in texts.items():
+        assert lb.sniff(text[:8192], tmp_path / f"x.{form}"), form
+        assert lb._form(text) == f"llama-bench-{form}"
+
+
+def test_sniff_rejects_other_files(tmp_path):
+    assert not lb.sniff(VLLM_SERVE, tmp_path / "vllm.json")
+    assert not lb.sniff("index, timestamp, power.draw [W]\n0, 2019/08/23 14:54:47.307, 208.36 W\n", None)
+    assert not lb.sniff("| model | size |\n| --- | --- |\n| a | b |\n", None)  # no t/s column
+    assert not lb.sniff('[{"date": "x", "backend": "vllm"}]', None)
+    with pytest.raises(IngestError):
+        lb.read(write(tmp_path, "vllm.json", VLLM_SERVE))
+
+
+def test_detect_picks_this_reader(tmp_path):
+    pytest.importorskip("benchbook.ingest.vllm_bench", reason="detect() needs every registered reader")
+    from benchbook.ingest import detect, readers
+
+    for fmt in lb.FORMATS:
+        assert readers()[fmt] is lb
+    assert detect(write(tmp_path, "a.md", MD)) is lb
+    assert detect(write(tmp_path, "a.jsonl", jsonl_line(FIELDS_10269))) is lb
+    assert detect(write(tmp_path, "vllm.json", VLLM_SERVE)) is not lb
+
+
+# --- real samples (lhl/strix-halo-testing, Apache-2.0), absent in a user's clone ---
+
+def sample_files():
+    if not SAMPLES.is_dir():
+        pytest.skip(f"real samples not present at {SAMPLES}")
+    files = sorted(SAMPLES.glob("*.jsonl"))
+    if not files:
+        pytest.skip(f"no .jsonl samples in {SAMPLES}")
+    return files
+
+
+def test_real_samples_read_every_line():
+    backends = set()
+    for path in sample_files():
+        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+        assert lb.sniff(path.read_text()[:8192], path)
+        res = lb.read(path)
+        df = table(res)
+        assert len(df) == len(lines) == res.read and res.ignored == 0
+        assert (df.avg_ts > 0).all() and df.avg_ts.map(math.isfinite).all()
+        assert df.n_samples.notna().all() and set(df.test) <= {"pp", "tg", "pp+tg"}
+        backends |= set(df.backend)
+        if "b6865" in path.name:
+            assert set(df.flash_attn) == {1}  # `"flash_attn": true`
+            assert set(df.n_depth) == {0, 1024, 4096, 16384, 65536}
+    assert {"ROCm", "Vulkan"} <= backends
+
+
+def test_real_samples_detected():
+    files = sample_files()
+    pytest.importorskip("benchbook.ingest.vllm_bench", reason="detect() needs every registered reader")
+    from benchbook.ingest import detect
+
+    for path in files:
+        assert detect(path) is lb
