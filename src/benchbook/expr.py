@@ -41,6 +41,7 @@ def names_in(expr: str) -> set[str]:
 def evaluate(expr: str, values: dict[str, float | None]) -> float:
     """Evaluate `expr` over `values`; raise MissingValue for absent or None values."""
     tree = _parse(expr)
+    _check(tree.body)
     missing = sorted(
         n for n in names_in(expr) if values.get(n) is None or _isnan(values.get(n))
     )
@@ -50,6 +51,24 @@ def evaluate(expr: str, values: dict[str, float | None]) -> float:
         return float(_eval(tree.body, values))
     except ZeroDivisionError:
         return math.nan
+
+
+_ALLOWED = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Call, ast.Load,
+            *_BINOPS, ast.USub)
+
+
+def _check(tree: ast.AST) -> None:
+    """Refuse anything outside the tiny language before looking up any name."""
+    for node in ast.walk(tree):
+        bad = not isinstance(node, _ALLOWED)
+        if isinstance(node, ast.Call):
+            bad = not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS) or bool(node.keywords)
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            bad = True
+        if bad:
+            raise ExpressionError(
+                f"unsupported element {type(node).__name__}: use numbers, names, + - * / ** and min/max/abs"
+            )
 
 
 def _parse(expr: str) -> ast.Expression:

@@ -1,0 +1,90 @@
+import math
+
+import pytest
+
+from benchbook.claims import FAILS, HOLDS, UNKNOWN, check_claim, compare_published
+from benchbook.expr import ExpressionError, MissingValue, evaluate, names_in
+from benchbook.published import Published, PublishedTable
+
+
+def test_evaluate_arithmetic_and_functions():
+    assert evaluate("a / b + 1", {"a": 6, "b": 3}) == 3.0
+    assert evaluate("max(a, b) * 2", {"a": 1, "b": 4}) == 8.0
+    assert math.isnan(evaluate("a / 0", {"a": 1}))
+    assert names_in("x_1 / max(y, 2)") == {"x_1", "y"}
+
+
+def test_evaluate_reports_missing_names():
+    with pytest.raises(MissingValue) as err:
+        evaluate("a / b / c", {"a": 1, "c": None})
+    assert err.value.names == ["b", "c"]
+
+
+@pytest.mark.parametrize("expr", ["__import__('os')", "a.b", "[1, 2]", "a if b else c"])
+def test_evaluate_refuses_anything_else(expr):
+    with pytest.raises(ExpressionError):
+        evaluate(expr, {"a": 1, "b": 1, "c": 1})
+
+
+def claim(**kw):
+    base = dict(id="c", source="s", claim="text")
+    base.update(kw)
+    return base
+
+
+def test_data_claim_holds_within_tolerance_and_fails_outside():
+    values = {"x": 8.1}
+    assert check_claim(claim(published="~8.2×", recompute="x"), values, {}, {})["verdict"] == HOLDS
+    assert check_claim(claim(published="8.2×", recompute="x"), values, {}, {})["verdict"] == HOLDS  # 1.2 % < 1.6 %
+    assert check_claim(claim(published="8.6×", recompute="x"), values, {}, {})["verdict"] == FAILS
+
+
+def test_bounds():
+    row = check_claim(claim(published="under €1", recompute="cost"), {"cost": 1.13}, {}, {"cost": "EUR"})
+    assert row["verdict"] == FAILS
+    row = check_claim(claim(kind="consistency", published="over 0.4 s", stated={"p": "1,388 t/s"},
+                            recompute="7000 / p"), {}, {}, {})
+    assert row["verdict"] == HOLDS and "12.6×" in row["note"]
+
+
+def test_consistency_uses_only_stated_numbers():
+    row = check_claim(claim(kind="consistency", published="77 t/s", stated={"b": "75.2 t/s"}, recompute="b"),
+                      {"b": 77.0}, {}, {})
+    assert row["verdict"] == FAILS and row["difference"] == "-2.3%"
+
+
+def test_missing_measurement_is_not_derivable_with_reason():
+    row = check_claim(claim(published="~8×", recompute="nope_tps / 2", why="never measured"), {}, {}, {})
+    assert row["verdict"] == UNKNOWN and row["note"] == "never measured"
+
+
+def test_currency_mixing_needs_an_exchange_rate():
+    c = claim(published="~45×", stated={"api": "$14"}, needs=["usd_per_eur"],
+              recompute="api / (cost * usd_per_eur)")
+    row = check_claim(c, {"cost": 0.30}, {"usd_per_eur": None}, {"cost": "EUR"})
+    assert row["verdict"] == UNKNOWN
+    assert "USD" in row["note"] and "EUR" in row["note"]
+    assert "would hold at usd_per_eur = 1.04" in row["note"]
+    row = check_claim(c, {"cost": 0.30}, {"usd_per_eur": 1.08}, {"cost": "EUR"})
+    assert row["verdict"] == HOLDS and row["recomputed"] == "43×"
+
+
+def test_dividing_currencies_without_needs_is_refused():
+    c = claim(published="~45×", stated={"api": "$14"}, recompute="api / cost")
+    row = check_claim(c, {"cost": 0.30}, {}, {"cost": "EUR"})
+    assert row["verdict"] == UNKNOWN and "without an exchange rate" in row["note"]
+
+
+def test_not_derivable_kind():
+    row = check_claim(claim(kind="not-derivable", published="~225 GB/s", why="a spec"), {}, {}, {})
+    assert row["verdict"] == UNKNOWN and row["note"] == "a spec"
+
+
+def test_compare_published_cells():
+    table = PublishedTable(id="t", source="s", title="T", columns=["c", "rate", "ttft"],
+                           rows=[["1", "75", "243 ms"]], values=[[None, "r_output_tps", "r_median_ttft_s"]])
+    pub = Published(study="x", sources={"s": {}}, tables=[table])
+    out = compare_published(pub, {"r_output_tps": 75.3, "r_median_ttft_s": 0.300})
+    assert list(out["reproduced"]) == ["75", "300 ms"]
+    assert list(out["within"]) == [True, False]
+    assert math.isclose(out["difference"].iloc[1], 0.3 / 0.243 - 1)

@@ -1,0 +1,103 @@
+"""Cache keys and papermill execution on a tiny project (a real kernel runs)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from benchbook.runner import Chapter, ChapterError, find_repo, refresh
+
+NOTEBOOK = """\
+---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# Mini
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+data_dir = "data/mini"
+factor = 2
+```
+
+```{code-cell} ipython3
+from pathlib import Path
+value = int(Path(data_dir, "value.txt").read_text()) * factor
+print("value", value)
+```
+"""
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks/mini.md").write_text(NOTEBOOK)
+    (tmp_path / "data/mini").mkdir(parents=True)
+    (tmp_path / "data/mini/value.txt").write_text("21")
+    return tmp_path
+
+
+def output_text(chapter):
+    nb = nbformat.read(chapter.output, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_find_repo_walks_up(repo):
+    (repo / "book/studies").mkdir(parents=True)
+    assert find_repo(repo / "book/studies") == repo
+
+
+def test_cache_key_covers_notebook_data_parameters(repo):
+    ch = Chapter(repo, "mini")
+    key = ch.cache_key({})
+    assert ch.cache_key({}) == key
+    assert ch.cache_key({"factor": 3}) != key
+    (repo / "data/mini/value.txt").write_text("22")
+    key2 = ch.cache_key({})
+    assert key2 != key
+    (repo / "notebooks/mini.md").write_text(NOTEBOOK.replace("factor = 2", "factor = 2  # same"))
+    assert ch.cache_key({}) != key2
+
+
+def test_unknown_parameter_is_refused(repo):
+    with pytest.raises(ChapterError, match="unknown parameter.*colour.*defines: data_dir, factor"):
+        Chapter(repo, "mini").cache_key({"colour": "red"})
+
+
+def test_execute_then_skip_then_rerun_on_other_data(repo, tmp_path_factory):
+    ch = Chapter(repo, "mini")
+    logs = []
+    assert refresh(repo, log=logs.append) == ["mini"]
+    assert "value 42" in output_text(ch)
+    nb = nbformat.read(ch.output, as_version=4)
+    assert nb.metadata["benchbook"]["cache_key"] == ch.cache_key({})
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert all("remove-cell" in c.metadata["tags"] for c in injected)
+
+    assert refresh(repo, log=logs.append) == []  # nothing changed: nothing runs
+
+    other = tmp_path_factory.mktemp("other")
+    shutil.copytree(repo / "data/mini", other / "mini")
+    (other / "mini/value.txt").write_text("50")
+    ch.execute({"data_dir": str(other / "mini")}, log=logs.append)
+    assert "value 100" in output_text(ch)
+    assert json.loads(ch.run_file.read_text())["parameters"]["data_dir"] == str(other / "mini")
+    assert refresh(repo, log=logs.append) == []  # the remembered data is still current
+    (other / "mini/value.txt").write_text("51")
+    assert refresh(repo, log=logs.append) == ["mini"]
+    assert "value 102" in output_text(ch)
+
+
+def test_failing_chapter_reports_the_cell_error_and_leaves_no_output(repo):
+    (repo / "notebooks/mini.md").write_text(NOTEBOOK.replace("* factor", "/ 0 * factor"))
+    ch = Chapter(repo, "mini")
+    with pytest.raises(ChapterError, match="ZeroDivisionError"):
+        ch.execute({}, log=lambda m: None)
+    assert not ch.output.exists()
+    assert not list(ch.output.parent.glob(".*.tmp.ipynb"))
