@@ -21,7 +21,7 @@ def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = N
     out = []
     configs = {**study_data.study.configs, **(extra_configs or {})}
     for rule in (_reconstructed, _synthetic_traffic, _small_samples, _summary_only,
-                 _ignored_records, _client_idle):
+                 _ignored_records, _client_idle, _best_of_backends):
         out += rule(study_data, runs)
     out += _unlike_models(configs, compared or [])
     if ledger is not None:
@@ -49,7 +49,7 @@ def _synthetic_traffic(sd, runs):
     if not len(synth):
         return []
     return [_c("synthetic-traffic", (
-        f"{len(synth)} of {len(runs)} runs use random-token prompts with --ignore-eos: every request "
+        f"{len(synth)} of {len(runs)} runs use random-token prompts with `--ignore-eos`: every request "
         "generates its full output budget, and speculative decoding sees unusually predictable text. "
         "Real agent traffic has varied lengths and lower MTP acceptance."))]
 
@@ -86,6 +86,7 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     if "per_request_tps" not in runs:
         return []
     r = runs.dropna(subset=["per_request_tps", "per_agent_tps"])
+    r = r[r["total_output_tokens"] > r["completed"]]  # one-token runs measure prefill, not streaming
     gap = r[(r["per_request_tps"] / r["per_agent_tps"] - 1) > threshold]
     if not len(gap):
         return []
@@ -97,16 +98,27 @@ def _client_idle(sd, runs, threshold: float = 0.05):
         f"between requests and 'per-agent t/s' understates what one request sees ({detail})."))]
 
 
+def _best_of_backends(sd, runs):
+    lb = sd["llama_bench"]
+    if not len(lb) or lb["config"].nunique() < 2:
+        return []
+    return [_c("best-of-backends", (
+        f"llama.cpp figures are the best of {lb['config'].nunique()} builds/backends per test "
+        f"({', '.join(sorted(lb['config'].unique()))}): an optimistic envelope that no single build "
+        "reaches on every test."))]
+
+
 def _unlike_models(configs: dict, compared: list[tuple[str, str]]):
     out = []
     for a, b in compared:
         ca, cb = configs.get(a, {}), configs.get(b, {})
         diffs = [k for k in ("model", "quantisation", "engine", "platform") if ca.get(k) != cb.get(k)]
         if "model" in diffs or "quantisation" in diffs:
+            meaning = ("their ratio mixes hardware with model and software choices" if "platform" in diffs
+                       else "on the same hardware, their ratio reflects the model and serving configuration")
             out.append(_c("unlike-models", (
                 f"{a} and {b} differ in {', '.join(diffs)} ({ca.get('model')} on {ca.get('platform')} vs "
-                f"{cb.get('model')} on {cb.get('platform')}): their ratio mixes hardware with model and "
-                "software choices.")))
+                f"{cb.get('model')} on {cb.get('platform')}): {meaning}.")))
     return out
 
 

@@ -53,6 +53,7 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict) -> di
         note=claim.get("why", ""),
     )
     if kind == "not-derivable":
+        row["tolerance"] = ""
         return row
     if kind not in ("data", "consistency"):
         raise PublishedError(f"{where}: unknown kind {kind!r}; expected data, consistency or not-derivable")
@@ -183,3 +184,24 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
     return pd.DataFrame(rows, columns=[
         "table", "source", "row", "column", "published", "reproduced", "difference", "within", "note",
     ])
+
+
+def published_layout(published: Published, comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:
+    """One published table in its own layout, each cell 'published → reproduced'.
+
+    A cell outside the tolerance is marked ✗, a cell the data cannot give is marked n/a.
+    """
+    table = next(t for t in published.tables if t.id == table_id)
+    cells = comparison[comparison["table"] == table_id].set_index(["row", "column"])
+    rows = []
+    for row in table.rows:
+        out = {}
+        for col, text in zip(table.columns, row):
+            if (row[0], col) not in cells.index:
+                out[col] = text
+                continue
+            c = cells.loc[(row[0], col)]
+            mark = " ✗" if c["within"] is False or c["within"] == False else ""  # noqa: E712
+            out[col] = f"{text} → {c['reproduced']}{mark}"
+        rows.append(out)
+    return pd.DataFrame(rows, columns=table.columns)

@@ -41,14 +41,25 @@ def fmt_pct(v) -> str:
     return f"{v:+.1%}"
 
 
-def html(df: pd.DataFrame, caption: str | None = None):
-    """A DataFrame as an HTML table without the index, for display in a chapter."""
+def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = ()):
+    """A DataFrame as an HTML table without the index; `wide` columns get room for prose."""
+    import hashlib
+
     from IPython.display import HTML
 
-    table = df.to_html(index=False, escape=True, na_rep="–", classes="benchbook-table", border=0)
+    uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
+    styler = (
+        df.style.hide(axis="index")
+        .set_table_attributes('class="benchbook-table"')
+        .format(na_rep="–", precision=4)
+    )
+    styler.set_uuid(uid)
     if caption:
-        table = table.replace(">\n  <thead>", f">\n  <caption>{caption}</caption>\n  <thead>", 1)
-    return HTML(table)
+        styler = styler.set_caption(caption)
+    cols = [c for c in wide if c in df.columns]
+    if cols:
+        styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
+    return HTML(styler.to_html())
 
 
 def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:

@@ -43,6 +43,14 @@ def find_repo(start: Path | None = None) -> Path:
     raise ChapterError(f"no project root (a folder with _toc.yml and {NOTEBOOKS_DIR}/) at or above {here}")
 
 
+def downloads_dir(study: str, repo: Path | None = None) -> Path:
+    """Where a chapter writes its CSV downloads: beside its executed notebook.
+
+    An output, never a parameter: parameters that name paths are inputs and are hashed.
+    """
+    return (repo or find_repo()) / STUDIES_DIR / study
+
+
 def studies(repo: Path) -> list[str]:
     """Chapter ids: one per jupytext notebook in notebooks/."""
     return sorted(p.stem for p in (repo / NOTEBOOKS_DIR).glob("*.md"))
@@ -77,6 +85,11 @@ class Chapter:
             _atomic_write(self.run_file, json.dumps({"parameters": overrides}, indent=2, sort_keys=True))
         elif self.run_file.exists():
             self.run_file.unlink()
+
+    def outputs(self) -> list[str]:
+        """Files the chapter wrote beside its notebook (downloads), relative to the repo."""
+        folder = downloads_dir(self.study, self.repo)
+        return sorted(p.relative_to(self.repo).as_posix() for p in folder.rglob("*") if p.is_file())
 
     def read_source(self):
         import jupytext
@@ -116,13 +129,17 @@ class Chapter:
         return _sha(json.dumps(doc, sort_keys=True, default=str).encode())
 
     def stored_key(self) -> str | None:
+        """The key the executed notebook was made with; None if it or its downloads are gone."""
         if not self.output.is_file():
             return None
         try:
             nb = nbformat.read(self.output, as_version=4)
         except Exception:  # a damaged output is simply stale
             return None
-        return nb.metadata.get("benchbook", {}).get("cache_key")
+        meta = nb.metadata.get("benchbook", {})
+        if not all((self.repo / f).is_file() for f in meta.get("outputs", [])):
+            return None
+        return meta.get("cache_key")
 
     def is_stale(self, overrides: dict | None = None) -> bool:
         overrides = self.overrides() if overrides is None else overrides
@@ -160,6 +177,7 @@ class Chapter:
             out.metadata["benchbook"] = dict(
                 cache_key=key, study=self.study, parameters=overrides,
                 library=__version__, seconds=round(time.monotonic() - start, 1),
+                outputs=self.outputs(),
             )
             nbformat.write(out, tmp)
             os.replace(tmp, self.output)

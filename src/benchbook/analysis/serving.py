@@ -66,7 +66,7 @@ def run_values(runs: pd.DataFrame) -> dict[str, float]:
 def sweep_table(runs: pd.DataFrame, kind: str = "sweep") -> pd.DataFrame:
     """One row per configuration and concurrency of the concurrency sweeps."""
     cols = ["config", "concurrency", "output_tps", "per_agent_tps", "per_request_tps",
-            "median_ttft_s", "p99_ttft_s", "median_tpot_s", "p99_tpot_s", "completed"]
+            "median_ttft_s", "p99_ttft_s", "median_tpot_s", "p99_tpot_s", "cost_per_m", "completed"]
     sweep = runs[runs["kind"] == kind] if "kind" in runs else runs
     return sweep[cols].sort_values(["config", "concurrency"]).reset_index(drop=True)
 

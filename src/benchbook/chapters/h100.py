@@ -23,6 +23,7 @@ DENSE, MOE = "h100-dense", "h100-moe-mtp"
 @dataclass
 class Results:
     params: dict
+    published: object
     data: StudyData
     strix: StudyData | None
     runs: pd.DataFrame
@@ -67,11 +68,13 @@ def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=1
         extra_configs=strix_configs,
     )
     if strix is not None:
-        cav += [c for c in data_caveats(strix, strix["runs"]) if c["origin"] != "data rule: reconstructed"
-                or not data.study.reconstructed]
+        for c in data_caveats(strix, add_serving_metrics(strix["runs"], strix["requests"], None)):
+            if c["origin"] == "data rule: reconstructed" and data.study.reconstructed:
+                continue  # said once already
+            cav.append(dict(origin=f"{c['origin']} ({strix.study.id})", caveat=c["caveat"]))
     prov = pd.DataFrame([data_record(data.study)] + ([data_record(strix.study)] if strix else []))
     versions = {"code": code_version(), **package_versions()}
-    return Results(params, data, strix, runs, values, currencies, ledger, comparison,
+    return Results(params, published, data, strix, runs, values, currencies, ledger, comparison,
                    pd.DataFrame(cav, columns=["origin", "caveat"]), prov, versions)
 
 
@@ -84,8 +87,14 @@ def configs_table(r: Results) -> pd.DataFrame:
         rows.append(dict(config=cid, platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
                          kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
-                         serve_args=c.get("serve_args", "")))
+                         serve_args=_args(c.get("serve_args"))))
     return pd.DataFrame(rows)
+
+
+def _args(args) -> str:
+    if isinstance(args, dict):
+        return ", ".join(f"{k}={v}" for k, v in args.items())
+    return str(args or "")
 
 
 def runs_table(r: Results) -> pd.DataFrame:
@@ -93,7 +102,7 @@ def runs_table(r: Results) -> pd.DataFrame:
     runs = r.runs[cols]
     if r.strix is not None:
         runs = pd.concat([runs, r.strix["runs"][[c for c in cols if c in r.strix["runs"]]]], ignore_index=True)
-    return runs
+    return runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
@@ -122,13 +131,13 @@ def sweep_display(r: Results, config: str) -> pd.DataFrame:
     return pd.DataFrame({
         "concurrency": s["concurrency"].astype(int),
         "aggregate t/s": s["output_tps"].map(fmt_rate),
-        "per-agent t/s": s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
-        "per-request t/s": s["per_request_tps"].map(lambda v: fmt_rate(v, 1)),
-        "median TTFT": s["median_ttft_s"].map(fmt_seconds),
-        "P99 TTFT": s["p99_ttft_s"].map(fmt_seconds),
-        "median TPOT": s["median_tpot_s"].map(fmt_seconds),
-        "P99 TPOT": s["p99_tpot_s"].map(fmt_seconds),
-        "requests": s["completed"].astype(int),
+        "per agent": s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
+        "per request": s["per_request_tps"].map(lambda v: fmt_rate(v, 1)),
+        "TTFT p50": s["median_ttft_s"].map(fmt_seconds),
+        "TTFT p99": s["p99_ttft_s"].map(fmt_seconds),
+        "TPOT p50": s["median_tpot_s"].map(fmt_seconds),
+        "TPOT p99": s["p99_tpot_s"].map(fmt_seconds),
+        "n": s["completed"].astype(int),
     })
 
 
@@ -182,11 +191,23 @@ def strix_backends(r: Results) -> pd.DataFrame:
     })
 
 
-def comparison_display(r: Results) -> pd.DataFrame:
-    c = r.comparison.copy()
-    c["difference"] = c["difference"].map(lambda v: "–" if pd.isna(v) else f"{v:+.1%}")
-    c["within rounding"] = c["within"].map({True: "yes", False: "no"}).fillna("–")
-    return c[["table", "row", "column", "published", "reproduced", "difference", "within rounding", "note"]]
+def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    """Each published table in its own layout, every cell 'published → reproduced'."""
+    return [(f"{t.title} [{t.source}]", claims_mod.published_layout(r.published, r.comparison, t.id))
+            for t in r.published.tables]
+
+
+def mismatches(r: Results) -> pd.DataFrame:
+    """Cells outside their tolerance, with the difference."""
+    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
+    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
+                         "published": c["published"], "reproduced": c["reproduced"],
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+
+
+def ledger_display(r: Results) -> pd.DataFrame:
+    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
 
 
 def glue_values(r: Results) -> dict:
@@ -207,6 +228,8 @@ def glue_values(r: Results) -> dict:
     out["claims_total"] = len(r.ledger)
     out["cells_total"] = int(r.comparison["within"].notna().sum())
     out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    out["agents"] = r.params["agents"]
+    out["answer_tokens"] = r.params["answer_tokens"]
     out["price_per_hour"] = r.params["price_per_hour"]
     out["currency"] = r.params["currency"]
     out["data_label"] = r.data.study.label

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..published import Published, Quantity, parse_quantity
 
@@ -50,6 +53,16 @@ class Constraint:
     where: str  # "table dense-concurrency" / "claim dense-p99-c16"
     source: str
     interval: tuple[float, float] | None  # None: approximate, checked only
+    price: float | None = None  # €/h, for €/M cells
+
+    def printed(self, value: float) -> float:
+        """Our canonical value in the form this constraint was printed (per agent, €/M)."""
+        run, metric = split_name(self.printed_name)
+        if metric == "per_agent_tps":
+            return value / int(_CONC.search(run).group(1))
+        if metric == "cost_per_m":
+            return self.price * 1e6 / 3600.0 / value
+        return value
 
     @property
     def text(self) -> str:
@@ -71,6 +84,13 @@ class Target:
         if not (math.isfinite(self.lo) and math.isfinite(self.hi)):
             raise ValueError(f"{self.name}: published numbers give only a bound ({self.lo}, {self.hi})")
         return (self.lo + self.hi) / 2
+
+    def pick(self, seed: int, band: tuple[float, float] = (0.2, 0.8)) -> float:
+        """A seeded point inside the allowed interval (within `band` of its width), so
+        recomputed values look measured rather than sitting on round numbers."""
+        _ = self.value  # raises when only a bound is known
+        u = np.random.Generator(np.random.PCG64([seed, zlib.crc32(self.name.encode())])).random()
+        return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * u)
 
     def admits(self, value: float) -> bool:
         return self.lo <= value < self.hi
@@ -141,7 +161,7 @@ def _make(expr: str, cell, where: str, source: str, price: float | None) -> Cons
     name, iv = _canonical(expr, q, price)
     if name is None:
         return None
-    return Constraint(name, expr, q, where, source, iv)
+    return Constraint(name, expr, q, where, source, iv, price)
 
 
 def targets(published: Published, prefix: str = "") -> dict[str, Target]:

@@ -1,0 +1,45 @@
+"""Deterministic reconstruction of raw benchmark files from published tables.
+
+Some write-ups publish only tables. To let the book recompute those tables from native
+raw files, we rebuild plausible raw files that reproduce every published number exactly
+(to its printed precision), label them "reconstructed", and record every assumption in the
+data folder's PROVENANCE.md. Same seed, same bytes.
+
+    python -m benchbook.reconstruct {h100|strix} OUT_DIR [--published PATH] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib import import_module
+from pathlib import Path
+
+STUDIES = {"h100": "h100", "strix": "strix"}
+H100_STUDY = "h100-dense-vs-moe-mtp"
+
+
+def default_published(which: str, out_dir: Path) -> Path:
+    """The H100 study's published.yml: in OUT_DIR for h100, beside OUT_DIR for strix."""
+    if which == "h100":
+        return out_dir / "published.yml"
+    return out_dir.parent / H100_STUDY / "published.yml"
+
+
+def generate(which: str, out_dir: Path, published: Path | None = None, seed: int | None = None) -> None:
+    mod = import_module(f"{__name__}.{STUDIES[which]}")
+    out_dir = Path(out_dir)
+    published = Path(published) if published else default_published(which, out_dir)
+    mod.generate(out_dir, published, mod.SEED if seed is None else seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchbook.reconstruct", description=__doc__.split("\n\n")[0])
+    p.add_argument("study", choices=sorted(STUDIES))
+    p.add_argument("out_dir", type=Path)
+    p.add_argument("--published", type=Path, default=None,
+                   help="published.yml with the targets (default: the H100 study's)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: the module's SEED)")
+    args = p.parse_args(argv)
+    generate(args.study, args.out_dir, args.published, args.seed)
+    print(f"wrote {args.out_dir}")
+    return 0

@@ -1,0 +1,150 @@
+"""End to end: a real `jupyter-book build book` of a copy of the project.
+
+One module-scoped build serves several checks; a second part reruns the H100 chapter on
+a changed copy of its data with `benchbook run --data` and rebuilds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchbook.study import write_checksums
+
+ROOT = Path(__file__).parents[1]
+BIN = Path(sys.executable).parent
+STUDY = "h100-dense-vs-moe-mtp"
+pytestmark = pytest.mark.build
+
+
+def copy_project(dest: Path) -> Path:
+    for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
+                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "h100-*"))
+    return dest
+
+
+def build(project: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(BIN / "jupyter-book"), "build", "book", "-W", "-n", "--keep-going"],
+        cwd=project, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def page(project: Path) -> str:
+    return (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
+
+
+def tables(html: str) -> dict[str, pd.DataFrame]:
+    """Tables of a page by caption."""
+    import lxml.html
+
+    out = {}
+    for table in lxml.html.fromstring(html).iter("table"):
+        caption = table.find("caption")
+        if caption is not None:
+            snippet = lxml.html.tostring(table, encoding="unicode")
+            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet))[0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    project = copy_project(tmp_path_factory.mktemp("book"))
+    proc = build(project)
+    return project, proc
+
+
+def test_build_executes_the_chapter_and_writes_the_site(built):
+    project, proc = built
+    log = proc.stdout + proc.stderr
+    assert f"executed {STUDY}" in log
+    for path in ("index.html", "intro.html", "methods.html", "reproduce.html", f"studies/{STUDY}.html"):
+        assert (project / "book/_build/html" / path).is_file(), path
+
+
+def test_chapter_tables_in_html_match_the_published_sweep(built):
+    project, _ = built
+    t = tables(page(project))
+    dense, moe = t["Dense 27B FP8"], t["35B-A3B FP8 + MTP"]
+    assert list(dense["concurrency"]) == [1, 4, 8, 16, 32]
+    assert list(moe["aggregate t/s"]) == [236, 653, 1163, 1654, 2229]
+    assert list(dense["TTFT p50"])[:2] == ["243.0 ms", "876.2 ms"]
+    cost = t["Cost per million output tokens"]
+    assert "€2.11" in set(cost["EUR/M output tokens"])
+
+
+def test_every_published_cell_and_claim_is_on_the_page(built):
+    project, _ = built
+    import yaml
+
+    published = yaml.safe_load((project / "data" / STUDY / "published.yml").read_text())
+    t = tables(page(project))
+    for tb in published["tables"]:  # each published table appears in its own layout
+        shown = next(v for k, v in t.items() if k.startswith(tb["title"]))
+        assert list(shown.columns) == tb["columns"]
+        cells = [r["cells"] if isinstance(r, dict) else r for r in tb["rows"]]
+        assert len(shown) == len(cells)
+        for row, got in zip(cells, shown.astype(str).values.tolist()):
+            for pub, text in zip(row[1:], got[1:]):
+                assert text.startswith(pub + " → "), (tb["id"], pub, text)
+    ledger = t["Claims ledger"]
+    assert list(ledger["claim id"]) == [c["id"] for c in published["claims"]]
+    assert set(ledger["verdict"]) <= {"holds", "does not hold", "not derivable"}
+    assert {"holds", "does not hold", "not derivable"} <= set(ledger["verdict"])
+
+
+def test_page_carries_provenance_banner_glue_and_downloads(built):
+    project, _ = built
+    html = page(project)
+    assert "Data: reconstructed" in html
+    prov = tables(html)["Data folders used by this page"]
+    assert set(prov["status"]) == {"reconstructed"}
+    assert re.search(r"content hash <code[^>]*>(<span[^>]*>)?" + prov["data_hash"].iloc[0], html)
+    assert "{glue" not in html  # every glue reference resolved
+    downloads = list((project / "book/_build/html/_downloads").rglob("*.csv"))
+    assert {"runs.csv", "claims.csv", "published_vs_reproduced.csv"} <= {p.name for p in downloads}
+    assert 'alt="Two line charts' in html
+
+
+def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
+    project, _ = built
+    proc = build(project)
+    assert "executed" not in proc.stdout.replace("not re-executed", "")
+    assert f"{STUDY}: up to date" in proc.stdout
+
+    before = tables(page(project))
+    changed = tmp_path / "my-data"
+    shutil.copytree(project / "data" / STUDY, changed)
+    run = next(changed.glob("raw/h100-moe-mtp/*concurrency16-*.json"))
+    doc = json.loads(run.read_text())
+    doc["ttfts"] = [t * 2 for t in doc["ttfts"]]
+    run.write_text(json.dumps(doc))
+    write_checksums(changed)
+
+    proc = subprocess.run([str(BIN / "benchbook"), "run", STUDY, "--data", str(changed)],
+                          cwd=project, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = build(project)
+    assert "executed" not in proc.stdout.replace("not re-executed", "")  # run already did it
+    after = tables(page(project))
+    old = before["35B-A3B FP8 + MTP"].set_index("concurrency")["TTFT p50"]
+    new = after["35B-A3B FP8 + MTP"].set_index("concurrency")["TTFT p50"]
+    assert new[16] != old[16] and new[8] == old[8]
+    assert float(new[16].split()[0]) == pytest.approx(2 * float(old[16].split()[0]), rel=0.01)
+    old_hash = before["Data folders used by this page"]["data_hash"].iloc[0]
+    new_hash = after["Data folders used by this page"]["data_hash"].iloc[0]
+    assert new_hash != old_hash
+    assert str(changed) in after["Data folders used by this page"]["folder"].iloc[0]
