@@ -15,7 +15,10 @@ import hashlib
 import json
 import os
 import re
+import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,15 +158,16 @@ class Chapter:
         with FileLock(str(self.output) + ".lock"):
             key = self.cache_key(overrides)
             nb = self.read_source()
-            nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+            nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
             tmp = self.output.with_name(f".{self.study}.{os.getpid()}.tmp.ipynb")
             start = time.monotonic()
             log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
             try:
-                pm.execute_notebook(
-                    nb, str(tmp), parameters=overrides, kernel_name="python3", language="python",
-                    cwd=str(self.repo), progress_bar=False, log_output=False,
-                )
+                with this_interpreter_kernel():
+                    pm.execute_notebook(
+                        nb, str(tmp), parameters=overrides, kernel_name=KERNEL, language="python",
+                        cwd=str(self.repo), progress_bar=False, log_output=False,
+                    )
             except pm.PapermillExecutionError as exc:
                 raise ChapterError(_describe_failure(self.study, exc)) from None
             finally:
@@ -184,6 +188,34 @@ class Chapter:
             self.remember(overrides)
             log(f"executed {self.study} in {time.monotonic() - start:.1f} s -> {self.output}")
         return self.output
+
+
+KERNEL = "benchbook-python3"
+
+
+@contextmanager
+def this_interpreter_kernel():
+    """Make the kernel `benchbook-python3` run this very interpreter.
+
+    A user-level `python3` kernelspec may point at another Python without benchbook;
+    a private spec first on JUPYTER_PATH rules that out, for venv and conda alike.
+    """
+    with tempfile.TemporaryDirectory(prefix="benchbook-kernel-") as tmp:
+        spec = Path(tmp, "kernels", KERNEL)
+        spec.mkdir(parents=True)
+        (spec / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3 (benchbook)", "language": "python",
+        }))
+        old = os.environ.get("JUPYTER_PATH")
+        os.environ["JUPYTER_PATH"] = tmp + (os.pathsep + old if old else "")
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = old
 
 
 def default_parameters(nb, where: Path) -> dict:

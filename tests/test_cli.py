@@ -1,0 +1,79 @@
+"""The `benchbook` command as a user runs it (in-process through main())."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchbook.cli import main
+
+ROOT = Path(__file__).parents[1]
+H100 = ROOT / "data/h100-dense-vs-moe-mtp"
+STRIX = ROOT / "data/strix-halo-baseline"
+
+
+def test_ingest_bench_json_writes_requested_table(tmp_path, capsys):
+    src = next((H100 / "raw/h100-moe-mtp").glob("*concurrency4-*.json"))
+    out = tmp_path / "requests.csv"
+    assert main(["ingest", str(src), "--table", "requests", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "[vllm-bench-serve]: 41 records read, 0 ignored" in printed
+    df = pd.read_csv(out)
+    assert len(df) == 40 and {"ttft_s", "tpot_s", "ok"} <= set(df.columns)
+
+
+def test_ingest_needs_table_choice_when_file_yields_several(tmp_path, capsys):
+    src = next((H100 / "raw/h100-dense").glob("*.json"))
+    assert main(["ingest", str(src), "--out", str(tmp_path / "x.csv")]) == 1
+    assert "choose one with --table" in capsys.readouterr().err
+
+
+def test_ingest_several_llama_bench_files_into_one_table(tmp_path, capsys):
+    files = sorted((STRIX / "raw/llama-bench").glob("*.jsonl"))
+    out = tmp_path / "lb.csv"
+    assert main(["ingest", *map(str, files), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.count("records read") == len(files)
+    df = pd.read_csv(out)
+    assert set(df["n_prompt"]) == {0, 512} and len(df) == 2 * len(files)
+
+
+def test_ingest_unknown_format_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    assert main(["ingest", str(bad), "--out", str(tmp_path / "o.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "notes.txt:line 1: unrecognised format" in err and "vllm-bench-serve" in err
+
+
+def test_validate_reports_counts_and_all_problems(tmp_path, capsys):
+    assert main(["validate", str(STRIX)]) == 0
+    assert "checksums verified" in capsys.readouterr().out
+    copy = tmp_path / "strix"
+    shutil.copytree(STRIX, copy)
+    (copy / "raw/stray.txt").write_text("x")
+    victim = next((copy / "raw/llama-bench").glob("*.jsonl"))
+    victim.write_text(victim.read_text() + "\n")
+    assert main(["validate", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "2 problem(s)" in err and "stray.txt" in err and "content changed" in err
+    assert main(["validate", str(copy), "--update-checksums"]) == 1  # stray file is still unlisted
+    (copy / "raw/stray.txt").unlink()
+    assert main(["validate", str(copy), "--update-checksums"]) == 0
+
+
+def test_run_refuses_unknown_parameter_and_missing_folder(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["run", "h100-dense-vs-moe-mtp", "-p", "colour", "red"]) == 1
+    assert "unknown parameter(s) colour" in capsys.readouterr().err
+    assert main(["run", "h100-dense-vs-moe-mtp", "--data", "/no/such/folder"]) == 1
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["run", "no-such-study"]) == 1
+    assert "known studies: h100-dense-vs-moe-mtp" in capsys.readouterr().err
+
+
+def test_list_names_every_chapter(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["list"]) == 0
+    assert "h100-dense-vs-moe-mtp" in capsys.readouterr().out
