@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test strict clean distclean
+.PHONY: book test strict bench clean distclean
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
@@ -31,3 +31,7 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV)
+
+# Speed figures (not part of the tests): build from clean, no-op, one chapter changed.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/build_times.py

@@ -121,7 +121,10 @@ def test_page_carries_provenance_banner_glue_and_downloads(built):
 
 def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
     project, _ = built
-    proc = build(project)
+    proc = subprocess.run([str(BIN / "benchbook"), "build", "--strict"], cwd=project,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "build succeeded" in proc.stdout
     assert "executed" not in proc.stdout.replace("not re-executed", "")
     assert f"{STUDY}: up to date" in proc.stdout
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import yaml
 
 from . import __version__, ingest
 from .ingest import IngestError
-from .runner import Chapter, ChapterError, find_repo, refresh, studies
+from .runner import Chapter, ChapterError, find_repo, studies
 from .study import StudyError, load_study, write_checksums
 
 
@@ -90,9 +91,14 @@ def cmd_run(args) -> int:
 
 
 def cmd_build(args) -> int:
+    """`jupyter-book build book`; the Sphinx extension executes stale chapters first."""
     repo = find_repo()
-    refresh(repo)
-    cmd = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(repo / "book")]
+    exe = Path(sys.executable).parent / "jupyter-book"
+    if not exe.exists():
+        exe = shutil.which("jupyter-book")
+    if not exe:
+        raise ChapterError("jupyter-book is not installed in this environment; run `make book` once")
+    cmd = [str(exe), "build", str(repo / "book")]
     if args.strict:
         cmd += ["-W", "-n", "--keep-going"]
     if args.path_output:

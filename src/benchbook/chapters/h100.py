@@ -211,18 +211,28 @@ def ledger_display(r: Results) -> pd.DataFrame:
 
 
 def glue_values(r: Results) -> dict:
-    """Numbers quoted in the chapter's prose."""
-    v, out = r.values, {}
-    for key in ("h100_dense_c1", "h100_moe_c1", "h100_dense_c32", "h100_moe_c32", "h100_moe_c16", "h100_dense_c16"):
-        for metric in ("output_tps", "per_agent_tps", "per_request_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
-            if f"{key}_{metric}" in v:
-                out[f"{key}_{metric}"] = v[f"{key}_{metric}"]
-    for key in ("h100_dense_c32", "h100_moe_c32"):
-        c1 = key.replace("c32", "c1")
-        if f"{key}_output_tps" in v and f"{c1}_output_tps" in v:
-            out[f"{key}_scaling"] = v[f"{key}_output_tps"] / v[f"{c1}_output_tps"]
-    if "h100_moe_c1_output_tps" in v and "h100_dense_c1_output_tps" in v:
-        out["moe_uplift_c1"] = v["h100_moe_c1_output_tps"] / v["h100_dense_c1_output_tps"]
+    """Numbers quoted in the chapter's prose, keyed by role rather than by run name.
+
+    `dense_lo_*` / `dense_hi_*` are the sweep's lowest and highest concurrency,
+    `dense_at_*` the point nearest the `agents` parameter (likewise `moe_*`), so the
+    prose stays true on data swept at other concurrencies.
+    """
+    out = {}
+    sweeps = r.runs[r.runs["kind"] == "sweep"]
+    for short, cid in (("dense", DENSE), ("moe", MOE)):
+        s = sweeps[sweeps["config"] == cid].sort_values("concurrency")
+        if not len(s):
+            continue
+        at = s.iloc[(s["concurrency"] - r.params["agents"]).abs().argmin()]
+        for role, row in (("lo", s.iloc[0]), ("hi", s.iloc[-1]), ("at", at)):
+            out[f"{short}_{role}_concurrency"] = int(row["concurrency"])
+            for metric in ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
+                out[f"{short}_{role}_{metric}"] = float(row[metric])
+        out[f"{short}_scaling"] = out[f"{short}_hi_output_tps"] / out[f"{short}_lo_output_tps"]
+    if "dense_lo_output_tps" in out and "moe_lo_output_tps" in out:
+        out["moe_uplift_lo"] = out["moe_lo_output_tps"] / out["dense_lo_output_tps"]
+    for col in ("input_len", "output_len"):
+        out[f"sweep_{col}"] = int(sweeps[col].median())
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
     out["claims_total"] = len(r.ledger)
@@ -232,11 +242,6 @@ def glue_values(r: Results) -> dict:
     out["answer_tokens"] = r.params["answer_tokens"]
     out["price_per_hour"] = r.params["price_per_hour"]
     out["currency"] = r.params["currency"]
-    out["data_label"] = r.data.study.label
-    out["data_hash"] = r.provenance.iloc[0]["data_hash"]
-    out["data_status"] = r.provenance.iloc[0]["status"]
-    out["n_runs"] = len(r.runs)
-    out["n_requests"] = len(r.data["requests"])
     return out
 
 
