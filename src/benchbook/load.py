@@ -44,7 +44,8 @@ def ingest_study(study: Study | str | Path) -> StudyData:
         context = _context(study, entry)
         for name, df in result.tables.items():
             df = df.copy()
-            df["source_file"] = entry.path if "source_file" in df else None
+            if "source_file" in df:  # relative to the data folder, as in study.yml
+                df["source_file"] = entry.path
             for key, value in context.items():
                 if key not in df.columns:
                     df[key] = value
