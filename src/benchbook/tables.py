@@ -103,6 +103,98 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("n_samples", "Int64", "repetitions"),
         ("test_time", "string", "UTC time of the test"),
     ),
+    # One row per periodic engine stats line of a vLLM server log (a 10-second window).
+    "windows": _cols(
+        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("line", "Int64", "line number in the log (1-based)", True),
+        ("time", "string", "timestamp as printed (MM-DD HH:MM:SS; no year)", True),
+        ("timestamp", "datetime64[ns]", "timestamp with the year from the manifest's date, if known"),
+        ("process", "string", "process tag, e.g. APIServer, EngineCore_DP0"),
+        ("engine", "string", "engine index ('000') or 'aggregated'"),
+        ("prompt_tps", "float64", "average prompt throughput over the window, tokens/s", True),
+        ("generation_tps", "float64", "average generation throughput over the window, tokens/s", True),
+        ("running", "Int64", "requests running", True),
+        ("waiting", "Int64", "requests waiting"),
+        ("swapped", "Int64", "requests swapped (V0 logs only)"),
+        ("preemptions", "Int64", "preemptions in the window"),
+        ("deferred", "Int64", "deferred requests (0.20+)"),
+        ("kv_usage", "float64", "KV cache usage, fraction 0-1 (the log prints a percent)"),
+        ("prefix_hit_rate", "float64", "prefix cache hit rate, fraction 0-1"),
+        ("log_format", "string", "which template matched: v1-0.10, v1-0.12, v1-0.20, v1-0.33, v0"),
+    ),
+    # One row per uvicorn access line (a completed HTTP request).
+    "access": _cols(
+        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("line", "Int64", "line number in the log", True),
+        ("method", "string", "HTTP method", True),
+        ("path", "string", "request path, e.g. /v1/chat/completions", True),
+        ("status", "Int64", "HTTP status code", True),
+        ("client", "string", "client address (redacted when private)"),
+        ("window_time", "string", "time of the next stats line: access lines carry no timestamp"),
+        ("window_line", "Int64", "line of that stats line"),
+    ),
+    # Speculative decoding: a `SpecDecoding metrics:` log line, or counters from /metrics.
+    "spec_decode": _cols(
+        ("source_file", "string", "raw file, relative to the data folder", True),
+        ("origin", "string", "log-line, prometheus or prometheus-delta", True),
+        ("line", "Int64", "line number (log lines) or dump index (prometheus)"),
+        ("time", "string", "timestamp as printed, if any"),
+        ("num_drafts", "Int64", "drafts (forward passes with speculation)"),
+        ("draft_tokens", "Int64", "draft tokens proposed"),
+        ("accepted_tokens", "Int64", "draft tokens accepted"),
+        ("mean_acceptance_length", "float64", "1 + accepted / drafts, as printed or computed"),
+        ("acceptance_rate", "float64", "accepted / draft tokens, fraction 0-1"),
+        ("accepted_tps", "float64", "accepted tokens/s over the window"),
+        ("drafted_tps", "float64", "drafted tokens/s over the window"),
+        ("per_position", "string", "acceptance per draft position, comma-separated fractions"),
+    ),
+    # Engine start-up facts, one row per fact (long form: facts differ between versions).
+    "boot": _cols(
+        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("line", "Int64", "line number in the log", True),
+        ("fact", "string", "kv_cache_tokens, max_concurrency, max_model_len, kv_cache_gib, "
+                           "cudagraph_mode_from, cudagraph_mode_to, weights_load_s, weights_gib, "
+                           "graph_capture_s, graph_capture_gib, engine_version, architecture, ...", True),
+        ("value", "string", "the value as printed", True),
+        ("value_num", "float64", "the value as a number, where it is one"),
+        ("unit", "string", "unit of value_num"),
+    ),
+    # One row per GPU per nvidia-smi sample.
+    "gpu_samples": _cols(
+        ("source_file", "string", "raw CSV, relative to the data folder", True),
+        ("line", "Int64", "line number", True),
+        ("timestamp", "datetime64[ns]", "sample time (local time as printed)"),
+        ("gpu_index", "Int64", "GPU index"),
+        ("name", "string", "GPU name"),
+        ("power_draw_w", "float64", "power draw, W"),
+        ("power_limit_w", "float64", "enforced power limit, W"),
+        ("memory_used_mib", "float64", "memory used, MiB"),
+        ("memory_total_mib", "float64", "memory total, MiB"),
+        ("utilization_gpu_pct", "float64", "GPU utilisation, %"),
+        ("temperature_c", "float64", "temperature, °C"),
+        ("sm_clock_mhz", "float64", "SM clock, MHz"),
+    ),
+    # One row per metric sample of a Prometheus text exposition dump.
+    "prom_samples": _cols(
+        ("source_file", "string", "raw dump, relative to the data folder", True),
+        ("dump", "Int64", "index of the dump within the file (0-based)", True),
+        ("metric", "string", "metric name, e.g. vllm:generation_tokens_total", True),
+        ("labels", "string", "labels as sorted key=value pairs joined by ','", True),
+        ("value", "float64", "sample value", True),
+        ("type", "string", "counter, gauge, histogram, ... from # TYPE"),
+    ),
+    # One row per agent tool call.
+    "tool_calls": _cols(
+        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("line", "Int64", "line number", True),
+        ("session", "string", "agent session id", True),
+        ("model", "string", "model that made the call", True),
+        ("message", "Int64", "message index within the session"),
+        ("tool", "string", "tool name", True),
+        ("target", "string", "the command or path (redacted)"),
+        ("allowed", "boolean", "True when the harness allowed the call", True),
+        ("failure_class", "string", "rule-assigned class of a denied call (computed, not stored)"),
+    ),
 }
 
 TABLE_NAMES = tuple(SCHEMAS)
