@@ -6,6 +6,7 @@ import gzip
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -355,3 +356,110 @@ def test_real_samples_detected():
 
     for path in files:
         assert detect(path) is lb
+
+
+# --- the real samples rewritten in the other three forms, as llama-bench's printers do ---
+
+class _Lit(str):
+    """A JSON number kept exactly as printed (llama-bench prints floats with 6 decimals)."""
+
+
+def _real_records(path):
+    """(field, value) lists of a real JSONL file, numbers kept as their printed text."""
+    import json
+
+    return [list(json.loads(ln, parse_float=_Lit, parse_int=_Lit).items())
+            for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def _json_literal(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return v if isinstance(v, _Lit) else '"' + v + '"'
+
+
+def _as_json(records):
+    """`-o json`: one field per line, then the two sample arrays."""
+    parts = []
+    for rec in records:
+        fields = [(k, v) for k, v in rec if not k.startswith("samples_")]
+        arrays = dict(rec)
+        body = "".join(f'    "{k}": {_json_literal(v)},\n' for k, v in fields)
+        body += f'    "samples_ns": [ {", ".join(arrays["samples_ns"])} ],\n'
+        body += f'    "samples_ts": [ {", ".join(arrays["samples_ts"])} ]\n'
+        parts.append("  {\n" + body + "  }")
+    return "[\n" + ",\n".join(parts) + "\n]\n"
+
+
+def _as_csv(records):
+    """`-o csv`: a header, then every value double-quoted; bools print as 0/1."""
+    def value(v):
+        return ("1" if v else "0") if isinstance(v, bool) else str(v)
+
+    header = [k for k, _ in records[0] if not k.startswith("samples_")]
+    lines = [",".join(header)]
+    for rec in records:
+        d = dict(rec)
+        lines.append(",".join(f'"{value(d[k])}"' for k in header))
+    return "\n".join(lines) + "\n"
+
+
+def _as_markdown(records):
+    """The default table: one table per build, `%.2f GiB`, `%.2f B`, `avg ± sd`, a build footer."""
+    out, build = [], None
+    for rec in records:
+        d = dict(rec)
+        if (d["build_commit"], d["build_number"]) != build:
+            if build:
+                out.append(f"\nbuild: {build[0]} ({build[1]})\n")
+            build = (d["build_commit"], d["build_number"])
+            out.append("| model | size | params | backend | ngl | fa | mmap | test | t/s |")
+            out.append("| --- | ---: | ---: | --- | --: | -: | ---: | ---: | ---: |")
+        n_p, n_g, depth = int(d["n_prompt"]), int(d["n_gen"]), int(d["n_depth"])
+        test = "+".join(([f"pp{n_p}"] if n_p else []) + ([f"tg{n_g}"] if n_g else []))
+        test += f" @ d{depth}" if depth else ""
+        fa = d["flash_attn"] if not isinstance(d["flash_attn"], bool) else int(d["flash_attn"])
+        out.append(
+            f"| {d['model_type']} | {int(d['model_size']) / 2**30:.2f} GiB | {int(d['model_n_params']) / 1e9:.2f} B "
+            f"| {d['backends']} | {d['n_gpu_layers']} | {fa} | {int(d['use_mmap'])} | {test} "
+            f"| {float(d['avg_ts']):.2f} ± {float(d['stddev_ts']):.2f} |")
+    out.append(f"\nbuild: {build[0]} ({build[1]})\n")
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("form", ["json", "csv", "md"])
+def test_real_samples_read_alike_in_every_form(tmp_path, form):
+    """The same real measurements, printed as -o json, -o csv and markdown, give the JSONL's rows."""
+    writers = {"json": _as_json, "csv": _as_csv, "md": _as_markdown}
+    keys = ["backend", "build_commit", "build_number", "model", "test", "n_prompt", "n_gen", "n_depth",
+            "n_gpu_layers", "flash_attn"]
+    for path in sample_files():
+        records = _real_records(path)
+        want = table(lb.read(path))
+        res = lb.read(write(tmp_path, f"{path.stem}.{form}", writers[form](records)))
+        got = table(res)
+        assert (res.format, res.read, res.ignored) == (f"llama-bench-{form}", len(records), 0)
+        pd.testing.assert_frame_equal(got[keys], want[keys], check_dtype=False)
+        if form == "md":  # the table prints two decimals and sizes in GiB
+            assert np.allclose(got.avg_ts, want.avg_ts, atol=0.005)
+            assert np.allclose(got.stddev_ts, want.stddev_ts, atol=0.005)
+            assert np.allclose(got.model_size_bytes, want.model_size_bytes, atol=0.005 * 2**30)
+            continue
+        exact = ["avg_ts", "stddev_ts", "model_size_bytes", "model_n_params", "params", "test_time"]
+        pd.testing.assert_frame_equal(got[exact], want[exact], check_dtype=False)
+        if form == "json":
+            assert list(got.n_samples) == list(want.n_samples)
+        else:
+            assert got.n_samples.isna().all()  # CSV has no sample arrays
+
+
+def test_real_build_5921_rows_keep_old_fields_out_of_params():
+    """Build 5921's field set: defrag_thold (an unquoted float), bool flash_attn, no n_cpu_moe."""
+    path = next((p for p in sample_files() if "b5921" in p.name), None)
+    if path is None:
+        pytest.skip("no build-5921 sample")
+    df = table(lb.read(path))
+    assert df.build_number.min() == 5921 and df.build_number.max() > 5921
+    assert set(df.flash_attn) <= {0, 1} and df.params.notna().all()
+    assert not df.params.str.contains("defrag_thold|n_cpu_moe|devices|no_host").any()
+    assert set(df.backend) == {"ROCm", "Vulkan"}

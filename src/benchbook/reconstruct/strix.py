@@ -4,7 +4,8 @@ Seeds 001 and 000 quote Strix Halo numbers (llama.cpp, Qwen3.6-35B-A3B Q8_0, bes
 three backends) from the author's own notes, never published raw. We rebuild them as
 `llama-bench -o jsonl` files, one per backend, plus one `vllm bench serve` result against
 llama-server for the 4k-prompt TTFT/TPOT figures that llama-bench cannot produce.
-Targets come from the H100 study's published.yml (the only place these numbers appear).
+Targets come from the H100 study's published.yml; this study's own published.yml holds the
+same Strix Halo cells and gives the same bytes (tests/test_chapter_strix.py checks it).
 """
 
 from __future__ import annotations
@@ -230,7 +231,9 @@ def _provenance(seed: int, T, values, rates_by) -> str:
         "## How the files were made\n\n",
         f"- Generator: `benchbook.reconstruct.strix` (with `llama_jsonl`, `fit`, `shape`, `targets`, "
         f"`bench_json`).\n- Command: `{cmd}`\n- Seed: {seed}; the same seed gives byte-identical files.\n"
-        "- Targets: the H100 study's `published.yml`, the only place these numbers are printed.\n"
+        "- Targets: the Strix Halo cells of the H100 study's `published.yml`. This folder's "
+        "`published.yml` holds the same cells (for the Strix Halo chapter) and yields the same "
+        "raw files.\n"
         "- `raw/llama-bench/*.jsonl`: `llama-bench -o jsonl` lines laid out like llama.cpp's JSONL "
         "printer (field order of a recent build, uint64 nanosecond statistics, 6-decimal rates).\n"
         "- `raw/llama-server/*.json`: a `vllm bench serve --save-result --save-detailed` result.\n\n",
