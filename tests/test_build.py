@@ -150,4 +150,5 @@ def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
     old_hash = before["Data folders used by this page"]["data_hash"].iloc[0]
     new_hash = after["Data folders used by this page"]["data_hash"].iloc[0]
     assert new_hash != old_hash
-    assert str(changed) in after["Data folders used by this page"]["folder"].iloc[0]
+    assert after["Data folders used by this page"]["folder"].iloc[0] == "my-data (outside the project)"
+    assert str(tmp_path) not in page(project)  # a user's own path is not published

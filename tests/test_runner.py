@@ -35,7 +35,9 @@ print("value", value)
 
 @pytest.fixture
 def repo(tmp_path):
-    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: studies/mini\n  - file: studies/missing\n"
+    )
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks/mini.md").write_text(NOTEBOOK)
     (tmp_path / "data/mini").mkdir(parents=True)
@@ -101,3 +103,12 @@ def test_failing_chapter_reports_the_cell_error_and_leaves_no_output(repo):
         ch.execute({}, log=lambda m: None)
     assert not ch.output.exists()
     assert not list(ch.output.parent.glob(".*.tmp.ipynb"))
+
+
+def test_only_chapters_in_the_toc_are_executed(repo):
+    (repo / "notebooks/draft.md").write_text(NOTEBOOK)  # being written, not in the book yet
+    from benchbook.runner import toc_studies
+
+    assert toc_studies(repo) == ["mini"]  # toc entries without a notebook are left to Sphinx
+    assert refresh(repo, log=lambda m: None) == ["mini"]
+    assert not Chapter(repo, "draft").output.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import yaml
 from . import __version__, ingest
 from .ingest import IngestError
 from .runner import Chapter, ChapterError, find_repo, studies
-from .study import StudyError, load_study, write_checksums
+from .study import StudyError, inspect_study, write_checksums
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ChapterError, IngestError, StudyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:  # never a bare traceback for a user; BENCHBOOK_DEBUG=1 shows it
+        if os.environ.get("BENCHBOOK_DEBUG") == "1":
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (a bug in benchbook; "
+              "run again with BENCHBOOK_DEBUG=1 for the traceback and report it)", file=sys.stderr)
+        return 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,6 +66,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--update-checksums", action="store_true",
                    help="accept the current raw files: rewrite SHA256SUMS")
     s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("publish", help="build the book into a versioned GitHub Pages tree (site/<VERSION>/)")
+    s.add_argument("--version", dest="publish_version", required=True, metavar="VERSION",
+                   help="vX.Y.Z (a release), a pre-release such as v1.0.0rc1, or dev (main)")
+    s.add_argument("--site", type=Path, help="the tree (default: site/ in the project)")
+    s.add_argument("--html", type=Path, help="publish this build instead of building "
+                   "(made with BENCHBOOK_VERSION=VERSION jupyter-book build book)")
+    s.add_argument("--base-url", default="/", help="where the tree is served, e.g. /<repo>/ on GitHub Pages")
+    s.add_argument("--allow-warnings", action="store_true", help="do not turn Sphinx warnings into errors")
+    s.set_defaults(func=cmd_publish)
     return p
 
 
@@ -135,19 +152,39 @@ def cmd_validate(args) -> int:
         raise StudyError([f"{args.target}: neither a data folder nor a study id under data/"])
     if args.update_checksums:
         print(f"wrote {write_checksums(target)}")
-    try:
-        study = load_study(target)
-    except StudyError as exc:
-        print(f"{target}: {len(exc.problems)} problem(s):", file=sys.stderr)
-        for problem in exc.problems:
+    # Every problem at once: manifest, checksums, and then every listed file that exists.
+    study, problems = inspect_study(target)
+    if study is not None:
+        from dataclasses import replace
+
+        from .load import StudyReadError, ingest_study
+
+        present = replace(study, files=[f for f in study.files if study.path(f).is_file()])
+        try:
+            report = ingest_study(present).report
+        except StudyReadError as exc:
+            problems += exc.problems
+            report = exc.report
+        for row in report.itertuples():
+            print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
+    if problems:
+        print(f"{target}: {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    from .load import ingest_study
-
-    data = ingest_study(study)
-    for row in data.report.itertuples():
-        print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
     print(f"{target}: OK ({len(study.files)} files, checksums verified)")
+    return 0
+
+
+def cmd_publish(args) -> int:
+    from .publish import PublishError, publish
+
+    try:
+        publish(args.publish_version, site=args.site, html_dir=args.html, base_url=args.base_url,
+                strict=not args.allow_warnings)
+    except PublishError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -9,10 +9,19 @@ import pandas as pd
 
 from . import ingest, tables
 from .ingest import IngestError
-from .study import Study, load_study
+from .study import MANIFEST, Study, load_study
 
 CONTEXT_COLUMNS = ("config", "name", "kind", "concurrency", "input_len", "output_len",
                    "dataset", "ignore_eos", "seed", "run_date", "power_limit_w")
+
+
+class StudyReadError(IngestError):
+    """Some of a study's files cannot be read; `problems` has one line per problem."""
+
+    def __init__(self, root, problems: list[str], report: pd.DataFrame | None = None):
+        self.problems = problems
+        self.report = report  # what was read from the files that could be read
+        super().__init__(root, None, "cannot read every file:\n  " + "\n  ".join(problems))
 
 
 @dataclass
@@ -53,17 +62,20 @@ def ingest_study(study: Study | str | Path) -> StudyData:
         report.append(dict(file=entry.path, format=result.format, read=result.read,
                            ignored=result.ignored,
                            reasons="; ".join(f"{r} ({n})" for r, n in result.reasons.most_common())))
-    if problems:
-        raise IngestError(study.root, None, "cannot read every file:\n  " + "\n  ".join(problems))
     out = {}
     for name, dfs in frames.items():
         df = pd.concat([d for d in dfs if len(d)], ignore_index=True) if any(len(d) for d in dfs) else dfs[0]
         if name in ("runs", "llama_bench"):
             dupes = df["run_id"][df["run_id"].duplicated()].unique().tolist()
             if dupes:
-                raise IngestError(study.root, None, f"duplicate run ids {dupes}: give each file a unique 'name' in study.yml")
+                files = sorted(set(df.loc[df["run_id"].isin(dupes), "source_file"].astype(str)))
+                problems.append(f"{study.root / MANIFEST}: duplicate run ids {dupes} in {name} "
+                                f"(files {', '.join(files)}): give each file a unique 'name'")
         out[name] = tables.conform(df, name) if name in tables.SCHEMAS else df
-    return StudyData(study, out, pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons"]))
+    report = pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons"])
+    if problems:
+        raise StudyReadError(study.root, problems, report)
+    return StudyData(study, out, report)
 
 
 def _context(study: Study, entry) -> dict:

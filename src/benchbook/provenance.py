@@ -45,9 +45,18 @@ def data_record(study) -> dict:
         label=study.label,
         status="reconstructed" if study.reconstructed else "measured",
         data_hash=content_hash(study.root)[:16],
-        folder=str(study.root),
+        folder=_shown_folder(study.root),
         files=len(study.files),
     )
+
+
+def _shown_folder(root: Path) -> str:
+    """The data folder as a reader may see it: relative to the project, never a home path."""
+    root = Path(root).resolve()
+    try:
+        return root.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return f"{root.name} (outside the project)"
 
 
 def provenance_table(studies, repo: Path | None = None) -> pd.DataFrame:

@@ -33,6 +33,10 @@ UNITS = {
     "GB": ("GB", 1.0),
     "W": ("W", 1.0),
     "tokens": ("tokens", 1.0),
+    "k tokens": ("tokens", 1000.0),
+    "tokens per draft": ("tokens/draft", 1.0),
+    "GiB": ("GiB", 1.0),
+    "MB": ("MB", 1.0),
     "agents": ("agents", 1.0),
     "": ("", 1.0),
 }
@@ -40,7 +44,7 @@ CURRENCIES = {"€": "EUR", "$": "USD", "£": "GBP"}
 APPROX_WORDS = ("~", "≈", "roughly", "about", "around", "approximately", "under", "over")
 _NUM = re.compile(
     r"^(?P<approx>(?:~|≈|roughly|about|around|approximately|under|over)\s*)?"
-    r"(?P<cur>[€$£])?\s*(?P<num>-?\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[^\d\s].*)?$",
+    r"(?P<cur>[€$£])?\s*(?P<num>[-+]?\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[^\d\s].*)?$",
     re.IGNORECASE,
 )
 
@@ -78,9 +82,10 @@ class Quantity:
         # difference we want to show: give the recomputed value three.
         if shown and _significant(self.text) < 2:
             decimals = max(decimals, 2 - int(math.floor(math.log10(abs(shown)))))
-        body = f"{shown:,.{decimals}f}"
+        signed = bool(m := _NUM.match(_clean(self.text))) and m.group("num")[0] in "+-"
+        body = f"{shown:{'+' if signed else ''},.{decimals}f}"  # "+2.4%" stays signed
         symbol = {v: k for k, v in CURRENCIES.items()}.get(self.currency or "", "")
-        sep = "" if printed_unit in ("×", "%", "") else " "
+        sep = "" if printed_unit in ("×", "%", "") or printed_unit.startswith("k ") else " "
         return f"{symbol}{body}{sep}{printed_unit}".strip()
 
     def _printed_unit(self) -> tuple[str, float]:
@@ -91,7 +96,8 @@ class Quantity:
 
 
 def _clean(text: str) -> str:
-    return str(text).strip().replace("\u2009", " ").replace("\u00a0", " ")
+    # U+2212 (the typographic minus of "−19.5%") reads as an ASCII minus
+    return str(text).strip().replace("\u2009", " ").replace("\u00a0", " ").replace("\u2212", "-")
 
 
 def _unit_key(unit: str) -> str | None:

@@ -41,6 +41,15 @@ def fmt_pct(v) -> str:
     return f"{v:+.1%}"
 
 
+def fmt_args(args) -> str:
+    """Serve arguments from study.yml, redacted: users paste command lines with keys."""
+    from .redact import redact
+
+    if isinstance(args, dict):
+        args = ", ".join(f"{k}={v}" for k, v in args.items())
+    return redact(str(args or ""))
+
+
 def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = ()):
     """A DataFrame as an HTML table without the index; `wide` columns get room for prose."""
     import hashlib

@@ -148,6 +148,18 @@ class Chapter:
         overrides = self.overrides() if overrides is None else overrides
         return self.stored_key() != self.cache_key(overrides)
 
+    def _remove_stale_temps(self) -> None:
+        """Temporary files left by a run that was killed; the next run cleans them up.
+
+        Called under the chapter's lock, so no live run of this chapter owns a temp
+        notebook; a file whose pid is still alive is left alone all the same.
+        """
+        own = re.compile(rf"\.{re.escape(self.study)}\.(?:run\.json\.)?(\d+)\.tmp(?:\.ipynb)?")
+        for path in self.output.parent.glob(f".{self.study}.*"):
+            m = own.fullmatch(path.name)
+            if m and (int(m.group(1)) == os.getpid() or not _alive(int(m.group(1)))):
+                path.unlink(missing_ok=True)
+
     def execute(self, overrides: dict | None = None, log=print) -> Path:
         """Run the notebook with papermill into a temporary file, then move it into place."""
         import papermill as pm
@@ -156,6 +168,7 @@ class Chapter:
         overrides = self.overrides() if overrides is None else overrides
         self.output.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.output) + ".lock"):
+            self._remove_stale_temps()
             key = self.cache_key(overrides)
             nb = self.read_source()
             nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
@@ -174,12 +187,9 @@ class Chapter:
                 if tmp.exists() and not _finished(tmp):
                     tmp.unlink()
             out = nbformat.read(tmp, as_version=4)
-            for cell in out.cells:  # papermill's injected cell is bookkeeping, not content
-                tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-                if "injected-parameters" in tags and "remove-cell" not in tags:
-                    tags.append("remove-cell")
+            _unpublish_parameters(out, self.run_file.name)
             out.metadata["benchbook"] = dict(
-                cache_key=key, study=self.study, parameters=overrides,
+                cache_key=key, study=self.study, parameters=sorted(overrides),
                 library=__version__, seconds=round(time.monotonic() - start, 1),
                 outputs=self.outputs(),
             )
@@ -233,10 +243,37 @@ def default_parameters(nb, where: Path) -> dict:
     return params
 
 
+def toc_studies(repo: Path, toc: Path | None = None) -> list[str]:
+    """Chapter ids the table of contents includes (`studies/<id>` entries), in order.
+
+    A build executes only these: a notebook being written but not yet in the book
+    costs nothing and cannot break the build.
+    """
+    import yaml
+
+    doc = yaml.safe_load((toc or repo / "_toc.yml").read_text(encoding="utf-8")) or {}
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            entry = node.get("file")
+            if isinstance(entry, str) and entry.startswith("studies/"):
+                found.append(Path(entry).stem)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(doc)
+    known = set(studies(repo))
+    return [s for s in dict.fromkeys(found) if s in known]
+
+
 def refresh(repo: Path, only: list[str] | None = None, log=print) -> list[str]:
-    """Execute every stale chapter; return the ids that ran."""
+    """Execute every stale chapter (default: those in the TOC); return the ids that ran."""
     ran = []
-    for study in only or studies(repo):
+    for study in toc_studies(repo) if only is None else only:
         chapter = Chapter(repo, study)
         if chapter.is_stale():
             chapter.execute(log=log)
@@ -258,6 +295,36 @@ def _describe_failure(study: str, exc) -> str:
     tb = _ANSI.sub("", "\n".join(exc.traceback or []))
     cell = getattr(exc, "exec_count", None) or getattr(exc, "cell_index", "?")
     return f"chapter {study} failed in cell {cell}: {exc.ename}: {exc.evalue}\n{tb}"
+
+
+def _unpublish_parameters(nb, run_file: str) -> None:
+    """Keep parameter values (a user's data path) out of the notebook the site copies.
+
+    The executed notebook is copied verbatim into the site's `_sources`; the values stay
+    in `<study>.run.json`, which is not published. The injected cell keeps its tags.
+    """
+    for cell in nb.cells:
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "injected-parameters" in tags:
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+            names = [ln.split("=")[0].strip() for ln in cell.source.splitlines() if "=" in ln]
+            cell.source = (f"# Parameters set by `benchbook run`: {', '.join(names)}; "
+                           f"their values are kept in {run_file}, not published.")
+            cell.outputs = []
+    papermill = nb.metadata.get("papermill", {})
+    for key in ("parameters", "input_path", "output_path"):  # values, a notebook copy, local paths
+        papermill.pop(key, None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
 
 
 def _finished(tmp: Path) -> bool:

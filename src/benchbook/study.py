@@ -28,7 +28,8 @@ FILE_KEYS = {
 }
 RUN_CONTEXT = FILE_KEYS - {"path", "config", "notes", "format"}
 # Files in the data folder that are documentation or bookkeeping, not raw data.
-NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md"}
+NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md",
+           "architecture.yml"}  # cited model facts a chapter checks the data against
 
 
 class StudyError(ValueError):
@@ -65,19 +66,34 @@ class Study:
 
 def load_study(data_dir: str | Path, *, verify: bool = True) -> Study:
     """Parse and check a study folder; raise StudyError listing every problem found."""
+    study, problems = inspect_study(data_dir, verify=verify)
+    if problems:
+        raise StudyError(problems)
+    return study
+
+
+def inspect_study(data_dir: str | Path, *, verify: bool = True) -> tuple[Study | None, list[str]]:
+    """The study as far as it can be read, and every problem found (`benchbook validate`).
+
+    The Study is None only when the manifest itself cannot be read; otherwise it lists
+    the entries that could be parsed, so their files can still be checked.
+    """
     root = Path(data_dir)
     problems: list[str] = []
     manifest = root / MANIFEST
     if not manifest.is_file():
-        raise StudyError([f"{manifest}: missing; expected a study manifest ({MANIFEST})"])
-    try:
-        doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+        return None, [f"{manifest}: missing; expected a study manifest ({MANIFEST})"]
+    try:  # bytes: PyYAML reads UTF-8 and UTF-16 by their BOM itself
+        doc = yaml.safe_load(manifest.read_bytes())
+    except yaml.reader.ReaderError as exc:
+        return None, [f"{manifest}:byte {exc.position}: not UTF-8 text ({exc.reason}); "
+                      "expected a UTF-8 YAML file"]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
-        raise StudyError([f"{manifest}{where}: not valid YAML ({exc})"]) from exc
+        return None, [f"{manifest}{where}: not valid YAML ({' '.join(str(exc).split())})"]  # one line
     if not isinstance(doc, dict):
-        raise StudyError([f"{manifest}: expected a mapping at the top level"])
+        return None, [f"{manifest}: expected a mapping at the top level (study, title, label, configs, files, ...)"]
 
     for key in REQUIRED_TOP:
         if key not in doc:
@@ -89,6 +105,9 @@ def load_study(data_dir: str | Path, *, verify: bool = True) -> Study:
     if not isinstance(configs, dict):
         problems.append(f"{manifest}: 'configs' must map config ids to their description")
         configs = {}
+    for cid in [c for c, v in configs.items() if not isinstance(v, dict)]:
+        problems.append(f"{manifest}: configs.{cid}: expected a mapping of settings (platform, engine, ...)")
+        configs[cid] = {}
     files = _parse_files(doc.get("files") or [], configs, root, manifest, problems)
 
     study = Study(
@@ -105,9 +124,7 @@ def load_study(data_dir: str | Path, *, verify: bool = True) -> Study:
     problems += _unlisted_files(study)
     if verify:
         problems += verify_checksums(study)
-    if problems:
-        raise StudyError(problems)
-    return study
+    return study, problems
 
 
 def _parse_files(items, configs, root: Path, manifest: Path, problems: list[str]) -> list[FileEntry]:
@@ -130,16 +147,24 @@ def _parse_files(items, configs, root: Path, manifest: Path, problems: list[str]
         if rel.is_absolute() or ".." in rel.parts:
             problems.append(f"{where}: path '{path}' escapes the data folder; give a path inside it")
             continue
+        if not (root / rel).resolve().is_relative_to(root.resolve()):
+            problems.append(f"{where}: path '{path}' is a link out of the data folder; copy the file in")
+            continue
         if not (root / rel).is_file():
             problems.append(f"{where}: listed file '{path}' does not exist")
         if str(rel) in seen_paths:
             problems.append(f"{where}: file '{path}' is listed twice")
         seen_paths.add(str(rel))
-        if config not in configs:
+        if config is None:
+            problems.append(f"{where}: missing key 'config'")
+        elif isinstance(config, (list, dict)) or config not in configs:
             problems.append(f"{where}: config '{config}' is not defined under 'configs'")
         context = {k: v for k, v in item.items() if k in RUN_CONTEXT}
         name = context.get("name")
-        if name is not None:
+        if isinstance(name, (list, dict)):
+            problems.append(f"{where}: 'name' must be a single word, found {name!r}")
+            context.pop("name")
+        elif name is not None:
             if name in seen_names:
                 problems.append(f"{where}: run name '{name}' is used twice")
             seen_names.add(name)
@@ -179,7 +204,11 @@ def read_checksums(root: Path) -> dict[str, str]:
     out = {}
     if not sums.is_file():
         return out
-    for n, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = sums.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudyError([f"{sums}:byte {exc.start}: not UTF-8 text; expected sha256sum output"]) from exc
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         digest, _, name = line.partition("  ")
@@ -208,7 +237,7 @@ def verify_checksums(study: Study) -> list[str]:
         elif sha256_file(path) != sums[entry.path]:
             problems.append(
                 f"{path}: content changed since its checksum was recorded in {CHECKSUMS}; "
-                "if the change is deliberate, run `benchbook validate --update-checksums`"
+                f"if the change is deliberate, run `benchbook validate {study.root} --update-checksums`"
             )
     return problems
 

@@ -195,6 +195,20 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("allowed", "boolean", "True when the harness allowed the call", True),
         ("failure_class", "string", "rule-assigned class of a denied call (computed, not stored)"),
     ),
+    # One row per task answered in a hand-run task gauntlet (one model, one prompt).
+    "gauntlet": _cols(
+        ("source_file", "string", "raw CSV, relative to the data folder", True),
+        ("line", "Int64", "line number in the CSV", True),
+        ("task_id", "string", "short id of the task"),
+        ("task", "string", "the task as described", True),
+        ("model", "string", "model that answered", True),
+        ("checks_total", "Int64", "checks the answer was held to (constraints, bugs to find, ...)"),
+        ("checks_met", "Int64", "checks the answer met"),
+        ("self_verified", "boolean", "the model checked its own answer (tests, re-derivation)"),
+        ("seconds", "float64", "wall time of the answer, seconds"),
+        ("answer", "string", "final answer, where the task has one"),
+        ("notes", "string", "the grader's notes"),
+    ),
 }
 
 TABLE_NAMES = tuple(SCHEMAS)

@@ -1,1 +1,97 @@
 """One module per chapter: everything a chapter computes, so its notebook only shows it."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+import pandas as pd
+
+# The book's chapters in reading order: study id (its data folder data/<id>/ and its notebook
+# notebooks/<id>.md) -> module benchbook.chapters.<module>. A chapter module provides
+# `analyse(...)`, whose arguments are named like its notebook's parameters and whose result
+# has `.ledger` (claims.check_claims) and `.caveats` (origin, caveat); it may provide
+# `key_figures(results) -> pandas.DataFrame` with the columns below, which the synthesis
+# chapter sets against physical limits, prices and power.
+CHAPTERS = {
+    "h100-dense-vs-moe-mtp": "h100",
+    "strix-halo-baseline": "strix",
+    "3090-dense-vs-sparse": "dense_sparse",
+    "power-sweep": "power_sweep",
+    "gb10-mtp": "gb10",
+}
+
+# key_figures: one row per configuration. Strings as the study's data give them (study.yml);
+# the synthesis maps platform, model, quantisation and kv_dtype to data/facts/ entries.
+KEY_FIGURES = {
+    "study": "the study id",
+    "platform": "platform as study.yml gives it (or a data/facts/platforms.yml key)",
+    "config": "configuration id from study.yml",
+    "model": "model as study.yml gives it (or a data/facts/models.yml key)",
+    "quantisation": "weight format as study.yml gives it (or a data/facts/quantisation.yml key)",
+    "single_stream_decode_tps": "decode rate of one stream, t/s (e.g. 1 / median TPOT at concurrency 1)",
+    "acceptance_length": "speculative decoding: mean tokens per verification step (1 + accepted/drafts); NaN without",
+    "ttft_s": "median time to first token of a single request, s",
+    "ttft_input_tokens": "input tokens of that request",
+    "best_aggregate_tps": "highest measured aggregate output t/s",
+    "best_aggregate_concurrency": "concurrency of that run",
+    "cost_per_m": "cost per million output tokens at the best aggregate, in `currency`; NaN if unpriced",
+    "currency": "ISO code of cost_per_m (EUR, USD); empty if unpriced",
+    "power_w": "measured power at the best aggregate, W (all accelerators); NaN if not measured",
+    "power_kind": "'measured' (a draw), 'limit' (a power cap: an upper bound) or empty",
+    "anchor": "section anchor of the chapter page the row's numbers come from",
+}
+KEY_FIGURES_OPTIONAL = {  # column -> default
+    "label": "",
+    "accelerators": 1,  # devices serving the model (tensor parallel)
+    "kv_dtype": "",  # KV-cache data type as study.yml gives it (auto, fp8, f16, ...)
+    "speculative": "",  # e.g. "MTP, 2 draft tokens"; empty without speculative decoding
+    "decode_context_tokens": float("nan"),  # mean context during the single-stream decode
+    "decode_basis": "",  # how single_stream_decode_tps was measured
+    "prefill_tps": float("nan"),  # single-request prefill rate, t/s
+    "prefill_tokens": float("nan"),  # prompt tokens of that measurement
+    "notes": "",
+}
+
+
+def chapter_module(study: str) -> ModuleType | None:
+    """The study's chapter module, or None when it does not exist (yet)."""
+    name = CHAPTERS.get(study)
+    if name is None:
+        return None
+    full = f"{__name__}.{name}"
+    try:
+        return importlib.import_module(full)
+    except ModuleNotFoundError as exc:
+        if exc.name == full:
+            return None
+        raise
+
+
+def conform_key_figures(df: pd.DataFrame, study: str) -> pd.DataFrame:
+    """Check a chapter's key_figures frame and complete its optional columns."""
+    missing = [c for c in KEY_FIGURES if c not in df.columns]
+    if missing:
+        raise ValueError(f"{study}: key_figures lacks column(s) {', '.join(missing)}; "
+                         f"see benchbook.chapters.KEY_FIGURES")
+    out = df.copy()
+    for col, default in KEY_FIGURES_OPTIONAL.items():
+        if col not in out:
+            out[col] = default
+        elif not (isinstance(default, float) and default != default):
+            out[col] = out[col].astype(object).where(out[col].notna(), default)
+    for col in ("currency", "power_kind"):
+        out[col] = out[col].astype(object).where(out[col].notna(), "")
+    bad = sorted(set(out["power_kind"].fillna("")) - {"", "measured", "limit"})
+    if bad:
+        raise ValueError(f"{study}: key_figures power_kind {bad}; expected 'measured', 'limit' or empty")
+    return out[list(KEY_FIGURES) + list(KEY_FIGURES_OPTIONAL) +
+               [c for c in out.columns if c not in KEY_FIGURES and c not in KEY_FIGURES_OPTIONAL]]
+
+
+def accelerator_count(text) -> int:
+    """Devices from a study.yml `accelerators` string such as '2x NVIDIA RTX 3090' (1 if absent)."""
+    import re
+
+    m = re.match(r"\s*(\d+)\s*[x×]", str(text or ""))
+    return int(m.group(1)) if m else 1

@@ -14,7 +14,7 @@ from ..caveats import authors_caveats, data_caveats
 from ..load import StudyData, ingest_study
 from ..provenance import code_version, data_record, package_versions
 from ..published import load_published
-from ..report import fmt_money, fmt_rate, fmt_ratio, fmt_seconds
+from ..report import fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds
 
 STUDY = "h100-dense-vs-moe-mtp"
 DENSE, MOE = "h100-dense", "h100-moe-mtp"
@@ -87,14 +87,8 @@ def configs_table(r: Results) -> pd.DataFrame:
         rows.append(dict(config=cid, platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
                          kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
-                         serve_args=_args(c.get("serve_args"))))
+                         serve_args=fmt_args(c.get("serve_args"))))
     return pd.DataFrame(rows)
-
-
-def _args(args) -> str:
-    if isinstance(args, dict):
-        return ", ".join(f"{k}={v}" for k, v in args.items())
-    return str(args or "")
 
 
 def runs_table(r: Results) -> pd.DataFrame:
@@ -253,3 +247,54 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
     return out
+
+
+# ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
+
+def key_figures(r: Results) -> pd.DataFrame:
+    """One row per H100 configuration: single-stream decode, TTFT, best aggregate, cost.
+
+    Decode is 1 / median TPOT of the concurrency-1 sweep run (decode only, without the
+    TTFT that output t/s includes); with MTP it is already several tokens per step, and
+    the run's acceptance length says how many. The best aggregate is over the sweep runs
+    (4k prompts), not the short-prompt run.
+    """
+    from . import accelerator_count
+
+    rows = []
+    for cid in (DENSE, MOE):
+        runs = r.runs[r.runs["config"] == cid]
+        sweep = runs[runs["kind"] == "sweep"].sort_values("concurrency")
+        if not len(sweep):
+            continue
+        c = r.config(cid)
+        one = sweep.iloc[0]
+        best = sweep.loc[sweep["output_tps"].idxmax()]
+        pre = runs[runs["kind"] == "prefill"]
+        if len(pre):
+            prefill, prefill_tokens, pre_note = float(pre["prefill_tps"].iloc[0]), float(pre["input_len"].iloc[0]), \
+                "prefill from the one-token prefill run"
+        else:
+            prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
+                f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
+        spec = c.get("speculative") or ""
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
+            acceptance_length=float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
+            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            cost_per_m=float(best["cost_per_m"]), currency=r.params["currency"],
+            power_w=float("nan"), power_kind="", anchor="concurrency",
+            label={DENSE: "H100, 27B dense FP8", MOE: "H100, 35B-A3B FP8 + MTP"}[cid],
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative="" if spec == "none" else spec,
+            decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
+            decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
+                         f"{int(one['input_len']):,}-token prompts",
+            prefill_tps=prefill, prefill_tokens=prefill_tokens,
+            notes=pre_note + f"; best aggregate over the sweep runs; cost at {r.params['price_per_hour']} "
+                             f"{r.params['currency']}/h",
+        ))
+    return pd.DataFrame(rows)

@@ -22,7 +22,7 @@ from ..caveats import authors_caveats, data_caveats
 from ..load import StudyData, ingest_study
 from ..provenance import code_version, data_record, package_versions
 from ..published import load_published
-from ..report import fmt_rate, fmt_ratio, fmt_seconds
+from ..report import fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 
 STUDY = "strix-halo-baseline"
 SERVER = "strix-llama-server"
@@ -81,12 +81,10 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.data.study.configs.items():
-        args = c.get("serve_args")
         rows.append(dict(config=cid, platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
-                         arguments=", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict)
-                         else str(args or "")))
+                         arguments=fmt_args(c.get("serve_args"))))
     return pd.DataFrame(rows)
 
 
@@ -532,3 +530,62 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "serving": serving(r), "serving_curve": serving_curve(r),
         "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
     }
+
+
+# ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
+
+def key_figures(r: Results) -> pd.DataFrame:
+    """Strix Halo's rows: the best-of-backends llama-bench figures, and the llama-server run.
+
+    llama-bench's tg test decodes at almost no context and its figure is the best of the
+    backends per test (an envelope no single build reaches on every test); the llama-server
+    run decodes after a 4k prompt, so its 1 / median TPOT includes the KV reads of that
+    context. llama.cpp serves one request at a time here, so the best aggregate is the
+    single stream.
+    """
+    from . import accelerator_count
+
+    rows = []
+    t = per_test(r.llama) if len(r.llama) else pd.DataFrame()
+    flat = t[~t["test"].str.contains("@")] if len(t) else t
+    tg = flat[flat["test"].str.fullmatch(r"tg\d+")] if len(flat) else flat
+    pp = flat[flat["test"].str.fullmatch(r"pp\d+")] if len(flat) else flat
+    if len(tg):
+        best = tg.iloc[0]
+        c = r.data.study.configs.get(best["best_config"], {})
+        n_gen = int(best["test"][2:])
+        pre = pp.iloc[0] if len(pp) else None
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=best["best_config"], model=c.get("model"),
+            quantisation=c.get("quantisation"), single_stream_decode_tps=float(best["best_tps"]),
+            acceptance_length=float("nan"), ttft_s=float("nan"), ttft_input_tokens=float("nan"),
+            best_aggregate_tps=float(best["best_tps"]), best_aggregate_concurrency=1.0,
+            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
+            anchor="llama-bench-across-backends",
+            label="Strix Halo, 35B-A3B Q8_0, llama-bench (best of backends)",
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative="", decode_context_tokens=(n_gen - 1) / 2,
+            decode_basis=f"llama-bench {best['test']}, best of {int(best['backends'])} backends",
+            prefill_tps=float(pre["best_tps"]) if pre is not None else float("nan"),
+            prefill_tokens=float(pre["test"][2:]) if pre is not None else float("nan"),
+            notes=(f"prefill: llama-bench {pre['test']}, best of backends ({pre['best_config']})"
+                   if pre is not None else "") + "; llama.cpp serves one request at a time",
+        ))
+    if len(r.server):
+        s = r.server.iloc[0]
+        c = r.data.study.configs.get(s["config"], {})
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=s["config"], model=c.get("model"),
+            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(s["median_tpot_s"]),
+            acceptance_length=float("nan"), ttft_s=float(s["median_ttft_s"]), ttft_input_tokens=float(s["input_len"]),
+            best_aggregate_tps=float(s["output_tps"]), best_aggregate_concurrency=float(s["concurrency"]),
+            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
+            anchor="time-to-first-token-and-decode-step-at-4k-input",
+            label="Strix Halo, 35B-A3B Q8_0, llama-server",
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative="", decode_context_tokens=float(s["input_len"]) + (float(s["output_len"]) - 1) / 2,
+            decode_basis=f"1 / median TPOT, one client, {int(s['input_len']):,}-token prompts",
+            prefill_tps=float(s["prefill_tps"]), prefill_tokens=float(s["input_len"]),
+            notes="prefill as input / TTFT of the llama-server run",
+        ))
+    return pd.DataFrame(rows)

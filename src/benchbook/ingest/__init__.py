@@ -3,20 +3,30 @@
 Each reader module exposes ``FORMAT`` (a name), ``TABLES`` (tables it can yield),
 ``sniff(head: str, path: Path) -> bool`` and ``read(path, run_prefix=None) -> IngestResult``.
 `detect` asks each reader in turn to recognise the file's first bytes.
+
+`read` is the one way in (the CLI and `load` use it), so it also holds the guarantees every
+reader gets for free: an empty file, undecodable bytes, a damaged gzip stream or a reader
+bug become an IngestError naming the file, never a bare traceback; and every text column
+and skip reason passes through `benchbook.redact`, so a reader that forgets cannot leak.
 """
 
 from __future__ import annotations
 
+import gzip
+from collections import Counter
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
+import pandas as pd
+
 from .errors import IngestError
 from .result import IngestResult
-from .textio import read_head
+from .textio import GZIP_ERRORS, read_bytes, read_head
 
 # Order matters: more specific sniffers first.
-_READER_MODULES = ("vllm_bench", "llama_bench", "prometheus", "nvidia_smi", "tool_calls", "vllm_log")
+_READER_MODULES = ("vllm_bench", "llama_bench", "prometheus", "nvidia_smi", "tool_calls", "vllm_log",
+                   "gauntlet")
 
 
 def readers() -> dict[str, ModuleType]:
@@ -42,7 +52,8 @@ def detect(path: str | Path) -> ModuleType:
     raw = read_head(path, 8192)
     if not raw.strip():
         raise IngestError(path, None, "file is empty; expected a benchmark result or log")
-    head = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))  # e.g. PowerShell's `>`
+    head = raw.decode("utf-16" if utf16 else "utf-8", errors="replace").lstrip("\ufeff")
     seen = set()
     for mod in readers().values():
         if mod in seen:
@@ -51,11 +62,20 @@ def detect(path: str | Path) -> ModuleType:
         if mod.sniff(head, path):
             return mod
     known = ", ".join(sorted(readers()))
+    if not utf16:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(raw) - 4:  # not just a character cut by the 8 KiB head
+                raise IngestError(path, f"byte {exc.start}", f"not UTF-8 text ({exc.reason}); expected a "
+                                  f"text file of one of: {known}") from None
     raise IngestError(path, "line 1", f"unrecognised format; expected one of: {known}")
 
 
 def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = None) -> IngestResult:
     """Read one raw file into tidy tables, detecting its format unless `fmt` is given."""
+    if not Path(path).is_file():
+        raise IngestError(path, None, "is a folder; expected a file" if Path(path).is_dir() else "file not found")
     if fmt is not None:
         try:
             mod = readers()[fmt]
@@ -63,7 +83,70 @@ def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = N
             raise IngestError(path, None, f"unknown format {fmt!r}; known: {', '.join(sorted(readers()))}")
     else:
         mod = detect(path)
-    return mod.read(Path(path), run_prefix=run_prefix)
+    path = Path(path)
+    if fmt is not None and not read_head(path, 8192).strip():
+        raise IngestError(path, None, f"file is empty; expected {fmt} data")
+    try:
+        result = mod.read(path, run_prefix=run_prefix)
+    except IngestError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"byte {_first_bad_byte(path, exc)}",
+                          f"not UTF-8 text ({exc.reason}); expected a UTF-8 text file") from exc
+    except GZIP_ERRORS as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile) and exc.errno is not None:
+            raise IngestError(path, None, f"cannot read file: {exc}") from exc
+        raise IngestError(path, None, f"corrupt or truncated gzip stream ({exc})") from exc
+    except Exception as exc:  # a reader bug must still name the file, not print a traceback
+        raise IngestError(path, None, f"the {getattr(mod, 'FORMAT', mod.__name__)} reader failed unexpectedly "
+                          f"({type(exc).__name__}: {exc}); this is a bug in benchbook: please report it "
+                          "with this file") from exc
+    return _redacted(result)
+
+
+# Identity columns are left alone: they join tables and name files, and hold no free text.
+_NOT_REDACTED = {"run_id", "source_file", "format"}
+
+
+def _redacted(result: IngestResult) -> IngestResult:
+    """Every text cell and skip reason through `redact` (unique values only: cheap)."""
+    from ..redact import has_secret, redact
+
+    for name, df in result.tables.items():
+        for col in df.columns:
+            if col in _NOT_REDACTED or not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+                continue
+            values = [v for v in df[col].dropna().unique() if isinstance(v, str)]
+            if not values or not has_secret("\n".join(values)):
+                continue
+            changed = {v: r for v in values if (r := redact(v)) != v}
+            if changed:
+                mask = df[col].isin(list(changed))
+                df = df.copy() if df is result.tables[name] else df
+                df.loc[mask, col] = df.loc[mask, col].map(changed)
+        result.tables[name] = df
+    if any(redact(r) != r for r in result.reasons):
+        reasons = Counter()
+        for reason, n in result.reasons.items():
+            reasons[redact(reason)] += n
+        result.reasons = reasons
+    return result
+
+
+def _first_bad_byte(path: Path, exc: UnicodeDecodeError) -> int:
+    """Offset of the first undecodable byte in the whole (decompressed) file.
+
+    A reader that decodes in chunks reports an offset within its chunk; recount from the start.
+    """
+    try:
+        raw = read_bytes(path)
+        bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+        raw[bom:].decode("utf-8")
+    except UnicodeDecodeError as full:
+        return full.start + bom
+    except IngestError:
+        pass
+    return exc.start
 
 
 __all__ = ["IngestError", "IngestResult", "detect", "read", "readers"]

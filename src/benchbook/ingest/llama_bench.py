@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..redact import redact
 from ..tables import columns, conform
 from .errors import IngestError
 from .result import IngestResult
@@ -92,7 +93,7 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     for i, rec in enumerate(records):
         row = rec if isinstance(rec, str) else _row(rec)
         if isinstance(row, str):
-            res.ignore(row)
+            res.ignore(redact(row))  # reasons quote raw values
             continue
         row.update(run_id=f"{prefix}:{i}", source_file=str(path), format=form)
         rows.append(row)
@@ -263,13 +264,13 @@ def _row(rec: dict) -> dict | str:
         "backend": backend,
         "build_commit": rec.get("build_commit"),
         "build_number": _int(rec.get("build_number")),
-        "model": rec.get("model_type"),
-        "model_filename": rec.get("model_filename"),
+        "model": redact(rec.get("model_type")),
+        "model_filename": redact(rec.get("model_filename")),  # a path: may name hosts
         "model_size_bytes": _int(rec.get("model_size")),
         "model_n_params": _int(rec.get("model_n_params")),
         "n_gpu_layers": _int(rec.get("n_gpu_layers")),
         "flash_attn": _int(rec.get("flash_attn")),
-        "params": _params(rec),
+        "params": redact(_params(rec)),  # unknown fields are free text
         "test": "pp+tg" if n_prompt and n_gen else ("pp" if n_prompt else "tg"),
         "n_prompt": n_prompt,
         "n_gen": n_gen,

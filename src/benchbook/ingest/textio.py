@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from pathlib import Path
 
 from .errors import IngestError
 
 GZIP_MAGIC = b"\x1f\x8b"
+# what a damaged or cut-off gzip stream raises (zlib.error is not an OSError)
+GZIP_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def read_head(path: str | Path, n: int = 4096) -> bytes:
@@ -20,7 +23,7 @@ def read_head(path: str | Path, n: int = 4096) -> bytes:
             try:
                 with gzip.open(fh) as gz:
                     return gz.read(n)
-            except (OSError, EOFError) as exc:
+            except GZIP_ERRORS as exc:
                 raise IngestError(path, None, f"corrupt gzip stream ({exc})") from exc
         return fh.read(n)
 
@@ -39,6 +42,16 @@ def open_text(path: str | Path) -> io.TextIOBase:
     return io.TextIOWrapper(binary, encoding=encoding, errors="strict", newline=None)
 
 
+def read_bytes(path: str | Path) -> bytes:
+    """The whole decompressed content as bytes (for parsers that take bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        return gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw
+    except GZIP_ERRORS as exc:
+        raise IngestError(path, None, f"cannot read file (corrupt gzip stream?): {exc}") from exc
+
+
 def read_text(path: str | Path) -> str:
     """The whole file as text, with a clear error for undecodable bytes."""
     try:
@@ -46,9 +59,10 @@ def read_text(path: str | Path) -> str:
             return fh.read()
     except UnicodeDecodeError as exc:
         raise IngestError(
-            path, f"byte {exc.start}", f"not UTF-8 text ({exc.reason}); expected a UTF-8 text file"
+            path, f"byte {exc.start}", f"not UTF-8 text ({exc.reason}); expected a UTF-8 text file "
+            "(or UTF-16 with a BOM); convert Latin-1/Windows-1252 with `iconv -f cp1252 -t utf-8`"
         ) from exc
-    except (OSError, EOFError) as exc:
+    except GZIP_ERRORS as exc:
         raise IngestError(path, None, f"cannot read file: {exc}") from exc
 
 

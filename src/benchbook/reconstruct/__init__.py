@@ -14,13 +14,13 @@ import argparse
 from importlib import import_module
 from pathlib import Path
 
-STUDIES = {"h100": "h100", "strix": "strix"}
+STUDIES = {"h100": "h100", "strix": "strix", "dense-sparse": "dense_sparse", "gb10": "gb10", "power-sweep": "power_sweep"}
 H100_STUDY = "h100-dense-vs-moe-mtp"
 
 
 def default_published(which: str, out_dir: Path) -> Path:
     """The H100 study's published.yml: in OUT_DIR for h100, beside OUT_DIR for strix."""
-    if which == "h100":
+    if which in ("h100", "dense-sparse", "gb10", "power-sweep"):  # the study's own published.yml
         return out_dir / "published.yml"
     return out_dir.parent / H100_STUDY / "published.yml"
 

@@ -1,0 +1,182 @@
+"""A chapter's key numbers beside those of the previous published version.
+
+The previous numbers are read from the tidy CSVs that version published with the chapter
+(found through the download links on its page), never recomputed: they are what readers
+of that version saw, computed by that version's code on that version's data. A chapter
+gets the previous version's folder as its `previous_site` parameter (set by
+`benchbook publish`; empty for an ordinary build), so its cache key covers it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+import pandas as pd
+
+from .sphinx_meta import stamped_version
+
+
+@dataclass(frozen=True)
+class Key:
+    """Which numbers of one tidy table to compare: rows by `index`, columns `values`."""
+
+    table: str  # the download's file stem, e.g. "runs" for runs.csv
+    index: tuple[str, ...]
+    values: tuple[str, ...]
+    only_changes: bool = False  # show only rows that differ (long tables such as claims)
+
+
+# The key numbers of each chapter; a chapter not listed here compares nothing.
+KEY_NUMBERS: dict[str, tuple[Key, ...]] = {
+    "h100-dense-vs-moe-mtp": (
+        Key("runs", ("run_id",), ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
+        Key("claims", ("id",), ("verdict",), only_changes=True),
+    ),
+}
+
+
+@dataclass
+class Previous:
+    version: str
+    site: Path
+    page: Path | None  # the chapter's page in that version; None if it had no such chapter
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # keys' tables it did not publish
+
+
+_HREF = re.compile(r'href="([^"]*_downloads/[^"]*)"')
+
+
+def chapter_page(site: Path, study: str) -> Path | None:
+    """The chapter's HTML page in a published version folder."""
+    for page in sorted(site.rglob(f"{study}.html")):
+        if "_sources" not in page.relative_to(site).parts:
+            return page
+    return None
+
+
+def find_download(page: Path, name: str) -> Path | None:
+    """The file a page offers for download as `name` (its `_downloads/<hash>/name` link)."""
+    for href in _HREF.findall(page.read_text(encoding="utf-8", errors="replace")):
+        path = unquote(urlsplit(html.unescape(href)).path)
+        if Path(path).name == name:
+            target = (page.parent / path).resolve()
+            if target.is_file():
+                return target
+    return None
+
+
+def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous | None:
+    """The previous version's tidy tables for `study`; None when there is no previous version."""
+    if not previous_site:
+        return None
+    site = Path(previous_site)
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(
+            f"previous_site {site}: no index.html there; expected a published version folder "
+            "such as site/v0.1.0 (benchbook publish sets it)")
+    prev = Previous(version=stamped_version(site) or site.name, site=site,
+                    page=chapter_page(site, study))
+    for key in KEY_NUMBERS.get(study, ()) if keys is None else keys:
+        csv = find_download(prev.page, f"{key.table}.csv") if prev.page else None
+        if csv is None:
+            prev.missing.append(key.table)
+        else:
+            prev.tables[key.table] = pd.read_csv(csv)
+    return prev
+
+
+def side_by_side(key: Key, before: pd.DataFrame | None, now: pd.DataFrame, label: str) -> pd.DataFrame:
+    """One row per index value: each key number as of `label` and now, and a status
+    (same, changed, new, gone)."""
+    index = list(key.index)
+    now = now[[c for c in (*index, *key.values) if c in now.columns]]
+    before = pd.DataFrame(columns=index) if before is None else \
+        before[[c for c in (*index, *key.values) if c in before.columns]]
+    merged = before.merge(now, on=index, how="outer", suffixes=(" prev", " now"), sort=False, indicator=True)
+    # this version's row order, then rows only the previous version had
+    rank: dict = {}
+    for k in [*map(tuple, now[index].values), *map(tuple, before[index].values)]:
+        rank.setdefault(k, len(rank))
+    merged = merged.iloc[sorted(range(len(merged)), key=lambda i: rank[tuple(merged[index].values[i])])]
+    merged = merged.reset_index(drop=True)
+    out = merged[index].copy()
+    same = pd.Series(True, index=merged.index)
+    for v in key.values:
+        missing = pd.Series(np.nan, index=merged.index, dtype=object)
+        a = merged[f"{v} prev"] if f"{v} prev" in merged else merged[v] if v in before else missing
+        b = merged[f"{v} now"] if f"{v} now" in merged else merged[v] if v in now else missing
+        out[f"{v} ({label})"], out[f"{v} (this version)"] = a, b
+        same &= _same(a, b)
+    out["status"] = np.select([merged["_merge"] == "right_only", merged["_merge"] == "left_only", ~same],
+                              ["new", "gone", "changed"], "same")
+    return out
+
+
+def _same(a: pd.Series, b: pd.Series) -> pd.Series:
+    """Equal values (numbers within float noise from the CSV round trip), or both missing."""
+    an, bn = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
+    numeric = an.notna() & bn.notna()
+    close = pd.Series(np.isclose(an.fillna(0), bn.fillna(0), rtol=1e-9, atol=0), index=a.index)
+    both_missing = a.isna() & b.isna()
+    text_equal = a.astype(str) == b.astype(str)
+    return both_missing | (numeric & close) | (~numeric & text_equal & a.notna())
+
+
+def compare(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame],
+            keys=None) -> tuple[Previous | None, dict[str, pd.DataFrame]]:
+    """The previous version (or None) and, per key table, the side-by-side frame."""
+    keys = KEY_NUMBERS.get(study, ()) if keys is None else keys
+    prev = load_previous(previous_site, study, keys)
+    if prev is None or prev.page is None:
+        return prev, {}
+    return prev, {k.table: side_by_side(k, prev.tables.get(k.table), current[k.table], prev.version)
+                  for k in keys if k.table in current and k.table not in prev.missing}
+
+
+def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
+    """One sentence (markdown) saying what the section compares, or that there is nothing."""
+    if prev is None:
+        return ("There is no earlier published version of this book to compare with; "
+                "a published version shows here how its key numbers differ from the one before.")
+    if prev.page is None:
+        return f"The previous published version, **{prev.version}**, did not have this chapter."
+    parts = []
+    for name, t in tables.items():
+        counts = t["status"].value_counts()
+        parts.append(f"{name}: {counts.get('changed', 0)} of {len(t)} changed"
+                     + (f", {counts['new']} new" if counts.get("new") else "")
+                     + (f", {counts['gone']} gone" if counts.get("gone") else ""))
+    missing = f" It published no {', '.join(prev.missing)} table to compare with." if prev.missing else ""
+    return (f"Key numbers of this chapter beside those published with **{prev.version}**, read from "
+            f"that version's downloadable tables ({'; '.join(parts) or 'nothing to compare'}).{missing}")
+
+
+def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]) -> None:
+    """The chapter section: the summary sentence and one side-by-side table per key table."""
+    from IPython.display import Markdown, display
+
+    from .report import html as html_table
+
+    keys = {k.table: k for k in KEY_NUMBERS.get(study, ())}
+    prev, tables = compare(study, previous_site, current)
+    display(Markdown(summary(prev, tables)))
+    for name, t in tables.items():
+        if keys[name].only_changes:
+            t = t[t["status"] != "same"]
+        if len(t):
+            display(html_table(_formatted(t), f"Changes since {prev.version}: {name}"))
+
+
+def _formatted(t: pd.DataFrame) -> pd.DataFrame:
+    """Numbers to four significant digits, so equal values read as equal."""
+    out = t.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = out[c].map(lambda v: "–" if pd.isna(v) else f"{v:.4g}")
+    return out
