@@ -50,17 +50,24 @@ def fmt_args(args) -> str:
     return redact(str(args or ""))
 
 
-def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = ()):
-    """A DataFrame as an HTML table without the index; `wide` columns get room for prose."""
+def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (),
+         markup: tuple[str, ...] = ()):
+    """A DataFrame as an HTML table without the index.
+
+    Cell text is HTML-escaped (data can hold `<<EOF` or worse); columns named in `markup`
+    hold HTML the library built itself (links) and are left as they are. `wide` columns get
+    room for prose.
+    """
     import hashlib
 
     from IPython.display import HTML
 
     uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
+    plain = [c for c in df.columns if c not in markup]
     styler = (
         df.style.hide(axis="index")
         .set_table_attributes('class="benchbook-table"')
-        .format(na_rep="–", precision=4)
+        .format(na_rep="–", precision=4, escape="html", subset=plain)
     )
     styler.set_uuid(uid)
     if caption:

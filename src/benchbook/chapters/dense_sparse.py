@@ -1,0 +1,875 @@
+"""2x RTX 3090, dense 27B vs sparse 35B-A3B (seed 002), with tool-call reliability (seed 003).
+
+Everything the chapter shows is computed here from the study's tidy tables: the five speed
+measurements and the MoE's advantage, the start-up logs' KV figures checked against each
+other and against the models' architecture, GPU memory, the gauntlet, tool-call error
+rates with Wilson intervals and Fisher's exact tests, the failure-class breakdown and the
+recovery behaviour after a denial.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import yaml
+
+from .. import claims as claims_mod
+from ..analysis.proportions import compare_rates, holm, wilson
+from ..analysis.serving import add_serving_metrics, run_values
+from ..analysis.tool_failures import CLASS_IDS, LABELS
+from ..caveats import authors_caveats, data_caveats
+from ..load import StudyData, ingest_study
+from ..provenance import code_version, data_record, package_versions
+from ..published import load_published
+from ..report import fmt_ratio
+
+STUDY = "3090-dense-vs-sparse"
+MIB_TO_GB = 1.048576e-3
+GIB = 1 << 30
+SPEED_ROWS = (  # (run name suffix, metric, label, lower is better)
+    ("ttft_short", "median_ttft_s", "TTFT (short prompt)", True),
+    ("decode_single", "decode_tps", "Decode (single stream)", False),
+    ("prefill_3525", "median_ttft_s", "Prefill TTFT (3,525-token prompt)", True),
+    ("decode_long", "decode_tps", "Decode (long context)", False),
+    ("c4", "output_tps", "Throughput @ 4 concurrent", False),
+)
+HANDSHAKE = ("update-attempt-outcome", "update-stage-status", "ralf_spawn.py step_evaluator")
+
+
+@dataclass
+class Results:
+    params: dict
+    published: object
+    data: StudyData
+    runs: pd.DataFrame
+    values: dict
+    arch: dict
+    ledger: pd.DataFrame
+    comparison: pd.DataFrame
+    caveats: pd.DataFrame
+    provenance: pd.DataFrame
+    versions: dict
+    reference: list = field(default_factory=list)
+
+    @property
+    def configs(self) -> dict:
+        return self.data.study.configs
+
+    def short_of(self, config: str) -> str | None:
+        return self.configs.get(config, {}).get("short")
+
+    def speed_configs(self) -> dict[str, str]:
+        """short name (dense, moe) -> config id, for configs with benchmark runs."""
+        return {c["short"]: cid for cid, c in self.configs.items() if c.get("short")}
+
+
+def analyse(data_dir, published_file=None, architecture_file=None, confidence: float = 0.95) -> Results:
+    params = dict(confidence=confidence)
+    data = ingest_study(data_dir)
+    runs = add_serving_metrics(data["runs"], data["requests"], None)
+    runs["decode_tps"] = 1.0 / runs["median_tpot_s"]
+    values = run_values(runs)
+    values.update({f"{n}_decode_tps": float(v) for n, v in zip(runs["name"], runs["decode_tps"]) if pd.notna(v)})
+    arch = load_architecture(architecture_file or Path(data_dir) / "architecture.yml")
+    r = Results(params, None, data, runs, values, arch, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(),
+                pd.DataFrame(), {})
+    values.update(boot_values(r))
+    values.update(gpu_values(r))
+    values.update(gauntlet_values(r))
+    values.update(reliability_values(r))
+    values.update(arch_values(arch))
+    published_file = published_file or Path(data_dir) / "published.yml"
+    r.published = load_published(published_file)
+    r.reference = (yaml.safe_load(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
+    r.ledger = claims_mod.check_claims(r.published, values, params)
+    r.comparison = claims_mod.compare_published(r.published, values)
+    r.caveats = _caveats(r)
+    r.provenance = pd.DataFrame([data_record(data.study)])
+    r.versions = {"code": code_version(), **package_versions()}
+    return r
+
+
+# ---------------------------------------------------------------- architecture
+
+
+def load_architecture(path) -> dict:
+    """architecture.yml: per model layout values (with sources) and serving facts."""
+    path = Path(path)
+    if not path.is_file():
+        return {"models": {}, "serving": {}, "sources": {}}
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {"models": doc.get("models") or {}, "serving": doc.get("serving") or {}, "sources": doc.get("sources") or {}}
+
+
+def _v(entry):
+    return entry["value"] if isinstance(entry, dict) else entry
+
+
+def kv_bytes_per_token(model: dict, kv_bytes: float) -> float:
+    """2 (K and V) x full-attention layers x KV heads x head dim x bytes per element."""
+    return 2 * _v(model["full_attention_layers"]) * _v(model["kv_heads"]) * _v(model["head_dim"]) * kv_bytes
+
+
+def arch_values(arch: dict) -> dict:
+    out = {}
+    kv_bytes = _v(arch["serving"].get("kv_bytes", math.nan))
+    for short, m in arch["models"].items():
+        for key in ("layers", "full_attention_layers", "kv_heads", "head_dim"):
+            if key in m:
+                out[f"arch_{short}_{key}"] = float(_v(m[key]))
+        if all(k in m for k in ("full_attention_layers", "kv_heads", "head_dim")):
+            out[f"arch_{short}_kv_bytes_per_token"] = kv_bytes_per_token(m, kv_bytes)
+    return out
+
+
+def hybrid_block_size(m: dict, serving: dict) -> int | None:
+    """Attention block size vLLM picks so one page holds a linear-attention state (assumed dtype)."""
+    need = ("kv_heads", "head_dim", "linear_key_heads", "linear_value_heads", "linear_key_head_dim",
+            "linear_value_head_dim", "conv_kernel")
+    if not all(k in m for k in need) or "state_bytes" not in serving:
+        return None
+    tp, kvb, sb = _v(serving["tensor_parallel"]), _v(serving["kv_bytes"]), _v(serving["state_bytes"])
+    attn = 2 * (_v(m["kv_heads"]) // tp) * _v(m["head_dim"]) * kvb
+    ssm = (_v(m["linear_value_heads"]) // tp) * _v(m["linear_key_head_dim"]) * _v(m["linear_value_head_dim"])
+    conv = (2 * _v(m["linear_key_heads"]) * _v(m["linear_key_head_dim"])
+            + _v(m["linear_value_heads"]) * _v(m["linear_value_head_dim"])) // tp
+    page = (ssm + conv * (_v(m["conv_kernel"]) - 1)) * sb
+    return int(16 * math.ceil(page / (16 * attn)))
+
+
+# ---------------------------------------------------------------- start-up logs and GPU memory
+
+
+def boot_facts(r: Results) -> pd.DataFrame:
+    """One row per config and fact: the last value per process, summed over workers where per GPU."""
+    boot = r.data["boot"]
+    if not len(boot):
+        return pd.DataFrame(columns=["short", "fact", "value", "per_worker", "workers"])
+    rows = []
+    proc = boot["process"] if "process" in boot else pd.Series("", index=boot.index)
+    boot = boot.assign(process=proc.fillna(""))
+    for (config, fact), g in boot.groupby(["config", "fact"], sort=False):
+        short = r.short_of(config)
+        if short is None:
+            continue
+        last = g.sort_values("line").groupby("process").tail(1)
+        nums = last["value_num"].dropna()
+        workers = last["process"].str.startswith("Worker")
+        rows.append(dict(short=short, fact=fact, value=float(nums.iloc[-1]) if len(nums) else math.nan,
+                         total=float(nums.sum()) if len(nums) else math.nan,
+                         workers=int(workers.sum()), text=str(last["value"].iloc[-1])))
+    return pd.DataFrame(rows)
+
+
+def boot_values(r: Results) -> dict:
+    out = {}
+    facts = boot_facts(r)
+    for row in facts.itertuples():
+        if math.isnan(row.value):
+            continue
+        out[f"{row.short}_{row.fact}"] = row.value
+        if row.workers > 1:
+            out[f"{row.short}_{row.fact}_all_gpus"] = row.total
+    return out
+
+
+def gpu_values(r: Results) -> dict:
+    """Median memory used per card while serving; per card (mean of cards) and both cards, in GB."""
+    gpu = r.data["gpu_samples"]
+    out = {}
+    if not len(gpu):
+        return out
+    for config, g in gpu.groupby("config"):
+        short = r.short_of(config)
+        if short is None:
+            continue
+        med = g.groupby("gpu_index")["memory_used_mib"].median()
+        out[f"{short}_vram_per_card_gb"] = float(med.mean()) * MIB_TO_GB
+        out[f"{short}_vram_total_gb"] = float(med.sum()) * MIB_TO_GB
+        out[f"{short}_vram_cards"] = float(len(med))
+        total = g.groupby("gpu_index")["memory_total_mib"].median()
+        out[f"{short}_card_total_gb"] = float(total.mean()) * MIB_TO_GB
+    return out
+
+
+def memory_table(r: Results) -> pd.DataFrame:
+    """The memory section: the log's KV figures, what they imply, and nvidia-smi."""
+    v = r.values
+    rows = []
+    for short, cid in r.speed_configs().items():
+        c = r.configs[cid]
+        util = (c.get("serve_args") or {}).get("gpu_memory_utilization")
+        tokens, conc, ctx = v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"), v.get(f"{short}_max_model_len")
+        rows.append({
+            "model": c.get("model"),
+            "KV cache (log), tokens": _int(tokens),
+            f"max concurrency at {_int(ctx)} tokens (log)": _x(conc),
+            "KV tokens / max model len": _x(tokens / ctx if tokens and ctx else None),
+            "KV cache memory (log, all GPUs)": _gib(v.get(f"{short}_kv_cache_gib_all_gpus")),
+            "weights per GPU (log)": _gib(v.get(f"{short}_weights_gib")),
+            "memory used per card (nvidia-smi)": _gb(v.get(f"{short}_vram_per_card_gb")),
+            "both cards": _gb(v.get(f"{short}_vram_total_gb")),
+            "utilisation budget per card": _gb(util * v[f"{short}_card_total_gb"]) if util and v.get(f"{short}_card_total_gb") else "–",
+        })
+    return pd.DataFrame(rows)
+
+
+def kv_check(r: Results) -> pd.DataFrame:
+    """KV capacity against the architecture: bytes per token, memory implied, and the log's own numbers."""
+    rows = []
+    kv_bytes = _v(r.arch["serving"].get("kv_bytes", math.nan))
+    for short, cid in r.speed_configs().items():
+        m = r.arch["models"].get(short)
+        v = r.values
+        tokens, conc, ctx = v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"), v.get(f"{short}_max_model_len")
+        reserved = v.get(f"{short}_kv_cache_gib_all_gpus")
+        row = {"short": short, "model": (m or {}).get("model", r.configs[cid].get("model"))}
+        if m:
+            bpt = kv_bytes_per_token(m, kv_bytes)
+            row.update({
+                "full-attention layers": _v(m["full_attention_layers"]), "KV heads": _v(m["kv_heads"]),
+                "head dim": _v(m["head_dim"]), "KV bytes": kv_bytes, "KV bytes per token": bpt,
+            })
+            if tokens:
+                row["GiB the printed tokens need"] = tokens * bpt / GIB
+            if reserved:
+                row["tokens the reserved memory holds"] = reserved * GIB / bpt
+            block = hybrid_block_size(m, r.arch["serving"])
+            row["block size (assumed state dtype)"] = block
+            row["tokens are whole blocks"] = None if not (block and tokens) else bool(tokens % block == 0)
+        row.update({"printed KV tokens": tokens, "KV GiB reserved (log)": reserved, "max model len": ctx,
+                    "printed concurrency": conc,
+                    "tokens / max model len": tokens / ctx if tokens and ctx else None})
+        if reserved and "GiB the printed tokens need" in row:
+            row["reserved / needed"] = reserved / row["GiB the printed tokens need"]
+            row["concurrency the reserved memory allows"] = row["tokens the reserved memory holds"] / ctx if ctx else None
+        if conc and row["tokens / max model len"]:
+            row["printed concurrency / (tokens / max len)"] = conc / row["tokens / max model len"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def kv_check_display(r: Results) -> pd.DataFrame:
+    k = kv_check(r)
+    if not len(k):
+        return k
+    out = pd.DataFrame({
+        "model": k["model"],
+        "full-attn layers × KV heads × head dim": [f"{a} × {b} × {c}" for a, b, c in
+                                                    zip(k.get("full-attention layers"), k.get("KV heads"), k.get("head dim"))],
+        "KV per token": [f"{x / 1024:.0f} KiB" if pd.notna(x) else "–" for x in k.get("KV bytes per token")],
+        "printed KV tokens": k["printed KV tokens"].map(_int),
+        "memory those tokens need": k["GiB the printed tokens need"].map(_gib),
+        "KV memory the log reserves": k["KV GiB reserved (log)"].map(_gib),
+        "reserved / needed": k["reserved / needed"].map(_x),
+        "tokens / max len": k["tokens / max model len"].map(_x),
+        "printed concurrency": k["printed concurrency"].map(_x),
+        "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(_x),
+    })
+    return out
+
+
+# ---------------------------------------------------------------- speed
+
+
+def speed_table(r: Results) -> pd.DataFrame:
+    """The five measurements per model and the MoE's advantage (dense/MoE for times, MoE/dense for rates)."""
+    rows = []
+    for suffix, metric, label, lower in SPEED_ROWS:
+        d, m = r.values.get(f"dense_{suffix}_{metric}"), r.values.get(f"moe_{suffix}_{metric}")
+        adv = None
+        if d and m:
+            adv = d / m if lower else m / d
+        rows.append(dict(metric=label, dense=d, moe=m, advantage=adv, lower_is_better=lower, unit=metric))
+    return pd.DataFrame(rows)
+
+
+def speed_display(r: Results) -> pd.DataFrame:
+    s = speed_table(r)
+
+    def show(v, unit):
+        if v is None or pd.isna(v):
+            return "–"
+        return f"{v * 1000:,.0f} ms" if unit.endswith("_s") else f"{v:,.1f} tok/s"
+
+    return pd.DataFrame({
+        "metric": s["metric"],
+        "27B dense + MTP": [show(v, u) for v, u in zip(s["dense"], s["unit"])],
+        "35B-A3B MoE": [show(v, u) for v, u in zip(s["moe"], s["unit"])],
+        "MoE advantage": [("–" if pd.isna(a) else f"{a:.2f}× " + ("lower" if lo else "higher"))
+                          for a, lo in zip(s["advantage"], s["lower_is_better"])],
+    })
+
+
+def runs_table(r: Results) -> pd.DataFrame:
+    cols = ["name", "config", "kind", "concurrency", "input_len", "output_len", "completed",
+            "median_ttft_s", "median_tpot_s", "output_tps", "spec_acceptance_length"]
+    runs = r.runs[[c for c in cols if c in r.runs]].copy()
+    return runs.assign(
+        median_ttft_s=runs["median_ttft_s"].map(lambda v: f"{v * 1000:,.1f} ms" if pd.notna(v) else "–"),
+        median_tpot_s=runs["median_tpot_s"].map(lambda v: f"{v * 1000:,.2f} ms" if pd.notna(v) else "–"),
+        output_tps=runs["output_tps"].map(lambda v: f"{v:,.1f}"),
+        spec_acceptance_length=runs["spec_acceptance_length"].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–"),
+    ).rename(columns={"median_ttft_s": "TTFT p50", "median_tpot_s": "TPOT p50", "output_tps": "output t/s",
+                      "spec_acceptance_length": "MTP acceptance length"})
+
+
+def speed_figure(r: Results) -> plt.Figure:
+    s = speed_table(r)
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.9))
+    times, rates = s[s["lower_is_better"]], s[~s["lower_is_better"]]
+    names = {"dense": "27B dense + MTP", "moe": "35B-A3B MoE"}
+    for ax, part, xlabel, scale, fmt in ((axes[0], times, "milliseconds (lower is better)", 1000.0, "{:,.0f} ms"),
+                                         (axes[1], rates, "tokens/s (higher is better)", 1.0, "{:,.0f}")):
+        long = part.melt(id_vars=["metric"], value_vars=["dense", "moe"], var_name="model", value_name="v")
+        long["v"] = long["v"] * scale
+        long["model"] = long["model"].map(names)
+        sns.barplot(data=long, y="metric", x="v", hue="model", hue_order=list(names.values()), ax=ax,
+                    orient="h", legend=False, saturation=1)
+        for container in ax.containers:
+            ax.bar_label(container, labels=[fmt.format(b.get_width()) for b in container], padding=3,
+                         fontsize="small")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("")
+        ax.set_xlim(0, long["v"].max() * 1.25)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in sns.color_palette()[:2]]
+    fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
+    fig.suptitle("Five speed measurements on 2x RTX 3090", fontweight="bold")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+# ---------------------------------------------------------------- gauntlet
+
+
+def _served(r: Results) -> dict[str, str]:
+    return {c["served_model_name"]: c["short"] for c in r.configs.values() if c.get("served_model_name") and c.get("short")}
+
+
+def gauntlet_values(r: Results) -> dict:
+    g = r.data["gauntlet"]
+    out = {}
+    served = _served(r)
+    for row in g.itertuples():
+        short = served.get(row.model, row.model)
+        task = row.task_id if isinstance(row.task_id, str) and row.task_id else None
+        if task is None:
+            continue
+        if pd.notna(row.seconds):
+            out[f"{short}_{task}_seconds"] = float(row.seconds)
+        if pd.notna(row.checks_met):
+            out[f"{short}_{task}_checks_met"] = float(row.checks_met)
+        if isinstance(row.answer, str):
+            try:
+                out[f"{short}_{task}_answer"] = float(row.answer)
+            except ValueError:
+                pass
+    return out
+
+
+def gauntlet_table(r: Results) -> pd.DataFrame:
+    g = r.data["gauntlet"]
+    served = _served(r)
+    rows = []
+    for task, part in g.groupby("task_id", sort=False):
+        row = {"task": part["task"].iloc[0]}
+        secs = {}
+        for p in part.itertuples():
+            short = served.get(p.model, p.model)
+            label = {"dense": "27B dense", "moe": "35B-A3B MoE"}.get(short, p.model)
+            met = "–" if pd.isna(p.checks_met) else f"{int(p.checks_met)}/{int(p.checks_total) if pd.notna(p.checks_total) else '?'}"
+            verified = {True: ", self-verified", False: ", not self-verified"}.get(
+                None if pd.isna(p.self_verified) else bool(p.self_verified), "")
+            answer = f", answer {p.answer}" if isinstance(p.answer, str) else ""
+            row[label] = f"{met} checks{verified}{answer}, {p.seconds:.1f} s"
+            secs[short] = p.seconds
+        row["MoE time advantage"] = fmt_ratio(secs["dense"] / secs["moe"]) if {"dense", "moe"} <= set(secs) else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- reliability
+
+
+def _tool_names(r: Results) -> list[str]:
+    tc = r.data["tool_calls"]
+    return list(dict.fromkeys(tc["name"])) if len(tc) else []
+
+
+def reliability_values(r: Results) -> dict:
+    tc = r.data["tool_calls"]
+    out = {}
+    for name in _tool_names(r):
+        t = tc[tc["name"] == name]
+        n, denied = len(t), t[~t["allowed"].astype(bool)]
+        out[f"{name}_sessions"] = float(t["session"].nunique())
+        out[f"{name}_messages"] = float(t[["session", "message"]].drop_duplicates().shape[0])
+        out[f"{name}_tool_calls"] = float(n)
+        out[f"{name}_errors"] = float(len(denied))
+        out[f"{name}_error_pct"] = 100.0 * len(denied) / n if n else math.nan
+        counts = denied["failure_class"].value_counts()
+        for cls in CLASS_IDS:
+            out[f"{name}_per100_{cls.replace('-', '_')}"] = 100.0 * counts.get(cls, 0) / n if n else math.nan
+        out[f"{name}_per100_total"] = out[f"{name}_error_pct"]
+        stages, closed = ralf_stages(t)
+        if stages:
+            out[f"{name}_ralf_stages"] = float(stages)
+            out[f"{name}_ralf_closed"] = float(closed)
+            out[f"{name}_ralf_closed_pct"] = 100.0 * closed / stages
+    return out
+
+
+def ralf_stages(t: pd.DataFrame) -> tuple[int, int]:
+    """(ralf stage sessions, those that emitted all three handshake calls) in one model's calls."""
+    if "agent" not in t:
+        return 0, 0
+    ralf = t[t["agent"].fillna("").str.startswith("ralf/") & t["allowed"].astype(bool)]
+    everyone = t[t["agent"].fillna("").str.startswith("ralf/")]
+    closed = sum(all(s["target"].fillna("").str.contains(h, regex=False).any() for h in HANDSHAKE)
+                 for _, s in ralf.groupby("session"))
+    return int(everyone["session"].nunique()), int(closed)
+
+
+def _label(r: Results, name: str) -> str:
+    tc = r.data["tool_calls"]
+    config = tc.loc[tc["name"] == name, "config"].iloc[0]
+    return r.configs.get(config, {}).get("label", name)
+
+
+def reliability_table(r: Results) -> pd.DataFrame:
+    conf = r.params["confidence"]
+    rows = []
+    for name in _tool_names(r):
+        n, k = int(r.values[f"{name}_tool_calls"]), int(r.values[f"{name}_errors"])
+        lo, hi = wilson(k, n, conf)
+        rows.append({"model": _label(r, name), "name": name, "sessions": int(r.values[f"{name}_sessions"]),
+                     "messages": int(r.values[f"{name}_messages"]), "tool calls": n, "errors": k,
+                     "error rate": k / n, "low": lo, "high": hi})
+    return pd.DataFrame(rows, columns=["model", "name", "sessions", "messages", "tool calls", "errors",
+                                       "error rate", "low", "high"])
+
+
+def reliability_display(r: Results) -> pd.DataFrame:
+    t = reliability_table(r)
+    conf = f"{r.params['confidence']:.0%}"
+    return pd.DataFrame({
+        "model": t["model"], "sessions": t["sessions"], "messages": t["messages"], "tool calls": t["tool calls"],
+        "errors": t["errors"], "error rate": t["error rate"].map(lambda v: f"{v:.1%}"),
+        f"{conf} Wilson interval": [f"{lo:.1%} – {hi:.1%}" for lo, hi in zip(t["low"], t["high"])],
+    })
+
+
+def pairwise_tests(r: Results) -> pd.DataFrame:
+    t = reliability_table(r).set_index("name")
+    rows = []
+    if len(t) < 2:
+        return pd.DataFrame(columns=["pair", "a", "b", "rate_1", "rate_2", "difference", "ratio", "p_fisher",
+                                     "p_holm", "intervals_overlap"])
+    for a, b in combinations(t.index, 2):
+        c = compare_rates(int(t.loc[a, "errors"]), int(t.loc[a, "tool calls"]),
+                          int(t.loc[b, "errors"]), int(t.loc[b, "tool calls"]), r.params["confidence"])
+        rows.append({"pair": f"{t.loc[a, 'model']} vs {t.loc[b, 'model']}", "a": a, "b": b, **c})
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["p_holm"] = holm(list(out["p_fisher"]))
+    return out
+
+
+def pairwise_display(r: Results) -> pd.DataFrame:
+    p = pairwise_tests(r)
+    return pd.DataFrame({
+        "pair": p["pair"],
+        "error rates": [f"{x:.1%} vs {y:.1%}" for x, y in zip(p["rate_1"], p["rate_2"])],
+        "difference": p["difference"].map(lambda v: f"{v * 100:+.1f} points"),
+        "rate ratio": p["ratio"].map(lambda v: f"{v:.2f}×"),
+        "Fisher exact p": p["p_fisher"].map(lambda v: f"{v:.3f}"),
+        "Holm-adjusted p (3 pairs)": p["p_holm"].map(lambda v: f"{v:.3f}"),
+        "intervals overlap": p["intervals_overlap"].map({True: "yes", False: "no"}),
+    })
+
+
+def breakdown(r: Results) -> pd.DataFrame:
+    """Errors per 100 tool calls by failure class (long form)."""
+    rows = []
+    for name in _tool_names(r):
+        for cls in CLASS_IDS:
+            rows.append({"model": _label(r, name), "name": name, "class": cls, "label": LABELS[cls],
+                         "per100": r.values[f"{name}_per100_{cls.replace('-', '_')}"]})
+    return pd.DataFrame(rows)
+
+
+def breakdown_display(r: Results) -> pd.DataFrame:
+    b = breakdown(r)
+    if not len(b):
+        return b
+    wide = b.pivot(index="label", columns="model", values="per100").reindex([LABELS[c] for c in CLASS_IDS])
+    wide = wide[[_label(r, n) for n in _tool_names(r)]]
+    total = wide.sum().to_frame().T
+    total.index = ["Total"]
+    wide = pd.concat([wide, total]).map(lambda v: f"{v:.2f}")
+    return (wide.reset_index().rename(columns={"index": "failure class"}))
+
+
+def breakdown_figure(r: Results) -> plt.Figure:
+    b = breakdown(r)
+    fig, ax = plt.subplots(figsize=(9, 4.6))
+    if not len(b):
+        ax.text(0.5, 0.5, "no tool-call logs in this data", ha="center", va="center", transform=ax.transAxes)
+        return fig
+    b = b[b.groupby("class")["per100"].transform("max") > 0]
+    sns.barplot(data=b, y="label", x="per100", hue="model", ax=ax, orient="h", saturation=1)
+    ax.set_xlabel("denied tool calls per 100 calls")
+    ax.set_ylabel("")
+    ax.legend(title=None, fontsize="small", loc="lower right")
+    ax.set_title("Failure classes of denied tool calls")
+    fig.tight_layout()
+    return fig
+
+
+def rates_figure(r: Results) -> plt.Figure:
+    t = reliability_table(r)
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    y = np.arange(len(t))
+    ax.errorbar(t["error rate"] * 100, y, xerr=[(t["error rate"] - t["low"]) * 100, (t["high"] - t["error rate"]) * 100],
+                fmt="o", capsize=4)
+    ax.set_yticks(y, t["model"])
+    ax.set_xlabel(f"tool-call error rate, % ({r.params['confidence']:.0%} Wilson interval)")
+    ax.set_xlim(left=0)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    return fig
+
+
+def recovery(r: Results) -> pd.DataFrame:
+    """What each model did right after a denied call, and whether ralf stages closed properly."""
+    tc = r.data["tool_calls"]
+    rows = []
+    for name in _tool_names(r):
+        t = tc[tc["name"] == name].sort_values(["session", "line"])
+        nxt_denied = nxt_allowed = ended = pivot = 0
+        longest = 0
+        for _, s in t.groupby("session", sort=False):
+            allowed = s["allowed"].astype(bool).tolist()
+            targets = s["target"].fillna("").tolist()
+            run = 0
+            for i, ok in enumerate(allowed):
+                run = 0 if ok else run + 1
+                longest = max(longest, run)
+                if ok:
+                    continue
+                if i + 1 == len(allowed):
+                    ended += 1
+                elif allowed[i + 1]:
+                    nxt_allowed += 1
+                    pivot += _script(targets[i + 1]) != _script(targets[i])
+                else:
+                    nxt_denied += 1
+        stages, closed = ralf_stages(t)
+        denied = nxt_denied + nxt_allowed + ended
+        rows.append({"model": _label(r, name), "name": name, "denied calls": denied,
+                     "next call denied again": nxt_denied, "next call allowed": nxt_allowed,
+                     "of which another script or tool": pivot, "session ended on a denial": ended,
+                     "longest run of denials": longest, "ralf stage sessions": stages,
+                     "closed with all 3 handshake calls": closed})
+    return pd.DataFrame(rows, columns=["model", "name", "denied calls", "next call denied again", "next call allowed",
+                                       "of which another script or tool", "session ended on a denial",
+                                       "longest run of denials", "ralf stage sessions",
+                                       "closed with all 3 handshake calls"])
+
+
+def recovery_display(r: Results) -> pd.DataFrame:
+    rec = recovery(r)
+
+    def share(k, n):
+        return f"{k} ({k / n:.0%})" if n else "–"
+
+    return pd.DataFrame({
+        "model": rec["model"], "denied calls": rec["denied calls"],
+        "next call denied again (retry)": [share(k, n) for k, n in zip(rec["next call denied again"], rec["denied calls"])],
+        "next call allowed": [share(k, n) for k, n in zip(rec["next call allowed"], rec["denied calls"])],
+        "…with another script or tool (pivot)": [share(k, n) for k, n in zip(rec["of which another script or tool"], rec["denied calls"])],
+        "longest run of denials": rec["longest run of denials"],
+        "ralf stages closed with all 3 handshake calls": [f"{c} of {s}" for c, s in zip(rec["closed with all 3 handshake calls"], rec["ralf stage sessions"])],
+    })
+
+
+def _script(target: str) -> str:
+    """What a call runs: the script of a uv run command, else the first word."""
+    words = str(target).split()
+    for w in words:
+        if w.endswith(".py"):
+            return w.rsplit("/", 1)[-1]
+    return words[0] if words else ""
+
+
+# ---------------------------------------------------------------- published, reference, claims
+
+
+def reference_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    out = []
+    for ref in r.reference:
+        df = pd.DataFrame(ref["rows"], columns=ref["columns"])
+        out.append((f"{ref['label']} [{ref['source']}]", df))
+    return out
+
+
+def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    return [(f"{t.title} [{t.source}]", (claims_mod.published_layout(r.published, r.comparison, t.id)))
+            for t in r.published.tables]
+
+
+def mismatches(r: Results) -> pd.DataFrame:
+    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
+    return (pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
+                         "published": c["published"], "reproduced": c["reproduced"],
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")}))
+
+
+def ledger_display(r: Results) -> pd.DataFrame:
+    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+    return (r.ledger[cols].rename(columns={"id": "claim id"}).fillna(""))
+
+
+def configs_table(r: Results) -> pd.DataFrame:
+    rows = []
+    for cid, c in r.configs.items():
+        rows.append(dict(config=cid, source=c.get("source"), platform=c.get("platform"), model=c.get("model"),
+                         quantisation=c.get("quantisation"), speculative=c.get("speculative"),
+                         kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip()))
+    return pd.DataFrame(rows)
+
+
+def ingest_table(r: Results) -> pd.DataFrame:
+    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+
+
+# ---------------------------------------------------------------- caveats
+
+
+def _caveats(r: Results) -> pd.DataFrame:
+    out = authors_caveats(r.published)
+    speed = r.speed_configs()
+    compared = [(speed["dense"], speed["moe"])] if {"dense", "moe"} <= set(speed) else []
+    out += [c for c in data_caveats(r.data, r.runs, r.ledger, compared=compared)
+            if c["origin"] != "data rule: small-samples"]  # no P99 is shown here
+    out += _kv_caveats(r) + _vram_caveat(r) + _decode_caveat(r) + _reliability_caveats(r) + _gauntlet_caveat(r)
+    return pd.DataFrame(out, columns=["origin", "caveat"])
+
+
+def _c(rule: str, text: str) -> dict:
+    return dict(origin=f"data rule: {rule}", caveat=text)
+
+
+def _kv_caveats(r: Results) -> list[dict]:
+    out = []
+    k = kv_check(r)
+    for row in k.to_dict("records"):
+        ratio = row.get("printed concurrency / (tokens / max len)")
+        if ratio is not None and not math.isnan(ratio) and abs(ratio - 1) > 0.02:
+            out.append(_c("start-up-log-disagrees", (
+                f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
+                f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a maximum "
+                f"concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid models vLLM "
+                "divides its shared block pool by the number of KV-cache groups when it prints the token count, but "
+                "not when it computes the concurrency (vLLM issue #40691); the concurrency is the figure the "
+                "scheduler uses.")))
+        rn = row.get("reserved / needed")
+        if rn is not None and not math.isnan(rn) and abs(rn - 1) > 0.05:
+            out.append(_c("kv-arithmetic", (
+                f"{row['model']}: by the architecture ({row['full-attention layers']} full-attention layers × "
+                f"{row['KV heads']} KV heads × {row['head dim']} × 2 × {row['KV bytes']:g} byte = "
+                f"{row['KV bytes per token'] / 1024:.0f} KiB per token) the printed {row['printed KV tokens']:,.0f} "
+                f"tokens need {row['GiB the printed tokens need']:.2f} GiB, while the log reserves "
+                f"{row['KV GiB reserved (log)']:.2f} GiB across the GPUs ({rn:.2f}×). That memory would hold "
+                f"{row['concurrency the reserved memory allows']:.2f} full-length requests, close to the printed "
+                "concurrency; the token count understates the capacity.")))
+        if row.get("tokens are whole blocks") is False:
+            out.append(_c("kv-block-size", (
+                f"{row['model']}: the printed token count is not a whole number of {row['block size (assumed state dtype)']}"
+                "-token blocks under the assumed state dtype (architecture.yml); the assumed layout may be wrong.")))
+    return out
+
+
+def _vram_caveat(r: Results) -> list[dict]:
+    v, speed = r.values, r.speed_configs()
+    if not {"dense", "moe"} <= set(speed):
+        return []
+    utils = {s: (r.configs[c].get("serve_args") or {}).get("gpu_memory_utilization") for s, c in speed.items()}
+    d, m = v.get("dense_vram_per_card_gb"), v.get("moe_vram_per_card_gb")
+    if not (d and m) or utils["dense"] != utils["moe"] or not utils["dense"] or abs(d - m) < 0.5:
+        return []
+    budget = utils["dense"] * v["dense_card_total_gb"]
+    return [_c("vram-vs-utilisation", (
+        f"Both servers ran with `--gpu-memory-utilization {utils['dense']}` (about {budget:.1f} GB of each card), and "
+        "vLLM sizes the KV cache to fill that budget whatever the model; yet nvidia-smi shows "
+        f"{d:.1f} GB per card for the dense model and {m:.1f} GB for the MoE ({d - m:.1f} GB apart). The smaller "
+        "footprint is not a property of the model at a fixed utilisation: the two readings were probably taken "
+        "differently (or other processes shared the cards).")), ]
+
+
+def _decode_caveat(r: Results) -> list[dict]:
+    out = []
+    for short, cid in r.speed_configs().items():
+        single, long_ = r.values.get(f"{short}_decode_single_decode_tps"), r.values.get(f"{short}_decode_long_decode_tps")
+        if single and long_ and long_ > single * 1.02:
+            spec = r.configs[cid].get("speculative", "none")
+            why = (f"With speculative decoding ({spec}) a higher draft acceptance on the long prompt could explain it."
+                   if not str(spec).startswith("none") else
+                   "This server ran without speculative decoding, so nothing in the published setup explains it; "
+                   "the two rows were probably measured with different prompts or output lengths.")
+            out.append(_c("decode-long-faster", (
+                f"{r.configs[cid].get('model')}: decode at long context ({long_:.0f} tok/s) is faster than "
+                f"single-stream decode ({single:.0f} tok/s). Decode normally slows as the context grows. {why}")))
+    return out
+
+
+def _reliability_caveats(r: Results) -> list[dict]:
+    out = []
+    tc = r.data["tool_calls"]
+    if not len(tc):
+        return out
+    speed_models = {r.configs[c].get("model") for c in r.speed_configs().values()}
+    rel_configs = {c: r.configs[c] for c in tc["config"].unique()}
+    versions = {c.get("engine_version") for c in rel_configs.values()}
+    out.append(_c("reliability-models-differ", (
+        "The reliability logs come from another rig and other checkpoints than the speed runs: "
+        + ", ".join(f"{c.get('model')} ({c.get('quantisation')})" for c in rel_configs.values())
+        + f" on {next(iter(rel_configs.values())).get('platform')}, vLLM {', '.join(sorted(v for v in versions if v))}; "
+        f"the speed runs used {', '.join(sorted(m for m in speed_models if m))}. The dense model of the reliability "
+        "logs is Qwen3.5-27B, not the Qwen3.6-27B of the speed table.")))
+    p = pairwise_tests(r)
+    if len(p):
+        sig = p[p["p_fisher"] < 0.05]
+        sig_holm = p[p["p_holm"] < 0.05]
+        n = reliability_table(r)["tool calls"]
+        text = (f"With {n.min()}-{n.max()} tool calls per model, the {r.params['confidence']:.0%} Wilson intervals of "
+                "all three error rates overlap. ")
+        if len(sig):
+            text += ("Fisher's exact test puts " + "; ".join(f"{row.pair} at p = {row.p_fisher:.3f}" for row in sig.itertuples())
+                     + " below 0.05 on its own, " + ("and it stays there" if len(sig_holm) else
+                                                    "but not after a Holm correction for the three comparisons")
+                     + ". ")
+        others = p[p["p_fisher"] >= 0.05]
+        if len(others):
+            text += "The other differences (" + "; ".join(f"{row.pair}: p = {row.p_fisher:.2f}" for row in others.itertuples()) \
+                    + ") are within what chance gives at these sample sizes."
+        out.append(_c("small-error-counts", text))
+    return out
+
+
+def _gauntlet_caveat(r: Results) -> list[dict]:
+    g = r.data["gauntlet"]
+    if not len(g):
+        return []
+    runs = g.groupby(["task_id", "model"]).size()
+    return [_c("gauntlet-single-runs", (
+        f"The gauntlet has {g['task_id'].nunique()} tasks with {int(runs.max())} graded answer per task and model, "
+        "hand-timed: a tie on correctness and the time ratios are single observations, not rates.")),
+    ] if runs.max() == 1 else []
+
+
+# ---------------------------------------------------------------- glue and downloads
+
+
+def glue_values(r: Results) -> dict:
+    out = {}
+    s = speed_table(r).set_index("metric")
+    s = s.astype({"dense": float, "moe": float, "advantage": float})
+    for suffix, metric, label, _ in SPEED_ROWS:
+        out[f"adv_{suffix}"] = float(s.loc[label, "advantage"])
+        out[f"dense_{suffix}"] = float(s.loc[label, "dense"])
+        out[f"moe_{suffix}"] = float(s.loc[label, "moe"])
+    adv = s["advantage"].dropna()
+    out["adv_min"] = float(adv.min()) if len(adv) else math.nan
+    out["adv_min_metric"] = str(adv.idxmin()) if len(adv) else "–"
+    out["adv_max"] = float(adv.max()) if len(adv) else math.nan
+    out["adv_max_metric"] = str(adv.idxmax()) if len(adv) else "–"
+    for key in ("dense_ttft_short", "moe_ttft_short", "dense_prefill_3525", "moe_prefill_3525"):
+        out[f"{key}_ms"] = out[key] * 1000
+    v = r.values
+    prompt = _prefill_prompt(r)
+    out["prefill_rate_dense"] = prompt / out["dense_prefill_3525"]
+    out["prefill_rate_moe"] = prompt / out["moe_prefill_3525"]
+    for short in ("dense", "moe"):
+        for key in ("kv_cache_tokens", "max_concurrency", "max_model_len", "vram_per_card_gb", "vram_total_gb"):
+            if f"{short}_{key}" in v:
+                out[f"{short}_{key}"] = float(v[f"{short}_{key}"])
+    if "moe_kv_cache_tokens" in out and "dense_kv_cache_tokens" in out:
+        out["kv_ratio"] = out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"]
+        out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
+    k = kv_check(r).set_index("short")
+    for short in k.index:
+        for col, name in (("KV bytes per token", "kv_bytes_per_token"), ("reserved / needed", "reserved_over_needed"),
+                          ("printed concurrency / (tokens / max len)", "conc_over_tokens")):
+            if col in k and pd.notna(k.loc[short, col]):
+                out[f"{short}_{name}"] = float(k.loc[short, col])
+    if "dense_kv_bytes_per_token" in out and "moe_kv_bytes_per_token" in out:
+        out["kv_bytes_ratio"] = out["dense_kv_bytes_per_token"] / out["moe_kv_bytes_per_token"]
+        out["dense_kv_kib"] = out["dense_kv_bytes_per_token"] / 1024
+        out["moe_kv_kib"] = out["moe_kv_bytes_per_token"] / 1024
+    rel = reliability_table(r)
+    for row in rel.to_dict("records"):
+        name = row["name"]
+        out[f"{name}_error_pct"] = row["error rate"] * 100
+        out[f"{name}_low_pct"] = row["low"] * 100
+        out[f"{name}_high_pct"] = row["high"] * 100
+        out[f"{name}_calls"] = int(row["tool calls"])
+        out[f"{name}_errors"] = int(row["errors"])
+    p = pairwise_tests(r)
+    for row in p.itertuples():
+        out[f"p_{row.a}_{row.b}"] = float(row.p_fisher)
+        out[f"p_holm_{row.a}_{row.b}"] = float(row.p_holm)
+    if len(p):
+        out["p_min"] = float(p["p_fisher"].min())
+        out["p_min_pair"] = str(p.loc[p["p_fisher"].idxmin(), "pair"])
+        out["p_min_holm"] = float(p.loc[p["p_fisher"].idxmin(), "p_holm"])
+    out["confidence_pct"] = int(round(r.params["confidence"] * 100))
+    counts = claims_mod.verdict_counts(r.ledger)
+    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
+    out["claims_total"] = len(r.ledger)
+    out["cells_total"] = int(r.comparison["within"].notna().sum())
+    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    return out
+
+
+def _prefill_prompt(r: Results) -> float:
+    """Prompt length of the prefill runs (from study.yml), for the effective prefill rate."""
+    runs = r.runs[r.runs["name"].astype(str).str.endswith("_prefill_3525")] if "name" in r.runs else r.runs.iloc[0:0]
+    lens = runs["input_len"].dropna() if "input_len" in runs else []
+    return float(lens.iloc[0]) if len(lens) else math.nan
+
+
+def downloads(r: Results) -> dict[str, pd.DataFrame]:
+    return {
+        "runs": r.runs, "requests": r.data["requests"], "boot": r.data["boot"], "gpu_samples": r.data["gpu_samples"],
+        "gauntlet": r.data["gauntlet"], "tool_calls": r.data["tool_calls"],
+        "reliability": reliability_table(r), "pairwise_tests": pairwise_tests(r), "failure_classes": breakdown(r),
+        "recovery": recovery(r), "kv_check": kv_check(r),
+        "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
+    }
+
+
+# ---------------------------------------------------------------- formatting helpers
+
+
+def _int(v):
+    return "–" if v is None or pd.isna(v) else f"{v:,.0f}"
+
+
+def _x(v):
+    return "–" if v is None or pd.isna(v) else f"{v:.2f}×"
+
+
+def _gib(v):
+    return "–" if v is None or pd.isna(v) else f"{v:.2f} GiB"
+
+
+def _gb(v):
+    return "–" if v is None or pd.isna(v) else f"{v:.1f} GB"

@@ -1,0 +1,772 @@
+r"""Reader for vLLM server logs: stats windows, access lines, spec decoding, start-up facts.
+
+Users keep months of `vllm serve` output, so the file is streamed in large byte chunks and
+only candidate lines are parsed; the rest is counted, not looked at one by one:
+
+- one regex scan per chunk, anchored on the end of vLLM's log header (`file.py:N] `),
+  counts the header lines and notes those whose message starts like a periodic stats line,
+  a `SpecDecoding metrics:` line or a start-up fact;
+- one scan finds the uvicorn access lines (`INFO:     ip:port - "POST /path HTTP/1.1" 200`);
+- newlines are counted with numpy, so line numbers are exact. A line ends at `\n` (as for
+  `grep -n` and `sed -n Np`): a `\r` from a progress bar does not start a new line, and a
+  `\r\n` line ending is tolerated.
+
+A candidate message is matched from its start to the end of the line by a strict template
+(the fields in formats.md's order); the time, process and call site come from the header
+by position. Lines that miss (ANSI colour codes, other prefixes, other field orders) go
+through full-line templates with ANSI codes stripped. A line saying `Avg prompt throughput`
+is never dropped silently: each chunk's count of that phrase is checked against the stats
+lines found, and the rest are reported as "stats line of an unknown template".
+
+Templates (../shared/formats.md, section 2): V1 `Engine 000:` and `N Engines Aggregated:`
+lines of 0.10.1-0.11, 0.12-0.19, 0.20-0.22.1 and 0.33 (`log_format` v1-0.10, v1-0.12,
+v1-0.20, v1-0.33: the newest template the optional fields need, or the newer version the
+`loggers.py:N` call site names), and V0 lines (`Swapped`/`Pending`; v0), with or without the
+`(APIServer pid=N)` tag and any date, docker or journald prefix. Percentages become
+fractions; `nan%` becomes NaN and the row is kept. Optional fields without a schema column
+(`Corrupted`, external and MM cache hit rates, `KV fetch`, V0's CPU KV usage and CPU prefix
+hit rate, a KV device other than GPU) are extra columns, present only when printed.
+Access lines keep the client host without its ephemeral port, redacted.
+
+Counting: `read` = lines (a last line without a newline counts). `ignored` = lines that
+gave no row, by reason. "other log line" counts lines with a vLLM header; lines without one
+(tracebacks, progress bars, uvicorn start-up text, blank lines) are "traceback/continuation
+line". The split is counted from header matches, so a line quoting a second `file.py:N] `
+inside its message can move one line between these two reasons; the total is exact.
+Candidate lines that are not valid UTF-8 are counted, never decoded with replacements.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..redact import redact
+from ..tables import SCHEMAS, Column, columns
+from .errors import IngestError
+from .result import IngestResult
+from .textio import GZIP_ERRORS, open_text
+
+FORMAT = "vllm-server-log"
+TABLES = ("windows", "access", "spec_decode", "boot")
+
+CHUNK_BYTES = 8 << 20  # read per step; the working memory does not grow with the file
+
+OTHER = "other log line"
+CONTINUATION = "traceback/continuation line"
+UNKNOWN_STATS = "stats line of an unknown template"
+HEADERLESS_STATS = "stats line without a vLLM log header (no time)"
+UNKNOWN_SPEC = "SpecDecoding line of an unknown template"
+UNKNOWN_BOOT = "start-up line of an unknown template"
+ORPHAN_V0_PREFIX = "V0 prefix-cache line with no V0 stats line just before it"
+BAD_ACCESS = "access line with an unreadable request line"
+NOT_UTF8 = "candidate line is not valid UTF-8"
+PARTIAL = "partial last line (no newline at the end)"
+
+# ---------------------------------------------------------------- templates (bytes)
+
+_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_ESC = rb"(?:\x1b\[[0-9;]*m)?"
+_NUMBER = rb"-?(?:\d+(?:\.\d*)?|nan|inf)"  # as %d, %.1f, %.2f print, nan and inf included
+_END = rb"[ \t]*"
+
+
+def _n(name: str) -> bytes:
+    return b"(?P<%s>%s)" % (name.encode(), _NUMBER)
+
+
+# `(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] `, with anything before the tag or
+# the level (a date, docker or journald prefix); V0 printed `metrics.py:396]` without `[`.
+_HEAD = (rb"[^\n]*?(?:\((?P<proc>[^()\s]+) pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+         rb"(?P<time>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? (?P<site>\[?[^\]\s]+?:\d+\]) ")
+_PROC = re.compile(rb"\(([^()\s]+) pid=\d+\)")
+
+_STATS_START = rb"(?:Engine (?P<engine>\d+)|(?P<engines>\d+) Engines Aggregated): "
+_THROUGHPUT = (rb"Avg prompt throughput: " + _n("prompt_tps") + rb" tokens/s, "
+               rb"Avg generation throughput: " + _n("generation_tps") + rb" tokens/s, ")
+_KV = rb", (?P<device>\w+) KV cache usage: " + _n("kv_usage") + rb"%"
+_V1_TAIL = [  # optional parts after the KV usage, in the order vLLM prints them
+    rb"Prefix cache hit rate: " + _n("prefix_hit_rate") + rb"%",
+    rb"Corrupted: (?P<corrupted>\d+) reqs",
+    rb"External prefix cache hit rate: " + _n("external_prefix_hit_rate") + rb"%",
+    rb"MM cache hit rate: " + _n("mm_hit_rate") + rb"%",
+    rb"KV fetch: (?P<kv_fetch_waiting>\d+) waiting to start, (?P<kv_fetch_in_progress>\d+) in "
+    rb"progress, (?P<kv_fetch_completed>\d+) completed waiting",
+]
+_V1_HEAD = (_STATS_START + _THROUGHPUT + rb"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs")
+# formats.md order: the fast path
+_V1_MSG = re.compile(
+    _V1_HEAD + rb"(?:, Deferred: (?P<deferred>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
+    + _KV + b"".join(rb"(?:, %s)?" % part for part in _V1_TAIL) + _END)
+# any order of the optional parts: the fallback, with the header
+_V1 = re.compile(
+    _HEAD + _V1_HEAD + rb"(?:, (?:Deferred: (?P<deferred>\d+) reqs|Preemptions: (?P<preemptions>\d+)))*"
+    + _KV + rb"(?:, (?:%s))*" % b"|".join(_V1_TAIL) + _END)
+_V0_BODY = (
+    _THROUGHPUT + rb"Running: (?P<running>\d+) reqs, Swapped: (?P<swapped>\d+) reqs, "
+    rb"Pending: (?P<waiting>\d+) reqs, GPU KV cache usage: " + _n("kv_usage") + rb"%, "
+    rb"CPU KV cache usage: " + _n("cpu_kv_usage") + rb"%(?:, Prefix cache hit rate: GPU: "
+    + _n("prefix_hit_rate") + rb"%, CPU: " + _n("cpu_prefix_hit_rate") + rb"%)?\.?" + _END)
+_V0_MSG, _V0 = re.compile(_V0_BODY), re.compile(_HEAD + _V0_BODY)
+# V0 printed the prefix-cache rate on its own line right after the stats line
+_V0_PREFIX_BODY = (rb"Prefix cache hit rate: GPU: " + _n("prefix_hit_rate") + rb"%, CPU: "
+                   + _n("cpu_prefix_hit_rate") + rb"%\.?" + _END)
+_V0_PREFIX_MSG, _V0_PREFIX = re.compile(_V0_PREFIX_BODY), re.compile(_HEAD + _V0_PREFIX_BODY)
+# 0.11-0.33, 0.10.1 (rate first, no throughputs) and the PR #24127 form (rate first, throughputs)
+_SPEC_BODY = (
+    rb"(?:Engine \d+: )?(?:SpecDecoding metrics: )?(?:Draft acceptance rate: " + _n("rate_first") + rb"%, )?"
+    rb"Mean acceptance length: " + _n("mean_acceptance_length") + rb", "
+    rb"(?:Accepted throughput: " + _n("accepted_tps") + rb" tokens/s, "
+    rb"Drafted throughput: " + _n("drafted_tps") + rb" tokens/s, )?"
+    rb"Accepted: (?P<accepted_tokens>\d+) tokens, Drafted: (?P<draft_tokens>\d+) tokens, "
+    rb"Per-position acceptance rate: (?P<per_position>" + _NUMBER + rb"(?:, " + _NUMBER + rb")*)"
+    rb"(?:, Avg Draft acceptance rate: " + _n("rate_last") + rb"%)?" + _END)
+_SPEC_MSG, _SPEC = re.compile(_SPEC_BODY), re.compile(_HEAD + _SPEC_BODY)
+_HEAD_RX = re.compile(_HEAD)
+_NEVER = re.compile(rb"(?!)")  # start-up lines always take the full-line path
+_STATS_KEY = b"Avg prompt throughput"
+_STATS_LOOSE = re.compile(rb"(?:(?:Engine \d+|\d+ Engines Aggregated): )?Avg prompt throughput: " + _NUMBER)
+
+# Where a header ends, and what its message starts with (lookaheads: the match ends at the
+# message). The one scan over every chunk.
+_KINDS = {
+    "stats": rb"(?:Engine \d+: |\d+ Engines Aggregated: )?Avg prompt throughput",
+    "spec": rb"(?:Engine \d+: )?(?:SpecDecoding metrics|Draft acceptance rate)",
+    "v0prefix": rb"Prefix cache hit rate: GPU",
+    "boot": (rb"\w+ KV cache size|Maximum concurrency for|Available KV cache memory"
+             rb"|Graph capturing finished|CUDAGraphMode\.|Loading weights took|Model loading took"
+             rb"|Loading model weights took|vLLM (?:API )?server version|Initializing an? (?:V1 )?LLM engine"
+             rb"|Resolved architecture|[ \x80-\xff]+(?:version|model) "),
+}
+_ANCHOR = re.compile(rb"\.py:\d+\]" + _ESC + rb" (?:"
+                     + b"|".join(rb"(?=(?P<%s>%s))" % (k.encode(), p) for k, p in _KINDS.items()) + rb")?")
+
+# client host (the ephemeral port is dropped), request line, status
+_HOST = rb"([^\s:\[\]]+|\[[^\]\s]*\])(?::\d+)?"
+_ACCESS = re.compile(rb'INFO:     ' + _HOST + rb' - "([^"\n]*)" (\d{3})')
+_ACCESS_ANSI = re.compile(  # chunks where uvicorn coloured its lines (it ran on a TTY)
+    rb"INFO" + _ESC + rb": +" + _ESC + _HOST + _ESC + rb' - "([^"\n]*)" ' + _ESC + rb"(\d{3})")
+_REQUEST_LINE = re.compile(r"([A-Z]+) (.*) HTTP/(\d(?:\.\d)?)")
+
+# `loggers.py:N` call site of the stats line -> template (formats.md)
+_SITE_FORMAT = {123: "v1-0.10", 127: "v1-0.10", 236: "v1-0.12", 248: "v1-0.12", 257: "v1-0.12",
+                259: "v1-0.12", 271: "v1-0.20", 335: "v1-0.33"}
+_FORMATS = ("v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33")
+
+
+def _fields(rx: re.Pattern, skip: int = 0) -> list[str]:
+    """Group names in group order (every group of these templates is named)."""
+    assert rx.groups == len(rx.groupindex), rx.pattern
+    return sorted(rx.groupindex, key=rx.groupindex.get)[skip:]
+
+
+_HEAD_GROUPS = _HEAD_RX.groups
+_V1_FIELDS, _V0_FIELDS, _SPEC_FIELDS = _fields(_V1_MSG), _fields(_V0_MSG), _fields(_SPEC_MSG)
+assert _fields(_V1, _HEAD_GROUPS) == _V1_FIELDS and _fields(_SPEC, _HEAD_GROUPS) == _SPEC_FIELDS
+
+# Start-up facts (str patterns, searched in the message of a `boot` candidate line):
+# (pattern, [(fact, group, unit), ...]); unit None = the value is text.
+_BOOT = [
+    (re.compile(r"\b\w+ KV cache size: ([\d,]+) tokens"), [("kv_cache_tokens", 1, "tokens")]),
+    (re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x"),
+     [("max_model_len", 1, "tokens"), ("max_concurrency", 2, "x")]),
+    (re.compile(r"Available KV cache memory: ([\d.,]+) GiB"), [("kv_cache_gib", 1, "GiB")]),
+    (re.compile(r"Graph capturing finished in ([\d.,]+) secs?, took ([\d.,]+) GiB"),
+     [("graph_capture_s", 1, "s"), ("graph_capture_gib", 2, "GiB")]),
+    (re.compile(r"CUDAGraphMode\.(\w+) is not supported with (.+?)(?: \(support: [^)]*\))?; "
+                r"setting cudagraph_mode=(\w+)"),
+     [("cudagraph_mode_from", 1, None), ("cudagraph_reason", 2, None), ("cudagraph_mode_to", 3, None)]),
+    (re.compile(r"Loading weights took ([\d.,]+) seconds"), [("weights_load_s", 1, "s")]),
+    # vLLM divides by 2**30 in every version, so the old "GB" is GiB too.
+    (re.compile(r"(?:Model loading|Loading model weights) took ([\d.,]+) Gi?B(?: memory)?(?: and ([\d.,]+) seconds)?"),
+     [("weights_gib", 1, "GiB"), ("model_load_s", 2, "s")]),
+    (re.compile(r"vLLM (?:API )?server version (\S+?),? (?:serving model (\S.*))?$"),
+     [("engine_version", 1, None), ("model", 2, None)]),
+    (re.compile(r"vLLM (?:API )?server version (\S+)$"), [("engine_version", 1, None)]),
+    (re.compile(r"Initializing an? (?:V1 )?LLM engine \(v?([^)\s]+)\) with config: (?:.*?\bmodel='([^']*)')?"),
+     [("engine_version", 1, None), ("model", 2, None)]),
+    (re.compile(r"Resolved architecture: (\S+)"), [("architecture", 1, None)]),
+    (re.compile(r"^[ \u2580-\u259f]+version (\S+)"), [("engine_version", 1, None)]),
+    (re.compile(r"^[ \u2580-\u259f]+model +(\S+)"), [("model", 1, None)]),
+]
+
+# ---------------------------------------------------------------- detection
+
+_SNIFF_HEAD = re.compile(
+    r"(?m)^[^\n]{0,120}?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
+    r"\[?[\w./-]+\.py:\d+\] ")
+_SNIFF_ACCESS = re.compile(r'(?m)^[^\n]{0,60}?INFO: +\S+ - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}')
+_ANSI_S = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def sniff(head: str, path=None) -> bool:
+    """True when the first bytes hold a vLLM log header line or a uvicorn access line."""
+    text = head.lstrip("\ufeff \t\r\n")
+    if text.startswith("{") or re.match(r"\[\s*[\[{\]]", text):  # JSON, not a log
+        return False
+    text = _ANSI_S.sub("", head)
+    return bool(_SNIFF_HEAD.search(text) or _SNIFF_ACCESS.search(text))
+
+
+# ---------------------------------------------------------------- reading
+
+
+class LogIngestResult(IngestResult):
+    """An IngestResult whose summary speaks of lines and windows."""
+
+    def summary(self) -> str:
+        windows = len(self.tables.get("windows", ()))
+        text = (f"{self.path} [{self.format}]: {self.read} lines read, {windows} windows found, "
+                f"{self.ignored} lines ignored")
+        rows = ", ".join(f"{name} {len(df)}" for name, df in self.tables.items())
+        if rows:
+            text += f" -> rows: {rows}"
+        if self.reasons:
+            text += "; ignored because: " + "; ".join(
+                f"{reason} ({n})" for reason, n in self.reasons.most_common())
+        return text
+
+
+def read(path: Path, run_prefix: str | None = None) -> IngestResult:
+    """Read one vLLM server log (plain or .gz) into windows, access, spec_decode and boot.
+
+    `run_prefix` is accepted for the reader interface; log rows carry no run id."""
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError(path, None, "file not found; expected a vLLM server log")
+    state = _State(str(path))
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
+    try:
+        for buf, partial in _chunks(path):
+            state.scan(buf, partial)
+        return state.result()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _chunks(path: Path):
+    """(bytes ending with a newline, is-a-cut-off-last-line) pieces of the decompressed file."""
+    fh = open_text(path)  # plain or gzip; the encoding from the byte-order mark
+    utf16 = fh.encoding == "utf-16"
+    if utf16:
+        fh.reconfigure(newline="")  # keep "\r" as it is: lines end at "\n" only
+    raw = fh if utf16 else fh.buffer  # UTF-8 is scanned as bytes, candidate lines decoded
+    carry, first, offset = b"", True, 0
+    try:
+        with fh:
+            while data := raw.read(CHUNK_BYTES):
+                if utf16:
+                    data = data.encode("utf-8")
+                elif first and data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+                first = False
+                offset += len(data)
+                cut = data.rfind(b"\n")
+                if cut < 0:  # a line longer than a chunk
+                    carry += data
+                    continue
+                yield carry + data[: cut + 1], False
+                carry = data[cut + 1:]
+    except GZIP_ERRORS as exc:
+        raise IngestError(path, f"byte {offset} of the decompressed stream",
+                          f"cannot read on (corrupt or cut-off gzip?): {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, None, f"not UTF-16 text ({exc.reason}) despite its byte-order mark") from exc
+    if carry:
+        yield carry + b"\n", True
+
+
+class _State:
+    """What the chunks gave so far: column arrays per chunk, counts and reasons."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.lines = 0  # lines of the chunks scanned so far
+        self.windows: list[dict] = []  # column arrays, one dict per chunk and template
+        self.spec: list[dict] = []
+        self.v0_prefix: list[tuple] = []  # (line, process, GPU %, CPU %)
+        self.boot: list[tuple] = []  # (line, time, process, fact, value, value_num, unit)
+        self.boot_lines = 0
+        self.access_lines: list[np.ndarray] = []
+        self.access_codes: list[np.ndarray] = []
+        self.access_keys: dict[tuple, int] = {}  # distinct (host, request, status) -> code
+        self.procs: dict[bytes, bytes] = {}  # text before the time -> process name
+        self.header_lines = 0  # lines with a vLLM header that are none of the kinds
+        self.reasons: Counter = Counter()
+
+    def _rows(self) -> int:
+        return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.v0_prefix)
+                + self.boot_lines + sum(map(len, self.access_lines)))
+
+    # -- one chunk
+
+    def scan(self, buf: bytes, partial: bool) -> None:
+        """Find and parse the candidate lines of `buf` (whole lines); count the rest."""
+        if partial:
+            before = (self._rows(), Counter(self.reasons), self.header_lines)
+        nl = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10)
+        cands: dict[str, list] = {kind: [] for kind in _KINDS}
+        headers = 0
+        for m in _ANCHOR.finditer(buf):
+            kind = m.lastgroup
+            if kind is None:
+                headers += 1
+            else:
+                cands[kind].append(m.span())
+        if buf.count(_STATS_KEY) > len(cands["stats"]):  # stats text the anchor did not see
+            headers -= self._unanchored_stats(buf, cands["stats"])
+        coloured = b"\x1b" in buf
+        for kind, spans in cands.items():
+            if spans:
+                getattr(self, "_" + kind)(buf, nl, spans, coloured)
+        self._access(buf, nl, coloured and b"INFO\x1b[" in buf)
+        if partial and self._rows() == before[0]:  # the cut-off line gave nothing
+            self.reasons, self.header_lines, headers = before[1], before[2], 0
+            self.reasons[PARTIAL] += 1
+        self.header_lines += headers
+        self.lines += len(nl)
+
+    @staticmethod
+    def _unanchored_stats(buf: bytes, spans: list) -> int:
+        """Add the lines holding the stats phrase that the anchor did not classify (no
+        header, or text before the phrase); return how many of them were counted as headers."""
+        seen = {buf.rfind(b"\n", 0, a) + 1 for a, _ in spans}
+        moved, i = 0, buf.find(_STATS_KEY)
+        while i >= 0:
+            s = buf.rfind(b"\n", 0, i) + 1
+            if s not in seen:
+                seen.add(s)
+                spans.append((s, s))  # no anchor: the full-line templates decide
+                moved += len(_ANCHOR.findall(buf, s, buf.find(b"\n", i)))
+            i = buf.find(_STATS_KEY, i + 1)
+        spans.sort()
+        return moved
+
+    def _candidates(self, buf: bytes, nl: np.ndarray, spans: list, fast: re.Pattern, coloured: bool):
+        """Match each candidate message with the `fast` template (message start to line end).
+
+        Returns the fast rows as (line numbers, matches, times, processes, call sites) and
+        the other lines as (line number, line bytes with ANSI codes stripped) for the
+        full-line templates. The header is read by position: the time is the 14 bytes
+        before the space that precedes the file name."""
+        index = np.searchsorted(nl, [a for a, _ in spans])  # newlines before each line
+        starts = np.append(0, nl + 1)[index].tolist()
+        ends = nl[index].tolist()
+        if b"\r" in buf:  # "\r\n" line ends
+            ends = [e - 1 if buf[e - 1] == 13 else e for e in ends]
+        numbers = (index + (self.lines + 1)).tolist()
+        rfind = buf.rfind
+        spaces = [rfind(b" ", s, a) for (a, _), s in zip(spans, starts)]
+        matches = [fast.fullmatch(buf, p, e) if a != p else None for (a, p), e in zip(spans, ends)]
+        times = [buf[q - 14:q] if q - 15 >= s else b"" for q, s in zip(spaces, starts)]
+        good = np.array([m is not None for m in matches]) & _time_like(times)
+        slow = [(numbers[i], starts[i], ends[i]) for i in np.flatnonzero(~good).tolist()]
+        if slow:
+            keep = np.flatnonzero(good).tolist()
+            spans, starts, numbers, spaces, matches, times = (
+                [seq[i] for i in keep] for seq in (spans, starts, numbers, spaces, matches, times))
+        heads = [buf[s:q - 15] for s, q in zip(starts, spaces)]
+        sites = [buf[q + 1:p] for q, (_, p) in zip(spaces, spans)]
+        lines = []
+        for n, s, e in slow:
+            line = buf[s:e]
+            lines.append((n, _ANSI.sub(b"", line) if coloured and b"\x1b" in line else line))
+        return (numbers, matches, times, self._procs(heads), sites), lines
+
+    def _procs(self, heads: list[bytes]) -> list[bytes]:
+        """Process names from the text before the level word, e.g. `(APIServer pid=1) `."""
+        cache = self.procs
+        if len(cache) > 4096:  # date-prefixed lines make every head new: keep the cache small
+            cache.clear()
+        for head in set(heads) - cache.keys():
+            found = _PROC.search(head)
+            cache[head] = found.group(1) if found else b""
+        return [cache[h] for h in heads]
+
+    def _stats(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
+        (numbers, matches, times, procs, sites), others = self._candidates(buf, nl, spans, _V1_MSG, coloured)
+        v1 = _Rows(numbers, [m.groups() for m in matches], times, procs, sites)
+        v0 = _Rows()
+        for n, line in others:
+            if (m := _V1.fullmatch(line)) is not None:
+                v1.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+            elif (m := _V0.fullmatch(line)) is not None:
+                v0.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+            elif _HEAD_RX.match(line) is None and _STATS_LOOSE.search(line):
+                self.reasons[HEADERLESS_STATS] += 1
+            else:
+                self.reasons[UNKNOWN_STATS] += 1
+        if v1.numbers:
+            cols = v1.columns(_V1_FIELDS)
+            cols["engine"] = np.where(cols.pop("engines") != b"", b"aggregated", cols["engine"])
+            cols["log_format"] = _v1_format(cols)
+            self.windows.append(cols)
+        if v0.numbers:
+            cols = v0.columns(_V0_FIELDS)
+            cols["log_format"] = np.full(len(cols["line"]), "v0", dtype=object)
+            self.windows.append(cols)
+
+    def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
+        (numbers, matches, _, procs, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
+        found = list(zip(numbers, procs, matches))
+        for n, line in others:
+            if (m := _V0_PREFIX.fullmatch(line)) is not None:
+                found.append((n, m["proc"] or b"", m))
+            else:
+                self.header_lines += 1  # an ordinary log line after all
+        self.v0_prefix += [(n, proc, float(m["prefix_hit_rate"]), float(m["cpu_prefix_hit_rate"]))
+                           for n, proc, m in found]
+
+    def _spec(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
+        (numbers, matches, times, procs, sites), others = self._candidates(buf, nl, spans, _SPEC_MSG, coloured)
+        rows = _Rows()
+        for n, m, time, proc, site in zip(numbers, matches, times, procs, sites):
+            if _one_rate(m):
+                rows.add(n, m.groups(), time, proc, site)
+            else:
+                self.reasons[UNKNOWN_SPEC] += 1
+        for n, line in others:
+            m = _SPEC.fullmatch(line)
+            if m is not None and _one_rate(m):
+                rows.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+            else:
+                self.reasons[UNKNOWN_SPEC] += 1
+        if rows.numbers:
+            self.spec.append(rows.columns(_SPEC_FIELDS))
+
+    def _boot(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
+        for n, line in self._candidates(buf, nl, spans, _NEVER, True)[1]:
+            head = _HEAD_RX.match(line)
+            try:
+                message = line[head.end():].decode() if head else line.decode()
+            except UnicodeDecodeError:
+                self.reasons[NOT_UTF8] += 1
+                continue
+            facts = _boot_facts(message)
+            if not facts:
+                self.reasons[UNKNOWN_BOOT] += 1
+                continue
+            self.boot_lines += 1
+            time = head["time"].decode() if head else None
+            proc = head["proc"].decode("utf-8", "replace") if head and head["proc"] else None
+            self.boot.extend((n, time, proc, *fact) for fact in facts)
+
+    def _access(self, buf: bytes, nl: np.ndarray, coloured: bool) -> None:
+        starts: list[int] = []
+        keys: list[tuple] = []
+        add_start, add_key = starts.append, keys.append
+        for m in (_ACCESS_ANSI if coloured else _ACCESS).finditer(buf):
+            add_start(m.start())
+            add_key(m.group(1, 2, 3))
+        if not starts:
+            return
+        # (host, request, status) repeats: a code per row, each distinct one parsed once
+        codes, uniques = pd.factorize(np.fromiter(keys, dtype=object, count=len(keys)))
+        known = self.access_keys
+        remap = np.fromiter((known.setdefault(k, len(known)) for k in uniques),
+                            dtype=np.int32, count=len(uniques))
+        self.access_lines.append(np.searchsorted(nl, starts) + (self.lines + 1))
+        self.access_codes.append(remap[codes])
+
+    # -- the tables
+
+    def result(self) -> IngestResult:
+        res = LogIngestResult(path=self.source, format=FORMAT)
+        windows, merged = self._windows_table()
+        res.tables = {"windows": windows, "access": self._access_table(windows),
+                      "spec_decode": self._spec_table(), "boot": self._boot_table()}
+        res.read = self.lines
+        used = sum(len(res.tables[t]) for t in ("windows", "access", "spec_decode"))
+        ignored = self.lines - used - self.boot_lines - merged
+        reasons = Counter({r: n for r, n in self.reasons.items() if n})
+        specific = sum(reasons.values())
+        other = max(0, min(self.header_lines, ignored - specific))
+        if other:
+            reasons[OTHER] = other
+        if ignored - specific - other > 0:
+            reasons[CONTINUATION] = ignored - specific - other
+        res.reasons = reasons
+        res.ignored = sum(reasons.values())
+        return res
+
+    def _windows_table(self) -> tuple[pd.DataFrame, int]:
+        raw = _concat(self.windows)
+        self.windows = []
+        n = len(raw.setdefault("line", np.zeros(0, dtype=np.int64)))
+        for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time"]:  # fields of a template not used
+            raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
+        merged = self._merge_v0_prefix(raw)
+        self.reasons[ORPHAN_V0_PREFIX] += len(self.v0_prefix) - merged
+        cols = {"line": raw["line"], "time": _strs(raw["time"]), "process": _strs(raw["proc"]),
+                "engine": _strs(raw["engine"]), "log_format": raw.get("log_format"),
+                "prompt_tps": raw["prompt_tps"], "generation_tps": raw["generation_tps"],
+                "kv_usage": raw["kv_usage"] / 100, "prefix_hit_rate": raw["prefix_hit_rate"] / 100}
+        for name in ("running", "waiting", "swapped", "preemptions", "deferred"):
+            cols[name] = _ints(raw[name])
+        # fields without a schema column: kept only when the log printed them
+        for name in ("corrupted", "kv_fetch_waiting", "kv_fetch_in_progress", "kv_fetch_completed"):
+            if not np.isnan(raw[name]).all():
+                cols[name] = _ints(raw[name])
+        for name in ("external_prefix_hit_rate", "mm_hit_rate", "cpu_kv_usage", "cpu_prefix_hit_rate"):
+            if not np.isnan(raw[name]).all():
+                cols[name] = raw[name] / 100
+        if ((raw["device"] != b"") & (raw["device"] != b"GPU")).any():
+            cols["kv_device"] = _strs(raw["device"])
+        return _frame("windows", cols, n, self.source), merged
+
+    def _merge_v0_prefix(self, raw: dict) -> int:
+        """Put V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line into the V0
+        window printed just before it (same process, at most 3 lines earlier)."""
+        if not self.v0_prefix or not len(raw["line"]):
+            return 0
+        lines, fmt, procs = raw["line"], raw["log_format"], raw["proc"]
+        gpu, cpu = raw["prefix_hit_rate"], raw["cpu_prefix_hit_rate"]
+        merged = 0
+        for n, proc, gpu_rate, cpu_rate in self.v0_prefix:
+            i = int(np.searchsorted(lines, n)) - 1
+            if (i >= 0 and fmt[i] == "v0" and procs[i] == proc and n - lines[i] <= 3
+                    and np.isnan(gpu[i])):
+                gpu[i], cpu[i] = gpu_rate, cpu_rate
+                merged += 1
+        return merged
+
+    def _access_table(self, windows: pd.DataFrame) -> pd.DataFrame:
+        if not self.access_lines:
+            return _frame("access", {}, 0, self.source)
+        lines = np.concatenate(self.access_lines)
+        codes = np.concatenate(self.access_codes)
+        self.access_lines, self.access_codes = [], []
+        parsed = [_access_fields(key) for key in self.access_keys]  # in code order
+        ok = np.array([p is not None for p in parsed], dtype=bool)
+        if not ok.all():
+            keep = ok[codes]
+            self.reasons[BAD_ACCESS] += int((~keep).sum())
+            lines, codes = lines[keep], codes[keep]
+            parsed = [p or ("", "", 0, "") for p in parsed]
+        method, path, client = (np.array([p[k] for p in parsed], dtype=object) for k in (0, 1, 3))
+        status = np.array([p[2] for p in parsed], dtype=np.int64)
+        # an access line has no time: it belongs to the next stats line (the window it ends in)
+        wlines = windows["line"].to_numpy(dtype=np.int64)
+        nxt = np.searchsorted(wlines, lines, side="right")
+        wtime = np.append(windows["time"].to_numpy(dtype=object, na_value=None), None)
+        cols = {"line": _ints(lines), "method": method[codes], "path": path[codes],
+                "status": _ints(status[codes]), "client": client[codes], "window_time": wtime[nxt],
+                "window_line": pd.arrays.IntegerArray(np.append(wlines, 0)[nxt], nxt == len(wlines))}
+        return _frame("access", cols, len(lines), self.source)
+
+    def _spec_table(self) -> pd.DataFrame:
+        raw = _concat(self.spec)
+        self.spec = []
+        n = len(raw.get("line", ()))
+        if not n:
+            return _frame("spec_decode", {}, 0, self.source)
+        first = raw["rate_first_printed"]
+        with_tps = raw["accepted_tps_printed"]
+        fmt = np.where(first & with_tps, "v1-pr24127", np.where(first, "v1-0.10", "v1-0.11"))
+        cols = {
+            "origin": "log-line", "line": raw["line"], "time": _strs(raw["time"]),
+            "draft_tokens": _ints(raw["draft_tokens"]), "accepted_tokens": _ints(raw["accepted_tokens"]),
+            "mean_acceptance_length": raw["mean_acceptance_length"],
+            "acceptance_rate": np.where(first, raw["rate_first"], raw["rate_last"]) / 100,
+            "accepted_tps": raw["accepted_tps"], "drafted_tps": raw["drafted_tps"],
+            "per_position": np.array([p.decode().replace(", ", ",") for p in raw["per_position"]], dtype=object),
+            "log_format": fmt.astype(object),
+        }
+        return _frame("spec_decode", cols, n, self.source)
+
+    def _boot_table(self) -> pd.DataFrame:
+        names = ["line", "time", "process", "fact", "value", "value_num", "unit"]
+        cols = {name: np.array(col, dtype=object) for name, col in zip(names, zip(*self.boot))}
+        if self.boot:
+            cols["value_num"] = cols["value_num"].astype(np.float64)
+        return _frame("boot", cols, len(self.boot), self.source)
+
+
+# ---------------------------------------------------------------- helpers
+
+_TEXT = {"proc", "time", "site", "engine", "engines", "device", "per_position"}
+_PRINTED = {"rate_first", "accepted_tps", "prefix_hit_rate"}  # presence tells templates apart
+
+
+class _Rows:
+    """One chunk's matches of one template, turned into column arrays at the chunk's end
+    so that millions of lines never live as Python tuples at once."""
+
+    def __init__(self, numbers=None, groups=None, times=None, procs=None, sites=None):
+        self.numbers, self.groups = numbers or [], groups or []
+        self.times, self.procs, self.sites = times or [], procs or [], sites or []
+
+    def add(self, n: int, groups: tuple, time: bytes, proc: bytes, site: bytes) -> None:
+        self.numbers.append(n)
+        self.groups.append(groups)
+        self.times.append(time)
+        self.procs.append(proc)
+        self.sites.append(site)
+
+    def columns(self, names: list[str]) -> dict[str, np.ndarray]:
+        """float64 for numbers (absent -> NaN), compact bytes for text (absent -> b"")."""
+        out = {"line": np.array(self.numbers, dtype=np.int64), "time": np.array(self.times, dtype="S14"),
+               "proc": np.array(self.procs, dtype=bytes), "site": np.array(self.sites, dtype=bytes)}
+        n = len(self.numbers)
+        for name, col in zip(names, zip(*self.groups)):
+            absent = col.count(None)
+            if name in _PRINTED:
+                out[name + "_printed"] = (np.full(n, True) if not absent else
+                                          np.array([v is not None for v in col], dtype=bool))
+            if absent == n:
+                out[name] = np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan)
+                continue
+            if absent:
+                col = [(b"" if name in _TEXT else b"nan") if v is None else v for v in col]
+            out[name] = (np.array(col, dtype=bytes) if name in _TEXT
+                         else np.fromiter(map(float, col), dtype=np.float64, count=n))
+        return out
+
+
+def _time_like(times: list[bytes]) -> np.ndarray:
+    """Which byte strings look like `MM-DD HH:MM:SS`."""
+    t = np.array(times, dtype="S14")
+    if not len(t):
+        return np.zeros(0, dtype=bool)
+    b = t.view(np.uint8).reshape(len(t), 14)
+    return (b[:, 2] == 45) & (b[:, 5] == 32) & (b[:, 8] == 58) & (b[:, 11] == 58)
+
+
+def _one_rate(m: re.Match) -> bool:
+    """Exactly one of the two acceptance-rate fields: one of the three SpecDecoding forms."""
+    return (m["rate_first"] is None) != (m["rate_last"] is None)
+
+
+def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
+    """Chunks' column arrays joined and sorted by line; a field a part lacks is NaN, b"" or
+    False."""
+    if not parts:
+        return {}
+    kinds = {}
+    for p in parts:
+        for name, values in p.items():
+            kinds.setdefault(name, values.dtype.kind)
+    fill = {"f": np.nan, "b": False, "O": None}
+    out = {}
+    for name, kind in kinds.items():
+        out[name] = np.concatenate([
+            p[name] if name in p else
+            np.full(len(p["line"]), fill.get(kind, b""), dtype=object if kind == "O" else None)
+            for p in parts])
+    order = np.argsort(out["line"], kind="stable")
+    return {k: v[order] for k, v in out.items()}
+
+
+def _strs(values: np.ndarray) -> np.ndarray:
+    """Compact bytes -> object array of str (one object per distinct value); b"" -> None."""
+    codes, uniques = pd.factorize(values)
+    text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques] + [None], dtype=object)
+    return text[codes]
+
+
+def _ints(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """float (NaN = missing) or int array -> nullable Int64."""
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+        return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
+    return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), np.zeros(len(values), dtype=bool))
+
+
+def _boot_facts(message: str) -> list[tuple]:
+    """(fact, value as printed, number or NaN, unit) for each start-up fact in a message."""
+    out, seen = [], set()
+    for rx, facts in _BOOT:
+        m = rx.search(message)
+        if m is None:
+            continue
+        for fact, group, unit in facts:
+            value = m.group(group)
+            if value is None or fact in seen:
+                continue
+            seen.add(fact)
+            value = redact(value.strip())
+            num = float(value.replace(",", "")) if unit else float("nan")
+            out.append((fact, value, num, unit))
+    return out
+
+
+def _access_fields(key: tuple[bytes, bytes, bytes]):
+    """(method, path, status, client) of one distinct (host, request, status), or None."""
+    try:
+        client, request = (_ANSI.sub(b"", g).decode() for g in key[:2])
+    except UnicodeDecodeError:
+        return None
+    req = _REQUEST_LINE.fullmatch(request)
+    if req is None:
+        return None
+    return req.group(1), redact(req.group(2)), int(key[2]), redact(client)
+
+
+def _v1_format(cols: dict) -> np.ndarray:
+    """Which V1 template printed each line: the newest its optional fields need, or the
+    version of the `loggers.py:N` call site when that is newer (formats.md)."""
+    has = lambda name: ~np.isnan(cols[name])  # noqa: E731
+    rank = np.zeros(len(cols["line"]), dtype=np.int64)
+    rank[has("preemptions") | has("corrupted") | has("external_prefix_hit_rate") | has("mm_hit_rate")] = 1
+    rank[has("deferred")] = 2
+    rank[has("kv_fetch_waiting") | ~cols["prefix_hit_rate_printed"] | (cols["device"] != b"GPU")] = 3
+    site_rank = {}
+    for site in set(cols["site"].tolist()):
+        file, _, num = _ANSI.sub(b"", site).strip(b"[] ").rpartition(b":")
+        fmt = _SITE_FORMAT.get(int(num)) if file.endswith(b"loggers.py") and num.isdigit() else None
+        site_rank[site] = _FORMATS.index(fmt) if fmt else 0
+    site = np.array([site_rank[s] for s in cols["site"].tolist()], dtype=np.int64)
+    return np.array(_FORMATS, dtype=object)[np.maximum(rank, site)]
+
+
+_PYTHON_STRINGS = pd.api.types.pandas_dtype("string") == pd.StringDtype("python")
+
+
+def _frame(table: str, cols: dict, n: int, source: str) -> pd.DataFrame:
+    """A frame in the table's schema (column order and dtypes) built without a copy per
+    column: `conform` gives the same frame but copies every column, which matters for
+    millions of access lines. Columns outside the schema are kept at the end."""
+    index = pd.RangeIndex(n)
+    out = {}
+    specs = [*SCHEMAS[table], *(Column(name, "string" if getattr(values, "dtype", None) == object else None, "")
+                                for name, values in cols.items() if name not in columns(table))]
+    for col in specs:
+        values = source if col.name == "source_file" else cols.get(col.name)
+        if isinstance(values, str):
+            values = np.full(n, values, dtype=object)
+        if values is None:
+            out[col.name] = pd.Series(index=index, dtype=col.dtype)
+        elif col.dtype == "string" and _PYTHON_STRINGS and isinstance(values, np.ndarray):
+            out[col.name] = pd.Series(pd.arrays.StringArray(values), index=index, copy=False)
+        else:
+            out[col.name] = pd.Series(values, index=index, dtype=col.dtype, copy=False)
+    return pd.DataFrame(out, copy=False)
+
+
+def add_timestamps(windows: pd.DataFrame, year: int) -> pd.DataFrame:
+    """`windows` with `timestamp` filled from `time` (MM-DD HH:MM:SS) and the year the log
+    starts in. A month that goes down (December -> January) starts the next year, per source
+    file in line order. Timestamps already set are kept."""
+    out = windows.copy()
+    if out.empty:
+        out["timestamp"] = out["timestamp"].astype("datetime64[ns]")
+        return out
+    order = out.sort_values(["source_file", "line"]).index
+    files = out.loc[order, "source_file"]
+    time = out.loc[order, "time"].astype("string")
+    step = pd.to_numeric(time.str.slice(0, 2), errors="coerce").diff().where(files.eq(files.shift()), 0)
+    # +1 on December -> January; -1 when a line of the old year follows the new year's
+    # first line (processes interleave), so that it stays in December.
+    jump = (step <= -6).astype(int) - (step >= 6).astype(int)
+    years = (year + jump.groupby(files).cumsum()).astype("string")
+    stamp = pd.to_datetime(years + "-" + time, format="%Y-%m-%d %H:%M:%S", errors="coerce")
+    out.loc[order, "timestamp"] = out.loc[order, "timestamp"].fillna(stamp)
+    out["timestamp"] = out["timestamp"].astype("datetime64[ns]")
+    return out

@@ -1,0 +1,538 @@
+"""vLLM server-log reader: every line variant of ../shared/formats.md section 2, written here
+to the exact templates (and the real lines quoted there), among the other lines a server
+prints: request logs, warnings, tracebacks, progress bars, blank lines, ANSI colours."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import benchbook.ingest as ingest
+from benchbook.ingest import IngestError, vllm_log
+from benchbook.tables import conform
+
+TAG = "(APIServer pid=1) "
+TAG_011 = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "  # 0.10.1-0.11: always, even into files
+TAG_012 = "\x1b[0;36m(APIServer pid=1)\x1b[0;0m "  # 0.12-0.15 unless NO_COLOR
+THROUGHPUT = "Avg prompt throughput: 120.5 tokens/s, Avg generation throughput: 45.2 tokens/s"
+
+# formats.md, "Real lines" and the cudagraph example
+REAL_STATS = ("(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
+              "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+              "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
+REAL_SPEC = ("(APIServer pid=1) INFO 05-30 07:55:21 [metrics.py:101] SpecDecoding metrics: Mean acceptance "
+             "length: 2.88, Accepted throughput: 35.39 tokens/s, Drafted throughput: 56.39 tokens/s, "
+             "Accepted: 354 tokens, Drafted: 564 tokens, Per-position acceptance rate: 0.798, 0.628, 0.457, "
+             "Avg Draft acceptance rate: 62.8%")
+REAL_ACCESS = '(APIServer pid=1) INFO:     172.18.0.3:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+REAL_CUDAGRAPH = (
+    "(Worker_TP0 pid=104) WARNING 05-09 10:37:02 [compilation.py:1390] CUDAGraphMode.FULL_AND_PIECEWISE is "
+    "not supported with spec-decode for attention backend FlashInferBackend (support: "
+    "AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE")
+
+# what a server prints between the lines we read
+REQUEST_LOG = ("(APIServer pid=1) INFO 05-30 07:55:20 [logger.py:41] Received request chatcmpl-9f2: prompt: "
+               "'Summarise the report', params: SamplingParams(n=1, temperature=0.7, max_tokens=512), "
+               "prompt_token_ids: None, lora_request: None.")
+WARNING = ("(APIServer pid=1) WARNING 05-30 07:55:20 [protocol.py:84] The following fields were present in "
+           "the request but ignored: {'foo'}")
+TRACEBACK = [
+    "(EngineCore_DP0 pid=274) Traceback (most recent call last):",
+    '(EngineCore_DP0 pid=274)   File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 701, in run',
+    "(EngineCore_DP0 pid=274)     raise ValueError('boom')",
+    "(EngineCore_DP0 pid=274) ValueError: boom",
+]
+PROGRESS = "(Worker_TP0 pid=310) Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:02<00:02,  1.40s/it]\r"
+
+
+def write(tmp_path: Path, lines: list[str], name: str = "server.log", *, end: str = "\n") -> Path:
+    path = tmp_path / name
+    path.write_bytes(end.join(lines).encode() + end.encode())
+    return path
+
+
+def read(tmp_path: Path, lines: list[str], **kw):
+    return vllm_log.read(write(tmp_path, lines, **kw))
+
+
+def stats(head: str, body: str) -> str:
+    return f"{head}Engine 000: {THROUGHPUT}, {body}"
+
+
+# ---------------------------------------------------------------- windows, every variant
+
+# (id, line, expected values of the one window); percentages as fractions
+VARIANTS = [
+    ("0.10.1 coloured tag",
+     stats(TAG_011 + "INFO 08-20 10:00:00 [loggers.py:123] ",
+           "Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 40.0%"),
+     dict(log_format="v1-0.10", process="APIServer", engine="000", time="08-20 10:00:00", running=3,
+          waiting=1, kv_usage=0.125, prefix_hit_rate=0.4, prompt_tps=120.5, generation_tps=45.2)),
+    ("0.11 coloured tag",
+     stats(TAG_011 + "INFO 10-02 10:00:00 [loggers.py:127] ",
+           "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%"),
+     dict(log_format="v1-0.10", running=0, kv_usage=0.0)),
+    ("0.12 coloured tag, preemptions",
+     stats(TAG_012 + "INFO 01-15 08:00:00 [loggers.py:236] ",
+           "Running: 5 reqs, Waiting: 0 reqs, Preemptions: 2, GPU KV cache usage: 30.0%, Prefix cache hit rate: 10.0%"),
+     dict(log_format="v1-0.12", preemptions=2, running=5, kv_usage=0.3, prefix_hit_rate=0.1)),
+    ("0.16-0.19 every optional part",
+     stats(TAG + "INFO 03-01 09:00:00 [loggers.py:259] ",
+           "Running: 7 reqs, Waiting: 4 reqs, Preemptions: 0, GPU KV cache usage: 55.5%, Prefix cache hit rate: "
+           "12.0%, Corrupted: 1 reqs, External prefix cache hit rate: 5.0%, MM cache hit rate: 2.5%"),
+     dict(log_format="v1-0.12", preemptions=0, corrupted=1, external_prefix_hit_rate=0.05, mm_hit_rate=0.025)),
+    ("0.19 plain, template from the call site",
+     stats(TAG + "INFO 03-01 09:00:00 [loggers.py:259] ",
+           "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"),
+     dict(log_format="v1-0.12")),
+    ("0.20-0.22.1 deferred",
+     stats(TAG + "INFO 04-11 11:00:00 [loggers.py:271] ",
+           "Running: 2 reqs, Waiting: 2 reqs, Deferred: 1 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 50.0%"),
+     dict(log_format="v1-0.20", deferred=1, waiting=2)),
+    ("real 0.22.1 line", REAL_STATS,
+     dict(log_format="v1-0.20", process="APIServer", time="05-30 07:55:21", prompt_tps=0.0, generation_tps=54.2,
+          running=1, waiting=0, kv_usage=0.01, prefix_hit_rate=0.0)),
+    ("0.33 KV fetch, no prefix part",
+     stats(TAG + "INFO 06-01 12:00:00 [loggers.py:335] ",
+           "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+           "KV fetch: 0 waiting to start, 1 in progress, 2 completed waiting"),
+     dict(log_format="v1-0.33", prefix_hit_rate=math.nan, kv_fetch_waiting=0, kv_fetch_in_progress=1,
+          kv_fetch_completed=2)),
+    ("0.33 XPU device",
+     stats(TAG + "INFO 06-01 12:00:00 [loggers.py:335] ",
+           "Running: 1 reqs, Waiting: 0 reqs, XPU KV cache usage: 3.0%, Prefix cache hit rate: 1.0%"),
+     dict(log_format="v1-0.33", kv_device="XPU", kv_usage=0.03)),
+    ("engines aggregated",
+     f"{TAG}INFO 05-30 07:55:21 [loggers.py:271] 2 Engines Aggregated: {THROUGHPUT}, Running: 8 reqs, "
+     "Waiting: 3 reqs, GPU KV cache usage: 20.0%, Prefix cache hit rate: 5.0%",
+     dict(engine="aggregated", running=8, waiting=3)),
+    ("engine 001 of a DP pair, untagged",
+     f"INFO 05-30 07:55:21 [loggers.py:271] Engine 001: {THROUGHPUT}, Running: 1 reqs, Waiting: 0 reqs, "
+     "GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%",
+     dict(engine="001", process=None)),
+    ("DEBUG file info", REAL_STATS.replace("[loggers.py:271]", "[v1/metrics/loggers.py:271]"),
+     dict(log_format="v1-0.20")),
+    ("date prefix", "2026-05-30 07:55:21 " + REAL_STATS, dict(running=1, process="APIServer")),
+    ("bracketed date prefix", "[2026-05-30 07:55:21] " + REAL_STATS, dict(running=1, process="APIServer")),
+    ("docker prefix", "2026-05-30T07:55:21.123456789Z stdout F " + REAL_STATS, dict(running=1)),
+    ("journald prefix", "May 30 07:55:21 gpu-box vllm[1234]: " + REAL_STATS, dict(running=1)),
+    ("ANSI colours in the header",
+     "\x1b[32mINFO\x1b[0m 05-30 07:55:21 \x1b[90m[loggers.py:259]\x1b[0m " + REAL_STATS.split("] ", 1)[1],
+     dict(running=1, log_format="v1-0.12", time="05-30 07:55:21")),
+    ("nan percentages",
+     stats(TAG + "INFO 05-30 07:55:21 [loggers.py:271] ",
+           "Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: nan%, Prefix cache hit rate: nan%"),
+     dict(kv_usage=math.nan, prefix_hit_rate=math.nan, running=0)),
+    ("V0 without brackets",
+     "INFO 08-07 13:51:58 metrics.py:396] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+     "7.8 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache usage: 0.2%, "
+     "CPU KV cache usage: 0.0%.",
+     dict(log_format="v0", running=1, swapped=0, waiting=2, kv_usage=0.002, cpu_kv_usage=0.0,
+          generation_tps=7.8, engine=None)),
+    ("V0 with prefix-cache part",
+     "INFO 10-01 12:00:00 [metrics.py:351] Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: "
+     "80.1 tokens/s, Running: 4 reqs, Swapped: 1 reqs, Pending: 0 reqs, GPU KV cache usage: 42.0%, "
+     "CPU KV cache usage: 3.0%, Prefix cache hit rate: GPU: 12.50%, CPU: 0.00%",
+     dict(log_format="v0", swapped=1, prefix_hit_rate=0.125, cpu_prefix_hit_rate=0.0, cpu_kv_usage=0.03)),
+]
+
+
+@pytest.mark.parametrize("line, expected", [v[1:] for v in VARIANTS], ids=[v[0] for v in VARIANTS])
+def test_every_stats_variant_gives_one_window(tmp_path, line, expected):
+    res = read(tmp_path, [REQUEST_LOG, WARNING, line, *TRACEBACK])
+    w = res.tables["windows"]
+    assert len(w) == 1, res.summary()
+    row = w.iloc[0]
+    assert row["line"] == 3
+    for col, want in expected.items():
+        got = row[col]
+        if want is None:
+            assert pd.isna(got), col
+        elif isinstance(want, float):
+            assert (math.isnan(want) and pd.isna(got)) or got == pytest.approx(want), col
+        else:
+            assert got == want, col
+    assert res.ignored == 6 and res.read == 7
+
+
+def test_v0_prefix_rate_on_its_own_line_joins_its_window(tmp_path):
+    v0 = VARIANTS[-2][1]
+    res = read(tmp_path, [v0, "INFO 08-07 13:51:58 metrics.py:412] Prefix cache hit rate: GPU: 33.30%, CPU: 0.00%",
+                          "INFO 08-07 13:52:08 metrics.py:412] Prefix cache hit rate: GPU: 1.00%, CPU: 0.00%"])
+    w = res.tables["windows"]
+    assert len(w) == 1 and w["prefix_hit_rate"][0] == pytest.approx(0.333)
+    assert res.ignored == 1 and res.reasons[vllm_log.ORPHAN_V0_PREFIX] == 1  # the second has no window
+
+
+def test_unknown_stats_lines_are_counted_under_their_own_reason(tmp_path):
+    lines = [
+        REAL_STATS,
+        stats(TAG + "INFO 05-30 07:55:31 [loggers.py:999] ",
+              "Running: 1 reqs, Waiting: 0 reqs, Frobnicated: 3 widgets, GPU KV cache usage: 1.0%"),
+        "(APIServer pid=1) INFO 05-30 07:55:32 [logger.py:41] Received request chatcmpl-1: prompt: "
+        "'what does Avg prompt throughput mean?', params: SamplingParams(n=1)",
+        REAL_STATS.split("] ", 1)[1],  # a stats message without a header: no time
+    ]
+    res = read(tmp_path, lines)
+    assert len(res.tables["windows"]) == 1
+    assert res.reasons[vllm_log.UNKNOWN_STATS] == 2
+    assert res.reasons[vllm_log.HEADERLESS_STATS] == 1
+    assert res.read == 4 and res.ignored == 3
+
+
+# ---------------------------------------------------------------- access lines
+
+
+def test_access_lines_belong_to_the_next_stats_line(tmp_path):
+    later = REAL_STATS.replace("07:55:21", "07:55:31")
+    lines = [
+        REAL_ACCESS,                                                                        # 1
+        '(APIServer pid=1) INFO:     127.0.0.1:54946 - "GET /health HTTP/1.1" 200 OK',        # 2
+        REQUEST_LOG,                                                                        # 3
+        REAL_STATS,                                                                         # 4
+        'INFO:     [::1]:8000 - "POST /v1/completions HTTP/1.1" 404 Not Found',             # 5
+        # uvicorn on a TTY colours the level, the request line and the status
+        '\x1b[32mINFO\x1b[0m:     10.1.2.3:5000 - "\x1b[1mGET /metrics?x=1 HTTP/1.0\x1b[0m" \x1b[32m200 OK\x1b[0m',  # 6
+        later,                                                                              # 7
+        '(APIServer pid=1) INFO:     203.0.113.9:1234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',  # 8
+        "(APIServer pid=1) INFO:     Shutting down",                                        # 9
+    ]
+    res = read(tmp_path, lines)
+    a = res.tables["access"]
+    assert a["line"].tolist() == [1, 2, 5, 6, 8]
+    assert a["method"].tolist() == ["POST", "GET", "POST", "GET", "POST"]
+    assert a["path"].tolist() == ["/v1/chat/completions", "/health", "/v1/completions", "/metrics?x=1",
+                                  "/v1/chat/completions"]
+    assert a["status"].tolist() == [200, 200, 404, 200, 500]
+    assert a["client"].tolist() == ["[private-ip]", "127.0.0.1", "[::1]", "[private-ip]", "203.0.113.9"]
+    assert a["window_line"].tolist()[:4] == [4, 4, 7, 7] and pd.isna(a["window_line"][4])
+    assert a["window_time"].tolist()[:4] == ["05-30 07:55:21"] * 2 + ["05-30 07:55:31"] * 2
+    assert pd.isna(a["window_time"][4])
+    assert res.ignored == 2  # the request log and the shutdown line
+
+
+def test_real_lines_of_formats_md(tmp_path):
+    res = read(tmp_path, [REAL_STATS, REAL_SPEC, REAL_ACCESS])
+    assert len(res.tables["windows"]) == 1 and len(res.tables["access"]) == 1
+    s = res.tables["spec_decode"].iloc[0]
+    assert (s["line"], s["time"], s["origin"]) == (2, "05-30 07:55:21", "log-line")
+    assert (s["accepted_tokens"], s["draft_tokens"]) == (354, 564)
+    assert s["mean_acceptance_length"] == pytest.approx(2.88)
+    assert (s["accepted_tps"], s["drafted_tps"]) == (pytest.approx(35.39), pytest.approx(56.39))
+    assert s["per_position"] == "0.798,0.628,0.457" and s["acceptance_rate"] == pytest.approx(0.628)
+    assert res.ignored == 0
+
+
+# ---------------------------------------------------------------- SpecDecoding
+
+SPEC_HEAD = TAG + "INFO 05-30 07:55:21 [metrics.py:{}] "
+SPECS = [
+    ("0.11-0.33", REAL_SPEC, dict(log_format="v1-0.11", acceptance_rate=0.628, accepted_tps=35.39)),
+    ("0.10.1", SPEC_HEAD.format(87) + "SpecDecoding metrics: Draft acceptance rate: 71.3%, Mean acceptance "
+     "length: 2.43, Accepted: 500 tokens, Drafted: 701 tokens, Per-position acceptance rate: 0.850, 0.576",
+     dict(log_format="v1-0.10", acceptance_rate=0.713, accepted_tps=math.nan, accepted_tokens=500,
+          per_position="0.850,0.576", mean_acceptance_length=2.43)),
+    ("PR 24127", SPEC_HEAD.format(96) + "SpecDecoding metrics: Draft acceptance rate: 88.8%, Mean acceptance "
+     "length: 5.44, Accepted throughput: 4.37 tokens/s, Drafted throughput: 4.92 tokens/s, Accepted: 262 "
+     "tokens, Drafted: 295 tokens, Per-position acceptance rate: 0.983, 0.949, 0.915, 0.881, 0.712",
+     dict(log_format="v1-pr24127", acceptance_rate=0.888, drafted_tps=4.92, draft_tokens=295,
+          per_position="0.983,0.949,0.915,0.881,0.712")),
+    ("PR 24127 as quoted, no prefix", SPEC_HEAD.format(96) + "Draft acceptance rate: 88.8%, Mean acceptance "
+     "length: 5.44, Accepted throughput: 4.37 tokens/s, Drafted throughput: 4.92 tokens/s, Accepted: 262 "
+     "tokens, Drafted: 295 tokens, Per-position acceptance rate: 0.983, 0.949, 0.915, 0.881, 0.712",
+     dict(log_format="v1-pr24127", accepted_tokens=262)),
+    ("nan rate", SPEC_HEAD.format(120) + "SpecDecoding metrics: Mean acceptance length: 1.00, Accepted "
+     "throughput: 0.00 tokens/s, Drafted throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 tokens, "
+     "Per-position acceptance rate: nan, nan, Avg Draft acceptance rate: nan%",
+     dict(log_format="v1-0.11", acceptance_rate=math.nan, per_position="nan,nan", draft_tokens=0)),
+    ("0.11 coloured tag", REAL_SPEC.replace(TAG, TAG_011), dict(acceptance_rate=0.628)),
+]
+
+
+@pytest.mark.parametrize("line, expected", [s[1:] for s in SPECS], ids=[s[0] for s in SPECS])
+def test_every_spec_decode_variant(tmp_path, line, expected):
+    res = read(tmp_path, [REQUEST_LOG, line])
+    s = res.tables["spec_decode"]
+    assert len(s) == 1 and s["line"][0] == 2 and s["origin"][0] == "log-line"
+    for col, want in expected.items():
+        got = s[col][0]
+        if isinstance(want, float) and math.isnan(want):
+            assert pd.isna(got), col
+        else:
+            assert got == (pytest.approx(want) if isinstance(want, float) else want), col
+
+
+def test_spec_line_of_an_unknown_template_is_counted(tmp_path):
+    res = read(tmp_path, [SPEC_HEAD.format(101) + "SpecDecoding metrics: Mean acceptance length: 2.00, "
+                                                  "Accepted: 5 tokens"])
+    assert res.tables["spec_decode"].empty and res.reasons[vllm_log.UNKNOWN_SPEC] == 1
+
+
+# ---------------------------------------------------------------- start-up facts
+
+BOOT = [
+    "(APIServer pid=1) INFO 05-09 10:36:00 [api_server.py:1920] vLLM API server version 0.22.1",
+    "(APIServer pid=1) INFO 05-09 10:36:00 [model.py:547] Resolved architecture: Qwen3MoeForCausalLM",
+    "(EngineCore_DP0 pid=274) INFO 05-09 10:36:03 [core.py:93] Initializing a V1 LLM engine (v0.22.1) with "
+    "config: model='Qwen/Qwen3.6-35B-A3B-FP8', speculative_config=SpeculativeConfig(method='mtp'), seed=0",
+    "(Worker_TP0 pid=104) INFO 05-09 10:36:40 [default_loader.py:267] Loading weights took 21.37 seconds",
+    "(Worker_TP0 pid=104) INFO 05-09 10:36:41 [gpu_model_runner.py:2653] Model loading took 34.1250 GiB "
+    "memory and 23.418822 seconds",
+    REAL_CUDAGRAPH,
+    "(Worker_TP0 pid=104) INFO 05-09 10:37:10 [gpu_worker.py:298] Available KV cache memory: 19.83 GiB",
+    "(EngineCore_DP0 pid=274) INFO 05-09 10:37:11 [kv_cache_utils.py:1087] GPU KV cache size: 626,240 tokens",
+    "(EngineCore_DP0 pid=274) INFO 05-09 10:37:11 [kv_cache_utils.py:1091] Maximum concurrency for 262,144 "
+    "tokens per request: 2.39x",
+    "(Worker_TP0 pid=104) INFO 05-09 10:37:30 [gpu_model_runner.py:3480] Graph capturing finished in 19 secs, "
+    "took 0.85 GiB",
+]
+
+
+def facts(res) -> dict:
+    b = res.tables["boot"]
+    return {f: (v, n, u) for f, v, n, u in zip(b["fact"], b["value"], b["value_num"], b["unit"])}
+
+
+def test_boot_facts(tmp_path):
+    res = read(tmp_path, [*BOOT, PROGRESS, REQUEST_LOG])
+    got = facts(res)
+    assert got["engine_version"][0] == "0.22.1"
+    assert got["architecture"][0] == "Qwen3MoeForCausalLM"
+    assert got["model"][0] == "Qwen/Qwen3.6-35B-A3B-FP8"
+    assert got["weights_load_s"][1:] == (21.37, "s")
+    assert got["weights_gib"][1:] == (34.125, "GiB") and got["model_load_s"][1] == pytest.approx(23.418822)
+    assert got["cudagraph_mode_from"][0] == "FULL_AND_PIECEWISE" and got["cudagraph_mode_to"][0] == "PIECEWISE"
+    assert got["cudagraph_reason"][0] == "spec-decode for attention backend FlashInferBackend"
+    assert got["kv_cache_gib"][1:] == (19.83, "GiB")
+    assert got["kv_cache_tokens"] == ("626,240", 626240.0, "tokens")
+    assert got["max_model_len"] == ("262,144", 262144.0, "tokens")
+    assert got["max_concurrency"][1:] == (2.39, "x")
+    assert got["graph_capture_s"][1:] == (19.0, "s") and got["graph_capture_gib"][1] == 0.85
+    b = res.tables["boot"]
+    assert b.loc[b["fact"] == "kv_cache_tokens", "process"].item() == "EngineCore_DP0"
+    assert b.loc[b["fact"] == "kv_cache_tokens", "line"].item() == 8
+    assert res.ignored == 2 and b["line"].nunique() == len(BOOT)
+
+
+def test_other_boot_templates(tmp_path):
+    res = read(tmp_path, [
+        "(EngineCore_DP0 pid=9) INFO 05-09 10:37:11 [kv_cache_utils.py:1301] GPU KV cache size: 1,048,576 tokens, "
+        "Maximum concurrency for 131,072 tokens per request: 8.00x",                       # 0.33 merged
+        "INFO 08-07 13:50:00 model_runner.py:1008] Model loading took 14.9888 GB and 5.123456 seconds",
+        "(APIServer pid=1) INFO 06-01 09:00:00 [api_server.py:1500] vLLM server version 0.25.1, serving model "
+        "Qwen/Qwen3-8B",
+        "(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:233]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.25.1",
+        "(Worker pid=5) WARNING 06-01 09:00:05 [gpu_model_runner.py:3100] CUDAGraphMode.FULL is not supported "
+        "with FlashAttentionBackend backend (support: AttentionCGSupport.NEVER); setting cudagraph_mode=NONE "
+        "because attention is not compiled piecewise",
+        "(APIServer pid=1) INFO 06-01 09:00:00 [api_server.py:1500] GPU KV cache size: lots of tokens",
+    ])
+    got = facts(res)
+    assert got["kv_cache_tokens"][1] == 1048576 and got["max_model_len"][1] == 131072
+    assert got["max_concurrency"][1] == 8.0
+    assert got["weights_gib"][1:] == (14.9888, "GiB") and got["model_load_s"][1] == pytest.approx(5.123456)
+    assert got["model"][0] == "Qwen/Qwen3-8B"
+    assert res.tables["boot"].query("fact == 'engine_version'")["value"].tolist() == ["0.25.1", "0.25.1"]
+    assert (got["cudagraph_mode_from"][0], got["cudagraph_mode_to"][0]) == ("FULL", "NONE")
+    assert res.reasons[vllm_log.UNKNOWN_BOOT] == 1
+
+
+def test_secrets_in_kept_text_are_redacted(tmp_path):
+    res = read(tmp_path, [
+        "(APIServer pid=1) INFO 06-01 09:00:00 [api_server.py:1500] vLLM server version 0.25.1, serving model "
+        "192.168.1.20:/srv/models/Qwen3-8B --api-key sk-abcdefghijklmnop1234",
+        "(EngineCore_DP0 pid=9) INFO 06-01 09:00:03 [core.py:93] Initializing a V1 LLM engine (v0.25.1) with "
+        "config: model='http://10.0.0.7:8000/hf_abcdefghijklmnopqrstuvwx', seed=0",
+        '(APIServer pid=1) INFO:     192.168.7.7:5555 - "GET /v1/models?api_key=hunter2secret HTTP/1.1" 200 OK',
+    ])
+    text = json.dumps({name: df.astype(str).values.tolist() for name, df in res.tables.items()})
+    for secret in ("192.168", "10.0.0.7", "sk-abcdef", "hf_abcdef", "hunter2secret"):
+        assert secret not in text
+    assert "[private-ip]" in facts(res)["model"][0]
+
+
+# ---------------------------------------------------------------- files as users have them
+
+
+def mixed_log() -> list[str]:
+    return [*BOOT, PROGRESS, REQUEST_LOG, REAL_ACCESS, REAL_STATS, REAL_SPEC, WARNING, *TRACEBACK, "",
+            REAL_ACCESS, REAL_STATS.replace("07:55:21", "07:55:31"), REAL_ACCESS]
+
+
+def plain(res) -> dict:
+    return {k: df.drop(columns="source_file") for k, df in res.tables.items()}
+
+
+def assert_same(a, b):
+    for name in vllm_log.TABLES:
+        pd.testing.assert_frame_equal(plain(a)[name], plain(b)[name])
+    assert (a.read, a.ignored, a.reasons) == (b.read, b.ignored, b.reasons)
+
+
+def test_gzip_gives_the_same_tables(tmp_path):
+    path = write(tmp_path, mixed_log())
+    gz = tmp_path / "server.log.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert_same(vllm_log.read(path), vllm_log.read(gz))
+
+
+def test_crlf_and_utf16_give_the_same_tables(tmp_path):
+    base = vllm_log.read(write(tmp_path, mixed_log()))
+    assert_same(base, vllm_log.read(write(tmp_path, mixed_log(), "crlf.log", end="\r\n")))
+    utf16 = tmp_path / "utf16.log"
+    utf16.write_bytes(("\n".join(mixed_log()) + "\n").encode("utf-16"))
+    assert_same(base, vllm_log.read(utf16))
+
+
+def test_chunk_boundaries_do_not_change_anything(tmp_path, monkeypatch):
+    path = write(tmp_path, mixed_log() * 3)
+    whole = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 97)  # shorter than most lines
+    assert_same(whole, vllm_log.read(path))
+
+
+def test_partial_last_line(tmp_path):
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(("\n".join([REAL_STATS, REAL_ACCESS, REAL_STATS[:120]])).encode())
+    res = vllm_log.read(cut)
+    assert res.read == 3 and len(res.tables["windows"]) == 1 and len(res.tables["access"]) == 1
+    assert res.reasons == {vllm_log.PARTIAL: 1}
+    whole = tmp_path / "whole.log"
+    whole.write_bytes(("\n".join([REAL_ACCESS, REAL_STATS])).encode())  # complete, just no newline
+    res = vllm_log.read(whole)
+    assert res.read == 2 and res.tables["windows"]["line"].tolist() == [2] and res.ignored == 0
+
+
+def test_counts_and_summary(tmp_path):
+    res = read(tmp_path, mixed_log())
+    n = len(mixed_log())
+    assert res.read == n
+    assert (len(res.tables["windows"]), len(res.tables["access"]), len(res.tables["spec_decode"])) == (2, 3, 1)
+    assert res.tables["boot"]["line"].nunique() == len(BOOT)
+    kept = 2 + 3 + 1 + len(BOOT)
+    assert res.ignored == n - kept
+    # request log + warning are log lines; the progress bar, traceback and blank line are not
+    assert res.reasons == {vllm_log.OTHER: 2, vllm_log.CONTINUATION: 1 + len(TRACEBACK) + 1}
+    text = res.summary()
+    assert f"{n} lines read" in text and "2 windows found" in text and f"{n - kept} lines ignored" in text
+
+
+def test_tables_are_conformed(tmp_path):
+    res = read(tmp_path, mixed_log() + [VARIANTS[-1][1], VARIANTS[7][1]])
+    for name in vllm_log.TABLES:
+        df = res.tables[name]
+        pd.testing.assert_frame_equal(conform(df, name), df)
+        assert (df["source_file"] == str(tmp_path / "server.log")).all()
+    empty = read(tmp_path, [WARNING], name="empty.log")
+    for name in vllm_log.TABLES:
+        pd.testing.assert_frame_equal(conform(empty.tables[name], name), empty.tables[name])
+        assert empty.tables[name].empty
+
+
+def test_bad_files_raise_clear_errors(tmp_path):
+    with pytest.raises(IngestError, match="not found"):
+        vllm_log.read(tmp_path / "missing.log")
+    broken = tmp_path / "broken.log.gz"
+    broken.write_bytes(gzip.compress(("\n".join(mixed_log() * 50)).encode())[:-200] + b"garbage")
+    with pytest.raises(IngestError, match="broken.log.gz"):
+        vllm_log.read(broken)
+
+
+def test_invalid_utf8_is_counted_not_replaced(tmp_path):
+    path = tmp_path / "latin1.log"
+    path.write_bytes(b"\n".join([
+        REAL_STATS.encode(),
+        b"(APIServer pid=1) INFO 05-30 07:55:22 [logger.py:41] Received request: prompt: 'caf\xe9'",
+        b"(APIServer pid=1) INFO 05-30 07:55:22 [model.py:547] Resolved architecture: Caf\xe9Model",
+    ]) + b"\n")
+    res = vllm_log.read(path)
+    assert len(res.tables["windows"]) == 1 and res.tables["boot"].empty
+    assert res.reasons == {vllm_log.NOT_UTF8: 1, vllm_log.OTHER: 1}
+
+
+# ---------------------------------------------------------------- detection
+
+NOT_LOGS = {
+    "bench.json": '{"date": "20260722-060114", "endpoint_type": "openai", "num_prompts": 10, "completed": 10}',
+    "llama.json": '[\n  {\n    "build_commit": "1c1409e1",\n    "build_number": 6865\n  }\n]\n',
+    "llama.md": "| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n",
+    "smi.csv": "timestamp, index, name, power.draw [W], power.limit [W]\n"
+               "2026/05/30 07:55:21.123, 0, NVIDIA GeForce RTX 3090, 245.12 W, 250.00 W\n",
+    "metrics.txt": "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+                   "# TYPE vllm:num_requests_running gauge\n"
+                   'vllm:num_requests_running{engine="0",model_name="Qwen/Qwen3-8B"} 0.0\n',
+    "notes.txt": "Benchmark notes: INFO about 05-30 runs\n",
+}
+
+
+@pytest.mark.parametrize("head", [
+    REAL_STATS, REAL_STATS.replace(TAG, TAG_011), VARIANTS[-2][1], "2026-05-30 07:55:21 " + REAL_STATS,
+    REAL_ACCESS, "[2026-05-30 07:55:21] " + REAL_CUDAGRAPH,
+])
+def test_sniff_recognises_logs(head):
+    assert vllm_log.sniff(PROGRESS + "\n" + head + "\n", None)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_LOGS))
+def test_sniff_rejects_other_formats(name):
+    assert not vllm_log.sniff(NOT_LOGS[name], None)
+
+
+def test_detect_picks_this_reader_for_logs_only(tmp_path):
+    path = write(tmp_path, mixed_log())
+    gz = tmp_path / "server.log.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert ingest.detect(path) is vllm_log and ingest.detect(gz) is vllm_log
+    assert len(ingest.read(gz).tables["windows"]) == 2
+    for name, text in NOT_LOGS.items():
+        other = tmp_path / name
+        other.write_text(text)
+        try:
+            mod = ingest.detect(other)
+        except IngestError:
+            continue
+        assert mod is not vllm_log, name
+
+
+# ---------------------------------------------------------------- timestamps
+
+
+def test_add_timestamps_rolls_over_the_year(tmp_path):
+    times = ["12-31 23:59:40", "12-31 23:59:50", "01-01 00:00:00", "12-31 23:59:59", "01-01 00:00:10"]
+    res = read(tmp_path, [REAL_STATS.replace("05-30 07:55:21", t) for t in times])
+    w = vllm_log.add_timestamps(res.tables["windows"], 2025)
+    assert w["timestamp"].dt.year.tolist() == [2025, 2025, 2026, 2025, 2026]  # an interleaved late line
+    assert str(w["timestamp"][2]) == "2026-01-01 00:00:00"
+    assert w["timestamp"].dtype == "datetime64[ns]"
+    kept = w.copy()
+    kept.loc[0, "timestamp"] = pd.Timestamp("2030-01-01")
+    assert vllm_log.add_timestamps(kept, 2025)["timestamp"][0] == pd.Timestamp("2030-01-01")
+    assert vllm_log.add_timestamps(res.tables["windows"].iloc[:0], 2025).empty
+
+
+# ---------------------------------------------------------------- against the naive loop
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "log_ingest.py"
+
+
+def test_generated_mixed_log_agrees_with_the_naive_loop(tmp_path):
+    """Smoke run of benchmarks/log_ingest.py: a small generated log read by the reader and
+    by the straightforward per-line loop gives the same counts (plain and .gz)."""
+    spec = importlib.util.spec_from_file_location("log_ingest", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    plain_path, gz = bench.ensure_inputs(tmp_path, 0.6, seed=7)
+    want = bench.naive_counts(plain_path)
+    assert want["windows"] > 50 and want["access"] > 200 and want["spec_decode"] > 20
+    assert bench.reader_counts(plain_path) == want
+    assert bench.reader_counts(gz) == want
+    w = vllm_log.read(plain_path).tables["windows"]
+    assert set(w["log_format"]) == {"v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33"}
+    assert np.all(np.diff(w["line"].to_numpy()) > 0)
