@@ -1,0 +1,731 @@
+"""GB10 MTP chapter: control, Qwen3.5 vs 3.6, vanilla vs MTP, acceptance anatomy, boot costs.
+
+Everything the chapter shows is computed here from data/gb10-mtp/ (bench JSON per run, each
+server's log, the MTP server's /metrics dumps) through the project's readers. Value names
+follow the header of the study's published.yml.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import claims as claims_mod
+from ..caveats import authors_caveats, data_caveats
+from ..expr import evaluate
+from ..ingest.prometheus import counter_delta
+from ..load import StudyData, ingest_study
+from ..provenance import code_version, data_record, package_versions
+from ..published import load_published, parse_quantity
+from ..report import fmt_seconds
+
+STUDY = "gb10-mtp"
+TESTS = ("a", "b", "c", "d")
+LABEL = {"old": "Qwen3.5, old stack", "fresh": "Qwen3.5, fresh stack", "van": "Qwen3.6 vanilla",
+         "mtp": "Qwen3.6 + MTP"}
+TEST_LABEL = {"a": "A: 512/512, 1 client", "b": "B: 8192/256, 4 clients", "c": "C: 2048/512, 16 clients",
+              "d": "D: 2048/256, 2 clients"}
+# metric -> (label, higher is better, seconds?)
+METRICS = {
+    "output_tps": ("output t/s", True, False), "mean_ttft_s": ("mean TTFT", False, True),
+    "p99_ttft_s": ("P99 TTFT", False, True), "mean_tpot_s": ("mean TPOT", False, True),
+    "p99_tpot_s": ("P99 TPOT", False, True), "mean_itl_s": ("mean ITL", False, True),
+    "p99_itl_s": ("P99 ITL", False, True),
+}
+COMPARISONS = {  # id -> (before, after, title)
+    "control": ("old", "fresh", "Control: Qwen3.5 on the two-week-old and on the fresh stack"),
+    "model": ("fresh", "van", "Qwen3.5 against Qwen3.6, both vanilla on the fresh stack"),
+    "mtp": ("van", "mtp", "Qwen3.6 without and with MTP"),
+}
+_SEEDED = re.compile(r"^(?P<group>(?P<cfg>[a-z]+)_(?P<test>[a-d]))(?:_s(?P<seed>\d+))?$")
+
+
+@dataclass
+class Results:
+    params: dict
+    published: object
+    data: StudyData
+    runs: pd.DataFrame  # one row per bench run with its metrics
+    groups: pd.DataFrame  # one row per (config, test, metric): mean, seeds, spread
+    values: dict
+    ledger: pd.DataFrame
+    comparison: pd.DataFrame
+    caveats: pd.DataFrame
+    provenance: pd.DataFrame
+    versions: dict
+    extra: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- values from the tables
+
+
+def run_table(data: StudyData) -> pd.DataFrame:
+    """Bench runs with every metric the chapter uses (means from runs, percentiles from requests)."""
+    runs = data["runs"].copy()
+    req = data["requests"]
+    ok = req[req["ok"].fillna(False)]
+    g = ok.groupby("run_id")
+    extra = pd.DataFrame({
+        "p95_ttft_s": g["ttft_s"].quantile(0.95),
+        "ttft_outliers": g["ttft_s"].apply(lambda s: float((s > 2 * s.median()).sum())),
+        "first_start_s": g["start_s"].min(),
+        "last_end_s": (ok["start_s"] + ok["e2el_s"]).groupby(ok["run_id"]).max(),
+        "chunks": g["n_chunks"].sum(),
+        "decode_tokens": (ok["output_tokens"] - 1).groupby(ok["run_id"]).sum(),
+    })
+    runs = runs.merge(extra, left_on="run_id", right_index=True, how="left")
+    stats = data["run_stats"]
+    for pos in (0, 1):
+        s = stats[(stats["metric"] == f"spec_accept_pos{pos}") & (stats["origin"] == "reported")]
+        runs[f"spec_pos{pos}"] = runs["run_id"].map(s.set_index("run_id")["value_s"])
+    parts = runs["name"].astype(str).str.extract(_SEEDED)
+    runs["group"], runs["cfg"], runs["test"] = parts["group"], parts["cfg"], parts["test"]
+    runs["tokens_per_chunk"] = runs["decode_tokens"] / runs["chunks"]
+    return runs
+
+
+RUN_VALUES = ("output_tps", "mean_ttft_s", "p95_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s",
+              "mean_itl_s", "p99_itl_s", "ttft_outliers", "spec_acceptance_rate", "spec_acceptance_length",
+              "spec_num_drafts", "spec_draft_tokens", "spec_accepted_tokens", "spec_pos0", "spec_pos1",
+              "tokens_per_chunk")
+
+
+def group_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean over a group's seeds, the seeds' values and their spread (max - min) / mean."""
+    rows = []
+    for (group, cfg, test), r in runs.groupby(["group", "cfg", "test"], sort=False):
+        for m in RUN_VALUES:
+            v = r[m].astype(float).dropna()
+            if not len(v):
+                continue
+            mean = float(v.mean())
+            spread = float((v.max() - v.min()) / abs(mean)) if len(v) > 1 and mean else math.nan
+            rows.append(dict(group=group, cfg=cfg, test=test, metric=m, mean=mean, n=len(v), spread=spread,
+                             seeds=", ".join(f"{x:.6g}" for x in v)))
+    return pd.DataFrame(rows)
+
+
+def _cfg_of(name: str) -> str:
+    return str(name).split("_")[0]
+
+
+def boot_table(data: StudyData) -> pd.DataFrame:
+    """Start-up facts per configuration (first value of each fact in each log)."""
+    b = data["boot"]
+    if not len(b):
+        return pd.DataFrame(columns=["cfg", "fact", "value", "value_num"])
+    b = b.assign(cfg=b["name"].map(_cfg_of))
+    return b.sort_values("line").groupby(["cfg", "fact"], as_index=False).first()[["cfg", "fact", "value", "value_num", "unit"]]
+
+
+def prom_values(data: StudyData) -> dict:
+    """Spec-decode counters of the last dump, and their growth since the first dump."""
+    ps = data["prom_samples"]
+    if not len(ps):
+        return {}
+    first, last = int(ps["dump"].min()), int(ps["dump"].max())
+    out = {}
+    names = {"num_drafts": "vllm:spec_decode_num_drafts_total",
+             "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
+             "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total"}
+    pos = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+    lastdump = ps[ps["dump"] == last]
+    for short, metric in names.items():
+        out[f"prom_{short}"] = float(lastdump[lastdump["metric"] == metric]["value"].sum())
+        out[f"prom_delta_{short}"] = counter_delta(ps, metric, first, last)
+    for p in (0, 1):
+        sel = lastdump[(lastdump["metric"] == pos) & lastdump["labels"].str.contains(f"position={p}")]
+        out[f"prom_accepted_pos{p}"] = float(sel["value"].sum())
+        out[f"prom_delta_accepted_pos{p}"] = counter_delta(ps, pos, first, last, position=p)
+    out["prom_first_dump"], out["prom_last_dump"] = first, last
+    return out
+
+
+def spec_lines(data: StudyData) -> pd.DataFrame:
+    """The SpecDecoding lines of the logs with drafts (= drafted tokens / draft positions)."""
+    sd = data["spec_decode"]
+    s = sd[sd["origin"] == "log-line"].copy()
+    if not len(s):
+        return s
+    k = s["per_position"].astype(str).str.count(",") + 1
+    s["k"] = k
+    s["drafts"] = (s["draft_tokens"].astype(float) / k).round().astype(int)
+    s["accepted_per_draft"] = s["accepted_tokens"].astype(float) / s["drafts"]
+    s["cfg"] = s["name"].map(_cfg_of)
+    return s
+
+
+def compute_values(runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame, prom: dict,
+                   lines: pd.DataFrame) -> dict:
+    values = {}
+    for r in runs.itertuples():
+        for m in RUN_VALUES:
+            v = getattr(r, m)
+            if pd.notna(v):
+                values[f"{r.name}_{m}"] = float(v)
+    for r in groups.itertuples():
+        values[f"{r.group}_{r.metric}"] = r.mean
+    for r in boot.itertuples():
+        if pd.notna(r.value_num):
+            values[f"{r.cfg}_{r.fact}"] = float(r.value_num)
+    values.update(prom)
+    for r in lines.itertuples():
+        key = "specline_" + str(r.time).split()[-1].replace(":", "")
+        values[f"{key}_mean_acceptance_length"] = float(r.mean_acceptance_length)
+        values[f"{key}_acceptance_rate"] = float(r.acceptance_rate)
+    fresh = runs[runs["cfg"] == "fresh"]
+    if len(fresh):
+        values["fresh_session_s"] = float(fresh["last_end_s"].max() - fresh["first_start_s"].min())
+    return values
+
+
+# ---------------------------------------------------------------- analysis
+
+
+def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, strong_gain_pct=20.0,
+            strong_ttft_pct=20.0) -> Results:
+    params = dict(noise_factor=noise_factor, within_pct=within_pct, strong_gain_pct=strong_gain_pct,
+                  strong_ttft_pct=strong_ttft_pct)
+    data = ingest_study(data_dir)
+    runs = run_table(data)
+    groups = group_table(runs)
+    boot = boot_table(data)
+    prom = prom_values(data)
+    lines = spec_lines(data)
+    values = compute_values(runs, groups, boot, prom, lines)
+    published = load_published(published_file or Path(data_dir) / "published.yml")
+    ledger = claims_mod.check_claims(published, values, params)
+    ledger["within rounding"] = [within_rounding(c) for c in published.claims]
+    comparison = claims_mod.compare_published(published, values)
+    cav = authors_caveats(published) + data_caveats(data, runs.assign(
+        dataset=runs.get("dataset"), ignore_eos=runs.get("ignore_eos")), ledger) + gb10_caveats(data, runs, groups, boot)
+    prov = pd.DataFrame([data_record(data.study)])
+    versions = {"code": code_version(), **package_versions()}
+    r = Results(params, published, data, runs, groups, values, ledger, comparison,
+                pd.DataFrame(cav, columns=["origin", "caveat"]), prov, versions)
+    r.extra.update(boot=boot, lines=lines)
+    return r
+
+
+def within_rounding(claim: dict) -> str:
+    """For a consistency claim: can numbers that print like the stated ones give a value that
+    prints like the published one? Interval arithmetic over the corners of the stated values."""
+    if claim.get("kind") != "consistency" or not claim.get("stated"):
+        return ""
+    q = parse_quantity(claim["published"], claim["id"])
+    stated = {k: parse_quantity(v, k) for k, v in claim["stated"].items()}
+    names = list(stated)
+    got = []
+    for corner in itertools.product((-0.5, 0.5), repeat=len(names)):
+        space = {n: stated[n].value + c * stated[n].step for n, c in zip(names, corner)}
+        got.append(evaluate(claim["recompute"], space))
+    lo, hi = min(got), max(got)
+    if q.bound == "under":
+        return "yes" if lo < q.value else "no"
+    if q.bound == "over":
+        return "yes" if hi > q.value else "no"
+    half = q.step / 2 if not q.approx else q.tolerance * abs(q.value)
+    return "yes" if lo <= q.value + half and hi >= q.value - half else "no"
+
+
+def spread_of(r: Results, cfg: str, test: str, metric: str) -> float:
+    g = r.groups[(r.groups["cfg"] == cfg) & (r.groups["test"] == test) & (r.groups["metric"] == metric)]
+    return float(g["spread"].iloc[0]) if len(g) else math.nan
+
+
+def noise_band(r: Results, a: str, b: str, test: str, metric: str) -> tuple[float, str]:
+    """The larger seed-to-seed spread of the two configurations for this test and metric; for
+    a single-run test (A), the largest spread of that metric over tests B-D as a stand-in."""
+    s = [x for x in (spread_of(r, a, test, metric), spread_of(r, b, test, metric)) if not math.isnan(x)]
+    if s:
+        return max(s), "seeds"
+    other = [spread_of(r, c, t, metric) for c in (a, b) for t in TESTS if t != test]
+    other = [x for x in other if not math.isnan(x)]
+    return (max(other), "stand-in") if other else (math.nan, "none")
+
+
+def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.DataFrame:
+    """Δ % per test and metric with the noise band beside it and the verdict of the rule."""
+    rows = []
+    f = r.params["noise_factor"]
+    for test in TESTS:
+        for m in metrics:
+            va, vb = r.values.get(f"{before}_{test}_{m}"), r.values.get(f"{after}_{test}_{m}")
+            if va is None or vb is None:
+                continue
+            delta = vb / va - 1
+            band, kind = noise_band(r, before, after, test, m)
+            if math.isnan(band):
+                verdict = "no spread to judge by"
+            else:
+                verdict = "beyond noise" if abs(delta) > f * band else "within noise"
+            label, higher, secs = METRICS[m]
+            better = (delta > 0) == higher
+            paired = [r.values.get(f"{after}_{test}_s{s}_{m}", math.nan) / r.values.get(f"{before}_{test}_s{s}_{m}", math.nan) - 1
+                      for s in (42, 123)]
+            rows.append({
+                "test": test.upper(), "metric": label, LABEL[before]: _fmt(va, secs), LABEL[after]: _fmt(vb, secs),
+                "Δ": f"{delta:+.1%}",
+                "Δ seed 42 / 123": "–" if any(math.isnan(x) for x in paired) else f"{paired[0]:+.1%} / {paired[1]:+.1%}",
+                "seed spread": "–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
+                "verdict": verdict + ("" if verdict != "beyond noise" else (", better" if better else ", worse")),
+                "_delta": delta, "_band": band, "_metric": m, "_test": test,
+            })
+    return pd.DataFrame(rows)
+
+
+def _fmt(v: float, secs: bool) -> str:
+    return fmt_seconds(v) if secs else f"{v:,.2f}"
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    return df[[c for c in df.columns if not c.startswith("_")]]
+
+
+def within_count(r: Results) -> dict:
+    """Our 24-metric reading of '22 of 24 within ±2 %' (Qwen3.5 fresh vs Qwen3.6 vanilla)."""
+    ms = ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s")
+    c = compare(r, "fresh", "van", ms)
+    lim = r.params["within_pct"] / 100
+    out = c[c["_delta"].abs() >= lim]
+    return dict(total=len(c), within=int((c["_delta"].abs() < lim).sum()),
+                outside=", ".join(f"{t} {m} ({d})" for t, m, d in zip(out["test"], out["metric"], out["Δ"])))
+
+
+def decision(r: Results) -> pd.DataFrame:
+    """MTP on or off per test, by a stated rule on the vanilla -> MTP changes.
+
+    off: throughput falls by more than the noise band; on: it rises by more than the band;
+    strongly on: it rises by at least `strong_gain_pct` and mean TTFT falls by at least
+    `strong_ttft_pct`; otherwise no clear call.
+    """
+    c = compare(r, "van", "mtp", ("output_tps", "mean_ttft_s", "mean_tpot_s", "p99_itl_s", "p99_tpot_s"))
+    pub = published_decisions(r)
+    rows = []
+    for test in TESTS:
+        t = c[c["_test"] == test].set_index("_metric")
+        if "output_tps" not in t.index:
+            continue
+        d, band = t.loc["output_tps", "_delta"], t.loc["output_tps", "_band"]
+        f = r.params["noise_factor"] * (0 if math.isnan(band) else band)
+        ttft = t.loc["mean_ttft_s", "_delta"] if "mean_ttft_s" in t.index else math.nan
+        if d < -f:
+            call = "off"
+        elif d >= r.params["strong_gain_pct"] / 100 and ttft <= -r.params["strong_ttft_pct"] / 100:
+            call = "strongly on"
+        elif d > f:
+            call = "on"
+        else:
+            call = "no clear call"
+        costs = [f"{t.loc[m, 'metric']} {t.loc[m, 'Δ']}" for m in ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")
+                 if m in t.index and t.loc[m, "_delta"] > t.loc[m, "_band"] * r.params["noise_factor"]]
+        rows.append({"test": TEST_LABEL[test], "output t/s Δ": t.loc["output_tps", "Δ"],
+                     "mean TTFT Δ": t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–",
+                     "noise band": f"{f:.1%}", "our call": call,
+                     "write-up": pub.get(test, "–"), "agree": "yes" if pub.get(test) == call else "no",
+                     "costs beyond noise": ", ".join(costs) or "none"})
+    return pd.DataFrame(rows)
+
+
+def published_decisions(r: Results) -> dict:
+    """The write-up's decision table read by its symbols: ❌ off, ✅ on, ✅✅ strongly on."""
+    t = next((t for t in r.published.tables if t.id == "decision"), None)
+    out = {}
+    if t is None:
+        return out
+    for row in t.rows:
+        m = re.search(r"\(([A-D])\)", row[0])
+        if not m:
+            continue
+        n = row[1].count("✅")
+        out[m.group(1).lower()] = "off" if "❌" in row[1] else ("strongly on" if n >= 2 else "on" if n else "–")
+    return out
+
+
+# ---------------------------------------------------------------- acceptance anatomy
+
+
+def acceptance_runs(r: Results) -> pd.DataFrame:
+    """Per MTP run: the bench JSON's spec block, with the acceptance length both ways."""
+    m = r.runs[r.runs["spec_num_drafts"].notna()].sort_values("name")
+    return pd.DataFrame({
+        "run": m["name"], "drafts": m["spec_num_drafts"].astype(int), "draft tokens": m["spec_draft_tokens"].astype(int),
+        "accepted": m["spec_accepted_tokens"].astype(int),
+        "position 0": m["spec_pos0"].map(lambda v: f"{v:.2%}"), "position 1": m["spec_pos1"].map(lambda v: f"{v:.2%}"),
+        "acceptance rate": m["spec_acceptance_rate"].map(lambda v: f"{v:.2%}"),
+        "length, with bonus token": m["spec_acceptance_length"].map(lambda v: f"{v:.3f}"),
+        "accepted per draft (no bonus)": (m["spec_accepted_tokens"] / m["spec_num_drafts"]).map(lambda v: f"{v:.3f}"),
+    })
+
+
+def reconciliation(r: Results) -> pd.DataFrame:
+    """The same counters four ways: /metrics absolute and delta, the logs' lines, the bench JSON."""
+    v = r.values
+    lines = r.extra["lines"]
+    mtp_lines = lines[lines["cfg"] == "mtp"] if len(lines) else lines
+    bench = r.runs[r.runs["spec_num_drafts"].notna()]
+    rows = []
+
+    def row(label, drafts, accepted, p0=None, p1=None):
+        rows.append({"source": label, "drafts": int(drafts), "accepted": int(accepted),
+                     "accepted per draft": f"{accepted / drafts:.4f}",
+                     "length (with bonus)": f"{1 + accepted / drafts:.3f}",
+                     "rate": f"{accepted / (2 * drafts):.2%}"})
+
+    if "prom_num_drafts" in v:
+        row("/metrics, last dump (since server start)", v["prom_num_drafts"], v["prom_accepted_tokens"])
+        row("/metrics, last dump minus first", v["prom_delta_num_drafts"], v["prom_delta_accepted_tokens"])
+    if len(mtp_lines):
+        row("SpecDecoding log lines, all", mtp_lines["drafts"].sum(), mtp_lines["accepted_tokens"].sum())
+    if len(bench):
+        row("bench JSON spec blocks (measured requests)", bench["spec_num_drafts"].sum(), bench["spec_accepted_tokens"].sum())
+        if "prom_num_drafts" in v:
+            row("left for warm-ups and the smoke test", v["prom_num_drafts"] - bench["spec_num_drafts"].sum(),
+                v["prom_accepted_tokens"] - bench["spec_accepted_tokens"].sum())
+    return pd.DataFrame(rows)
+
+
+def quoted_line(r: Results) -> str | None:
+    """The `specline_HHMMSS` the write-up quotes (named in published.yml), if the log has it."""
+    for c in r.published.claims:
+        m = re.search(r"specline_(\d{6})", str(c.get("recompute", "")))
+        if m and f"specline_{m.group(1)}_mean_acceptance_length" in r.values:
+            return f"specline_{m.group(1)}"
+    return None
+
+
+def three_figures(r: Results) -> pd.DataFrame:
+    """The write-up's 2.43, 2.50 and 1.45 on one yardstick."""
+    v = r.values
+    q = quoted_line(r)
+    line_key = f"{q}_mean_acceptance_length" if q else None
+    rows = []
+    if "mtp_a_spec_acceptance_length" in v:
+        L = v["mtp_a_spec_acceptance_length"]
+        rows.append(["test A, bench JSON (measured requests of test A)", "with the bonus token", L, L - 1])
+    if line_key:
+        L = v[line_key]
+        hhmmss = line_key.split("_")[1]
+        rows.append([f"one 10-second SpecDecoding line ({hhmmss[:2]}:{hhmmss[2:4]}:{hhmmss[4:]}, test A)",
+                     "with the bonus token", L, L - 1])
+    if "prom_num_drafts" in v:
+        x = v["prom_accepted_tokens"] / v["prom_num_drafts"]
+        rows.append(["/metrics since server start (all tests, warm-ups, smoke test)", "without the bonus token", x, 1 + x])
+    return pd.DataFrame([{"figure": a, "as printed": b, "printed value": f"{c:.2f}",
+                          "with bonus": f"{(c if 'with the' in b else d):.3f}",
+                          "without bonus": f"{(d if 'with the' in b else c):.3f}"} for a, b, c, d in rows])
+
+
+def tpot_vs_itl(r: Results) -> pd.DataFrame:
+    """Mean ITL over mean TPOT is the tokens per streamed chunk: a burst, not a slowdown."""
+    rows = []
+    for cfg in ("van", "mtp"):
+        for test in TESTS:
+            v = r.values
+            t, i, k = (v.get(f"{cfg}_{test}_{m}") for m in ("mean_tpot_s", "mean_itl_s", "tokens_per_chunk"))
+            if t is None or i is None:
+                continue
+            rows.append({"config": LABEL[cfg], "test": test.upper(), "mean TPOT": fmt_seconds(t), "mean ITL": fmt_seconds(i),
+                         "ITL / TPOT": f"{i / t:.2f}", "tokens per chunk": f"{k:.2f}",
+                         "P99 ITL": fmt_seconds(v.get(f"{cfg}_{test}_p99_itl_s"))})
+    return pd.DataFrame(rows)
+
+
+def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
+    """Test B: how many inter-token gaps exceed `threshold_s`, and where the P99 falls."""
+    import json
+
+    rows = []
+    for e in r.data.study.files:
+        name = e.context.get("name", "")
+        m = _SEEDED.match(str(name))
+        if not m or m.group("test") != "b" or m.group("cfg") not in ("van", "mtp"):
+            continue
+        d = json.loads(r.data.study.path(e).read_text(encoding="utf-8"))
+        flat = np.concatenate([np.asarray(x, dtype=float) for x in d["itls"]])
+        n_long = int((flat > threshold_s).sum())
+        rows.append({"run": name, "gaps": len(flat), f"gaps > {threshold_s:g} s": n_long,
+                     "share": f"{n_long / len(flat):.2%}", "gaps above the P99": int(np.ceil(0.01 * (len(flat) - 1))),
+                     "P99 ITL": fmt_seconds(float(np.percentile(flat, 99)))})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- boot facts
+
+
+BOOT_FACTS = (("kv_cache_tokens", "KV cache, tokens"), ("kv_cache_gib", "KV cache memory, GiB"),
+              ("max_concurrency", "max concurrency at max_model_len"), ("weights_gib", "weights in memory, GiB"),
+              ("weights_load_s", "weight loading, s"), ("graph_capture_s", "graph capture, s"),
+              ("graph_capture_gib", "graph capture, GiB"), ("cudagraph_mode_from", "CUDA graph mode asked"),
+              ("cudagraph_mode_to", "CUDA graph mode used"), ("architecture", "resolved architecture"),
+              ("engine_version", "vLLM version"), ("model", "model"))
+
+
+def boot_facts_table(r: Results) -> pd.DataFrame:
+    b = r.extra["boot"]
+    rows = []
+    for fact, label in BOOT_FACTS:
+        row = {"fact": label}
+        for cfg in LABEL:
+            hit = b[(b["cfg"] == cfg) & (b["fact"] == fact)]
+            row[LABEL[cfg]] = "–" if not len(hit) else (
+                f"{hit['value_num'].iloc[0]:,.2f}".rstrip("0").rstrip(".") if pd.notna(hit["value_num"].iloc[0]) else str(hit["value"].iloc[0]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def mtp_costs(r: Results) -> dict:
+    v = r.values
+    out = {}
+    for fact in ("kv_cache_tokens", "weights_gib", "weights_load_s", "kv_cache_gib", "max_concurrency"):
+        a, b = v.get(f"van_{fact}"), v.get(f"mtp_{fact}")
+        if a is not None and b is not None:
+            out[f"mtp_cost_{fact}"] = b - a
+            out[f"mtp_cost_{fact}_pct"] = 100 * (b / a - 1)
+    bt = r.extra["boot"]
+    mode = bt[bt["cfg"] == "mtp"].set_index("fact")["value"].astype(str)
+    out["mtp_graph_change"] = (f"{mode['cudagraph_mode_from']} → {mode['cudagraph_mode_to']}"
+                               if {"cudagraph_mode_from", "cudagraph_mode_to"} <= set(mode.index) else "none logged")
+    return out
+
+
+# ---------------------------------------------------------------- caveats by rule
+
+
+def gb10_caveats(data: StudyData, runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame) -> list[dict]:
+    out = []
+    platforms = {c.get("platform") for c in data.study.configs.values()}
+    if len(platforms) == 1:
+        out.append(dict(origin="data rule: one machine", caveat=(
+            f"Every run comes from one machine ({platforms.pop()}); nothing here says how another unit or "
+            "another unified-memory system behaves.")))
+    v = boot[boot["fact"] == "engine_version"].groupby("cfg")["value"].first()
+    if v.nunique() > 1:
+        out.append(dict(origin="data rule: software moved", caveat=(
+            "The logs show different vLLM builds (" + ", ".join(f"{LABEL.get(c, c)}: {x}" for c, x in v.items()) +
+            "); the old-vs-fresh comparison mixes every change between them, and the driver with it.")))
+    seeded = groups[groups["n"] > 1]
+    if len(seeded):
+        n = int(seeded["n"].max())
+        single = sorted({LABEL.get(c, c) + " " + t.upper() for c, t in groups[groups["n"] == 1][["cfg", "test"]].itertuples(index=False)})
+        out.append(dict(origin="data rule: few seeds", caveat=(
+            f"At most {n} seeds per test: a seed-to-seed spread from {n} runs is a range, not a confidence "
+            f"interval, so 'beyond noise' is a screening rule. Single runs ({', '.join(single)}) have no spread of "
+            "their own; the chapter borrows the largest spread of the same metric from other tests (marked *).")))
+    modes = boot[boot["fact"] == "cudagraph_mode_to"]
+    if len(modes):
+        out.append(dict(origin="data rule: graph mode changed", caveat=(
+            "vLLM changed the CUDA graph mode at start-up for " + ", ".join(LABEL.get(c, c) for c in modes["cfg"]) +
+            " (" + ", ".join(modes["value"].astype(str)) + "): those runs are not on equal footing with the others.")))
+    return out
+
+
+# ---------------------------------------------------------------- figures
+
+
+def fig_deltas(r: Results) -> plt.Figure:
+    """Δ % of vanilla -> MTP per test for three metrics; error bars span the noise band."""
+    c = compare(r, "van", "mtp", ("output_tps", "mean_ttft_s", "mean_tpot_s"))
+    tests = [t.upper() for t in TESTS]
+    metrics = [METRICS[m][0] for m in ("output_tps", "mean_ttft_s", "mean_tpot_s")]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.26
+    for j, (m, colour) in enumerate(zip(metrics, sns.color_palette(n_colors=3))):
+        sub = c[c["metric"] == m].set_index("test").reindex(tests)
+        x = np.arange(len(tests)) + (j - 1) * width
+        band = 100 * sub["_band"].fillna(0.0) * r.params["noise_factor"]
+        ax.bar(x, 100 * sub["_delta"], width, yerr=band, capsize=3, label=m, color=colour)
+    ax.set_xticks(np.arange(len(tests)), tests)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("change with MTP (%)")
+    ax.set_xlabel("test")
+    ax.set_title("Qwen3.6: MTP on against off")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fig_acceptance(r: Results) -> plt.Figure:
+    """Acceptance rate of every 10-second SpecDecoding line of the MTP server, by time."""
+    lines = r.extra["lines"]
+    s = lines[lines["cfg"] == "mtp"].copy()
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    if len(s):
+        t = pd.to_datetime("2000-" + s["time"].astype(str), format="%Y-%m-%d %H:%M:%S")
+        minutes = (t - t.min()).dt.total_seconds() / 60
+        ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8, label="10-second line")
+        key = quoted_line(r)
+        if key:
+            hh = key.split("_")[1]
+            hit = s["time"].astype(str).str.endswith(f"{hh[:2]}:{hh[2:4]}:{hh[4:]}")
+            ax.scatter(minutes[hit], 100 * s.loc[hit, "acceptance_rate"], s=80, facecolors="none",
+                       edgecolors="red", label="the line the write-up quotes")
+        if "prom_accepted_tokens" in r.values:
+            ax.axhline(100 * r.values["prom_accepted_tokens"] / r.values["prom_draft_tokens"], color="grey",
+                       linestyle="--", label="whole session (/metrics)")
+    ax.set_xlabel("minutes since the first SpecDecoding line")
+    ax.set_ylabel("draft acceptance rate (%)")
+    ax.set_title("MTP acceptance per stats interval")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fig_itl(r: Results) -> plt.Figure:
+    """Test B inter-token gaps without and with MTP: same long gaps, fewer gaps in all."""
+    import json
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for e in r.data.study.files:
+        m = _SEEDED.match(str(e.context.get("name", "")))
+        if not m or m.group("test") != "b" or m.group("cfg") not in ("van", "mtp"):
+            continue
+        d = json.loads(r.data.study.path(e).read_text(encoding="utf-8"))
+        flat = np.sort(np.concatenate([np.asarray(x, dtype=float) for x in d["itls"]]))
+        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), label=f"{LABEL[m.group('cfg')]}, seed {m.group('seed')}")
+    ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("inter-token gap (ms)")
+    ax.set_ylabel("share of gaps at least this long")
+    ax.set_title("Test B: long gaps with and without MTP")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- chapter helpers
+
+
+def configs_table(r: Results) -> pd.DataFrame:
+    rows = []
+    for cid, c in r.data.study.configs.items():
+        rows.append({"config": cid, "model": c.get("model"), "vLLM": c.get("engine_version"), "stack": c.get("stack"),
+                     "speculative": c.get("speculative")})
+    return pd.DataFrame(rows)
+
+
+def runs_display(r: Results) -> pd.DataFrame:
+    x = r.runs.sort_values(["cfg", "test", "name"])
+    return pd.DataFrame({"run": x["name"], "config": x["config"], "seed": x["seed"], "requests": x["completed"].astype(int),
+                         "output t/s": x["output_tps"].map(lambda v: f"{v:.2f}"),
+                         "mean TTFT": x["mean_ttft_s"].map(fmt_seconds), "mean TPOT": x["mean_tpot_s"].map(fmt_seconds),
+                         "mean ITL": x["mean_itl_s"].map(fmt_seconds), "P99 ITL": x["p99_itl_s"].map(fmt_seconds),
+                         "file": x["source_file"].map(lambda p: Path(str(p)).name)})
+
+
+def ingest_table(r: Results) -> pd.DataFrame:
+    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+
+
+def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    return [(f"{t.title} [{t.source}]", claims_mod.published_layout(r.published, r.comparison, t.id))
+            for t in r.published.tables]
+
+
+def mismatches(r: Results) -> pd.DataFrame:
+    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
+    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"], "published": c["published"],
+                         "reproduced": c["reproduced"], "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+
+
+def ledger_display(r: Results) -> pd.DataFrame:
+    cols = ["id", "claim", "published", "recomputed", "verdict", "within rounding", "difference", "tolerance", "kind", "note"]
+    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+
+
+def glue_values(r: Results) -> dict:
+    v = r.values
+    out = {}
+    for key in ("mtp_c", "mtp_b", "mtp_a", "mtp_d"):
+        test = key[-1]
+        for m in ("output_tps", "mean_ttft_s", "mean_tpot_s"):
+            a, b = v.get(f"van_{test}_{m}"), v.get(f"{key}_{m}")
+            if a and b:
+                out[f"mtp_{test}_{m}_pct"] = 100 * (b / a - 1)
+    for comp, (a, b, _) in COMPARISONS.items():
+        c = compare(r, a, b)
+        out[f"{comp}_rows"] = len(c)
+        out[f"{comp}_beyond"] = int(c["verdict"].str.startswith("beyond").sum())
+    c = compare(r, "old", "fresh")
+    out["control_summary"] = (
+        "the stack alone moved the baseline beyond the noise, so the later comparisons use the fresh stack only"
+        if out["control_beyond"] else "the stack alone moved nothing beyond the noise")
+    lg = long_gaps(r)
+    for cfg in ("van", "mtp"):
+        sub = lg[lg["run"].str.startswith(f"{cfg}_")]
+        if len(sub):
+            out[f"b_long_{cfg}"] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
+            out[f"b_gaps_{cfg}"] = float(sub["gaps"].mean())
+            out[f"b_share_{cfg}"] = 100 * out[f"b_long_{cfg}"] / out[f"b_gaps_{cfg}"]
+    wc = within_count(r)
+    out.update(within_total=wc["total"], within_count=wc["within"], within_outside=wc["outside"] or "none")
+    for k in ("prom_num_drafts", "prom_accepted_tokens", "prom_draft_tokens"):
+        if k in v:
+            out[k] = int(v[k])
+    if "prom_num_drafts" in v:
+        out["global_per_draft"] = v["prom_accepted_tokens"] / v["prom_num_drafts"]
+        out["global_length"] = 1 + out["global_per_draft"]
+        out["global_rate_pct"] = 100 * v["prom_accepted_tokens"] / v["prom_draft_tokens"]
+        out["pos0_pct"] = 100 * v["prom_accepted_pos0"] / v["prom_num_drafts"]
+        out["pos1_pct"] = 100 * v["prom_accepted_pos1"] / v["prom_num_drafts"]
+    if "mtp_a_spec_acceptance_length" in v:
+        out["a_length"] = v["mtp_a_spec_acceptance_length"]
+        out["a_per_draft"] = v["mtp_a_spec_acceptance_length"] - 1
+        if "global_per_draft" in out:
+            d = out["a_per_draft"] - out["global_per_draft"]
+            out["a_vs_global"] = "as much as" if abs(d) < 0.005 else ("less than" if d < 0 else "more than")
+    line = quoted_line(r)
+    if line:
+        out["line_length"] = v[f"{line}_mean_acceptance_length"]
+        out["line_rate_pct"] = 100 * v[f"{line}_acceptance_rate"]
+        hh = line.split("_")[1]
+        out["line_time"] = f"{hh[:2]}:{hh[2:4]}:{hh[4:]}"
+    lines = r.extra["lines"]
+    m = lines[lines["cfg"] == "mtp"] if len(lines) else lines
+    if len(m):
+        out["lines_n"] = len(m)
+        out["lines_rate_min"] = 100 * float(m["acceptance_rate"].min())
+        out["lines_rate_max"] = 100 * float(m["acceptance_rate"].max())
+    if "prom_delta_num_drafts" in v:
+        out["prom_delta_drafts"] = int(v["prom_delta_num_drafts"])
+    bench = r.runs[r.runs["spec_num_drafts"].notna()]
+    out["bench_drafts"] = int(bench["spec_num_drafts"].sum()) if len(bench) else 0
+    out["mtp_runs"] = len(bench)
+    out.update(mtp_costs(r))
+    dec = decision(r)
+    out["decisions_agree"] = int((dec["agree"] == "yes").sum())
+    out["decisions_total"] = len(dec)
+    out["noise_factor"] = r.params["noise_factor"]
+    out["within_pct"] = r.params["within_pct"]
+    out["strong_gain_pct"] = r.params["strong_gain_pct"]
+    out["strong_ttft_pct"] = r.params["strong_ttft_pct"]
+    counts = claims_mod.verdict_counts(r.ledger)
+    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
+    out["claims_total"] = len(r.ledger)
+    cons = r.ledger[r.ledger["kind"] == "consistency"]
+    out["consistency_total"] = len(cons)
+    out["consistency_fail_rounding"] = int((cons["within rounding"] == "no").sum())
+    out["cells_total"] = int(r.comparison["within"].notna().sum())
+    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    tv = tpot_vs_itl(r)
+    d = tv[(tv["config"] == LABEL["mtp"]) & (tv["test"] == "D")]
+    if len(d):
+        out["d_itl_over_tpot"] = float(d["ITL / TPOT"].iloc[0])
+        out["d_tokens_per_chunk"] = float(d["tokens per chunk"].iloc[0])
+    return out
+
+
+def downloads(r: Results) -> dict[str, pd.DataFrame]:
+    return {"runs": r.runs, "requests": r.data["requests"], "seed_groups": r.groups,
+            "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
+            "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
+            "claims": r.ledger, "caveats": r.caveats}
