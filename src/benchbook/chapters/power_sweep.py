@@ -1,0 +1,791 @@
+"""4x RTX 3090 power sweep: everything the chapter computes from live vLLM logs.
+
+The unit of measurement is the 10-second engine stats window of a `vllm serve` log. A
+window is bucketed by its Running count; its power limit and power draw come from the
+nvidia-smi log beside it (joined by time); its completions are the HTTP 200 chat
+completion lines written since the previous stats line. Every table, figure and glued
+number of the chapter is derived here from those three tidy tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from .. import claims as claims_mod
+from ..caveats import authors_caveats
+from ..load import StudyData, ingest_study
+from ..provenance import code_version, data_record, package_versions
+from ..published import load_published
+
+STUDY = "power-sweep"
+P95_METHOD = "lower"  # numpy rule for the window P95 (see the chapter's methods note)
+SCOPES = {"c1to3": (1, 3), "c1to6": (1, 6), "c6to8": (6, 8)}
+COMPLETION = ("POST", "/v1/chat/completions", 200)
+
+
+@dataclass
+class Results:
+    params: dict
+    published: object
+    data: StudyData
+    windows: pd.DataFrame  # every stats window, enriched (model, limit, power, completions)
+    values: dict
+    ledger: pd.DataFrame
+    comparison: pd.DataFrame
+    caveats: pd.DataFrame
+    provenance: pd.DataFrame
+    versions: dict
+    models: pd.DataFrame  # config -> prefix, label, cards, gpus
+    limits: pd.DataFrame  # per server log: manifest limit, nvidia-smi limit, agreement
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def busy(self) -> pd.DataFrame:
+        """Windows with at least one request running: the ones the tables bucket."""
+        return self.windows[self.windows["running"] >= 1]
+
+
+def analyse(data_dir, published_file=None, overhead_w: float = 0.0, directional_n: int = 5,
+            mix_threshold: float = 0.2) -> Results:
+    params = dict(overhead_w=float(overhead_w), directional_n=int(directional_n),
+                  mix_threshold=float(mix_threshold))
+    data = ingest_study(data_dir)
+    models = model_table(data)
+    windows = timestamps(data["windows"])
+    windows, limits = join_power(windows, data["gpu_samples"], models, data.study)
+    windows = join_completions(windows, data["access"])
+    windows = windows.merge(models[["config", "prefix", "label"]], on="config", how="left")
+    windows["per_request_tps"] = windows["generation_tps"] / windows["running"].where(windows["running"] > 0)
+    windows["power_key"] = windows["limit_w"].map(lambda v: f"{int(round(v))}W" if pd.notna(v) else None)
+    values = window_values(windows, models, params["overhead_w"])
+    published = load_published(published_file or Path(data_dir) / "published.yml")
+    ledger = claims_mod.check_claims(published, values, params)
+    comparison = label_rows(published, claims_mod.compare_published(published, values))
+    r = Results(params, published, data, windows, values, ledger, comparison, pd.DataFrame(),
+                pd.DataFrame([data_record(data.study)]), {"code": code_version(), **package_versions()},
+                models, limits)
+    r.caveats = pd.DataFrame(authors_caveats(published) + data_caveats(r), columns=["origin", "caveat"])
+    return r
+
+
+# ---------------------------------------------------------------- joining the three logs
+
+
+def model_table(data: StudyData) -> pd.DataFrame:
+    """One row per configuration: value-name prefix, label, cards and the GPU indices it uses."""
+    rows = []
+    for cid, cfg in data.study.configs.items():
+        gpus = cfg.get("gpus")
+        rows.append(dict(config=cid, prefix=cid.replace("-", "_").replace(".", "_"),
+                         label=cfg.get("model_label") or cfg.get("model") or cid,
+                         cards=int(cfg.get("cards") or (len(gpus) if gpus else 1)),
+                         gpus=tuple(int(g) for g in gpus) if gpus else None,
+                         max_num_seqs=(cfg.get("serve_args") or {}).get("max_num_seqs")))
+    return pd.DataFrame(rows)
+
+
+def timestamps(windows: pd.DataFrame) -> pd.DataFrame:
+    """Fill `timestamp` from the printed MM-DD time and the year of the manifest's date."""
+    if windows.empty or windows["timestamp"].notna().all():
+        return windows
+    from ..ingest import vllm_log
+
+    parts = []
+    for src, w in windows.groupby("source_file", sort=False):
+        date = str(w["run_date"].iloc[0]) if "run_date" in w and pd.notna(w["run_date"].iloc[0]) else ""
+        year = int(date[:4]) if date[:4].isdigit() else pd.Timestamp.now().year
+        parts.append(vllm_log.add_timestamps(w, year))
+    return pd.concat(parts).sort_index()
+
+
+def _folder(path) -> str:
+    return str(PurePosixPath(str(path)).parent)
+
+
+def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame, study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each window's power limit and mean GPU draw, from the nvidia-smi log beside its log.
+
+    The log beside a server log is the GPU log in the same folder (else the one with the
+    same configuration, manifest limit and date). Only the configuration's GPUs count
+    (study.yml `gpus`; all of them when absent). The limit is the median over those cards
+    of the limit they reported during the window; the draw is the sum over the cards of
+    their mean draw in the window (the samples in the 10 s before the stats line, or the
+    latest sample within a minute when the log is sparser).
+    """
+    out = windows.copy()
+    for col in ("limit_w", "draw_w", "gpu_samples_n"):
+        out[col] = np.nan
+    out["limit_source"] = "manifest"
+    out["gpu_file"] = None
+    rows = []
+    gpus_of = dict(zip(models["config"], models["gpus"]))
+    for src, w in out.groupby("source_file", sort=False):
+        cfg = w["config"].iloc[0]
+        g = _gpu_file_for(src, w, gpu)
+        manifest = w["power_limit_w"].iloc[0] if "power_limit_w" in w else np.nan
+        rec = dict(file=src, config=cfg, manifest_limit_w=manifest, gpu_file=None, nvidia_smi_limit_w=np.nan,
+                   cards=None, other_cards=None, windows_joined=0)
+        if g is None or w["timestamp"].isna().all():
+            out.loc[w.index, "limit_w"] = manifest
+            rows.append(rec)
+            continue
+        wanted = gpus_of.get(cfg)
+        sel = g[g["gpu_index"].isin(wanted)] if wanted else g
+        rec["gpu_file"] = g["source_file"].iloc[0]
+        rec["cards"] = ", ".join(str(i) for i in sorted(sel["gpu_index"].dropna().unique()))
+        others = sorted(set(g["gpu_index"].dropna().unique()) - set(sel["gpu_index"].dropna().unique()))
+        rec["other_cards"] = ", ".join(f"{i} ({n})" for i, n in
+                                       g[g["gpu_index"].isin(others)].groupby("gpu_index")["name"].first().items())
+        lim, draw, n = _per_window(w, sel)
+        out.loc[w.index, "limit_w"] = np.where(np.isnan(lim), manifest, lim)
+        out.loc[w.index, "draw_w"] = draw
+        out.loc[w.index, "gpu_samples_n"] = n
+        out.loc[w.index[~np.isnan(lim)], "limit_source"] = "nvidia-smi"
+        out.loc[w.index, "gpu_file"] = rec["gpu_file"]
+        busy = w["running"].to_numpy() >= 1
+        joined = lim[busy]
+        rec["nvidia_smi_limit_w"] = float(np.nanmedian(joined)) if np.isfinite(joined).any() else np.nan
+        rec["windows_joined"] = int(np.isfinite(lim).sum())
+        rows.append(rec)
+    limits = pd.DataFrame(rows)
+    if len(limits):
+        diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"]).abs()
+        limits["agrees"] = pd.array(np.where(diff.isna(), None, diff < 0.5), dtype="boolean")
+    return out, limits
+
+
+def _gpu_file_for(src: str, w: pd.DataFrame, gpu: pd.DataFrame) -> pd.DataFrame | None:
+    if gpu.empty:
+        return None
+    files = pd.Series(gpu["source_file"].astype(str).unique())
+    beside = files[files.map(_folder) == _folder(src)]
+    here = gpu[gpu["source_file"].isin(beside)]
+    if here.empty:
+        keys = [k for k in ("config", "power_limit_w", "run_date") if k in gpu and k in w]
+        mask = np.ones(len(gpu), dtype=bool)
+        for k in keys:
+            mask &= (gpu[k].astype(str) == str(w[k].iloc[0])).to_numpy()
+        here = gpu[mask]
+    if here.empty:
+        return None
+    first = here["source_file"].iloc[0]
+    return here[here["source_file"] == first].dropna(subset=["timestamp"])
+
+
+def _per_window(w: pd.DataFrame, g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median limit over cards, summed mean draw, samples used; per window (NaN if none)."""
+    n = len(w)
+    lim, draw, used = np.full(n, np.nan), np.full(n, np.nan), np.zeros(n)
+    ends = w["timestamp"].to_numpy(dtype="datetime64[ns]")
+    starts = ends - np.timedelta64(10, "s")
+    g = g.sort_values("timestamp")
+    ts = g["timestamp"].to_numpy(dtype="datetime64[ns]")
+    idx = g["gpu_index"].to_numpy()
+    pw = g["power_draw_w"].to_numpy(dtype=float)
+    pl = g["power_limit_w"].to_numpy(dtype=float)
+    cards = np.unique(idx[~pd.isna(idx)])
+    for i in range(n):
+        if np.isnat(ends[i]):
+            continue
+        lo, hi = np.searchsorted(ts, starts[i], "right"), np.searchsorted(ts, ends[i], "right")
+        if hi == lo:  # no sample inside: the latest one within a minute
+            lo = max(hi - len(cards), 0)
+            if hi == 0 or ends[i] - ts[hi - 1] > np.timedelta64(60, "s"):
+                continue
+        sl = slice(lo, hi)
+        per_card_draw = [np.nanmean(pw[sl][idx[sl] == c]) for c in cards if (idx[sl] == c).any()]
+        per_card_lim = [np.nanmedian(pl[sl][idx[sl] == c]) for c in cards if (idx[sl] == c).any()]
+        if per_card_lim:
+            lim[i] = float(np.median(per_card_lim))
+            draw[i] = float(np.sum(per_card_draw)) if len(per_card_draw) == len(cards) else np.nan
+            used[i] = hi - lo
+    return lim, draw, used
+
+
+def join_completions(windows: pd.DataFrame, access: pd.DataFrame) -> pd.DataFrame:
+    """HTTP 200 chat completions written between the previous stats line and each one."""
+    out = windows.copy()
+    out["completions"] = 0
+    if access.empty:
+        return out
+    method, path, status = COMPLETION
+    done = access[(access["method"] == method) & (access["path"] == path) & (access["status"] == status)]
+    counts = done.dropna(subset=["window_line"]).groupby(["source_file", "window_line"]).size()
+    key = pd.MultiIndex.from_arrays([out["source_file"], out["line"].astype("Int64")])
+    out["completions"] = counts.reindex(key).fillna(0).astype(int).to_numpy()
+    return out
+
+
+# ---------------------------------------------------------------- values (names as in published.yml)
+
+
+def _p95(x: np.ndarray) -> float:
+    return float(np.percentile(x, 95, method=P95_METHOD))
+
+
+def scope_stats(w: pd.DataFrame) -> dict:
+    """The statistics of one set of windows, under published.yml's metric names."""
+    n = len(w)
+    out = {"gen_n": float(n)}
+    if not n:
+        return out
+    g = w["generation_tps"].to_numpy(dtype=float)
+    p = w["prompt_tps"].to_numpy(dtype=float)
+    act = p[p > 0]
+    out.update(gen_mean=float(g.mean()), gen_median=float(np.median(g)), gen_p95=_p95(g),
+               gen_max=float(g.max()), gen_std=float(g.std(ddof=1)) if n > 1 else 0.0, gen_min=float(g.min()),
+               per_request_mean=float(w["per_request_tps"].mean()),
+               prefill_sustained_mean=float(p.mean()), prefill_sustained_median=float(np.median(p)),
+               prefill_active_n=float(len(act)),
+               completions_per_min=6.0 * float(w["completions"].sum()) / n)
+    if len(act):
+        out.update(prefill_active_mean=float(act.mean()), prefill_active_median=float(np.median(act)))
+    draw = w["draw_w"].to_numpy(dtype=float)
+    if np.isfinite(draw).any():
+        out["measured_kw"] = float(np.nanmean(draw)) / 1000
+        # tokens per kWh: tokens over the energy of the same windows (10 s each)
+        ok = np.isfinite(draw)
+        out["gen_per_kwh_measured"] = float(g[ok].sum() / (draw[ok].sum() / 1000) * 3600)
+    return out
+
+
+def window_values(windows: pd.DataFrame, models: pd.DataFrame, overhead_w: float = 0.0) -> dict[str, float]:
+    """Every value name published.yml uses, plus the chapter's own, from the windows."""
+    out: dict[str, float] = {}
+    busy = windows[windows["running"] >= 1]
+    for _, m in models.iterrows():
+        mine = windows[windows["config"] == m["config"]]
+        if mine.empty:
+            continue
+        out[f"{m['prefix']}_gen_max"] = float(mine["generation_tps"].max())
+        out[f"{m['prefix']}_prefill_max"] = float(mine["prompt_tps"].max())
+        top = int(m["max_num_seqs"] or max(8, int(mine["running"].max())))
+        for key, w in busy[busy["config"] == m["config"]].groupby("power_key"):
+            p = f"{m['prefix']}_{key}"
+            limit = float(w["limit_w"].median())
+            out[f"{p}_limit_w"] = limit
+            out[f"{p}_gpu_kw"] = (m["cards"] * limit + overhead_w) / 1000
+            _put(out, p, scope_stats(w))
+            for c in range(1, max(top, int(w["running"].max())) + 1):
+                _put(out, f"{p}_c{c}", scope_stats(w[w["running"] == c]))
+            for scope, (lo, hi) in SCOPES.items():
+                _put(out, f"{p}_{scope}", scope_stats(w[w["running"].between(lo, hi)]))
+            for scope in ("c1to3", "c1to6"):
+                if f"{p}_{scope}_gen_mean" in out:
+                    out[f"{p}_{scope}_gen_per_kw"] = out[f"{p}_{scope}_gen_mean"] / out[f"{p}_gpu_kw"]
+                if f"{p}_{scope}_prefill_active_mean" in out:
+                    out[f"{p}_{scope}_prefill_per_kw"] = out[f"{p}_{scope}_prefill_active_mean"] / out[f"{p}_gpu_kw"]
+    gaps = []
+    for _, w in windows.sort_values(["source_file", "line"]).groupby("source_file"):
+        gaps += list(w["timestamp"].diff().dt.total_seconds().dropna())
+    if gaps:
+        out["stats_interval_s"] = float(np.median(gaps))
+    return out
+
+
+def _put(out: dict, prefix: str, stats: dict) -> None:
+    for k, v in stats.items():
+        out[f"{prefix}_{k}"] = v
+
+
+# ---------------------------------------------------------------- published vs reproduced
+
+
+def label_rows(published, comparison: pd.DataFrame) -> pd.DataFrame:
+    """Name each compared cell's row by all its label cells ('200W, 3'), in table order."""
+    labels = []
+    for t in published.tables:
+        for cells, exprs in zip(t.rows, t.values):
+            label = ", ".join(c for c, e in zip(cells, exprs) if e is None) or cells[0]
+            labels += [label] * sum(1 for e in exprs if e is not None)
+    out = comparison.copy()
+    if len(labels) == len(out):
+        out["row"] = labels
+    return out
+
+
+def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    """Each published table in its own layout, every cell 'published → reproduced'."""
+    out = []
+    for t in r.published.tables:
+        cmp = r.comparison[r.comparison["table"] == t.id]
+        it = iter(cmp.itertuples())
+        rows = []
+        for cells, exprs in zip(t.rows, t.values):
+            row = {}
+            for col, text, expr in zip(t.columns, cells, exprs):
+                if expr is None:
+                    row[col] = text
+                    continue
+                c = next(it)
+                mark = " ✗" if c.within is False or c.within == False else ""  # noqa: E712
+                row[col] = f"{text} → {c.reproduced}{mark}"
+            rows.append(row)
+        out.append((f"{t.title} [{t.source}]", pd.DataFrame(rows, columns=t.columns)))
+    return out
+
+
+def mismatches(r: Results) -> pd.DataFrame:
+    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
+    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
+                         "published": c["published"], "reproduced": c["reproduced"],
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+
+
+def ledger_display(r: Results) -> pd.DataFrame:
+    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+
+
+# ---------------------------------------------------------------- tables shown in the chapter
+
+
+def _label(r: Results, config: str) -> str:
+    return r.models.set_index("config")["label"].get(config, config)
+
+
+def _dagger(r: Results, n: int) -> str:
+    return f"{n} †" if 0 < n <= r.params["directional_n"] else str(n)
+
+
+def _fmt(v, d=1) -> str:
+    return "–" if v is None or pd.isna(v) else f"{v:,.{d}f}"
+
+
+def limits_order(r: Results) -> list[str]:
+    keys = r.busy["power_key"].dropna().unique()
+    return sorted(keys, key=lambda k: float(k.rstrip("W")))
+
+
+def configs_table(r: Results) -> pd.DataFrame:
+    from ..report import fmt_args
+
+    rows = []
+    for cid, c in r.data.study.configs.items():
+        rows.append(dict(config=cid, model=c.get("model"), architecture=c.get("model_arch"),
+                         quantisation=c.get("quantisation"), speculative=c.get("speculative"),
+                         kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
+                         cards=", ".join(str(g) for g in c.get("gpus") or []), serve_args=fmt_args(c.get("serve_args"))))
+    return pd.DataFrame(rows)
+
+
+def files_table(r: Results) -> pd.DataFrame:
+    """Per server log: what it holds, and where its power limit came from."""
+    boot = r.data["boot"]
+    starts = boot[boot["fact"] == "kv_cache_tokens"].groupby("source_file").size() if len(boot) else pd.Series(dtype=int)
+    rows = []
+    for rec in r.limits.itertuples():
+        w = r.windows[r.windows["source_file"] == rec.file]
+        busy = w[w["running"] >= 1]
+        rows.append({
+            "model": _label(r, rec.config), "date": str(w["run_date"].iloc[0]) if len(w) else "",
+            "limit (study.yml)": _fmt(rec.manifest_limit_w, 0),
+            "limit (nvidia-smi)": _fmt(rec.nvidia_smi_limit_w, 0),
+            "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
+            "start-ups": int(starts.get(rec.file, 0)), "cards summed": rec.cards or "–",
+            "cards left out": rec.other_cards or "–", "server log": PurePosixPath(rec.file).as_posix(),
+        })
+    return pd.DataFrame(rows)
+
+
+def ingest_table(r: Results) -> pd.DataFrame:
+    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+
+
+def summary_table(r: Results, config: str) -> pd.DataFrame:
+    """Power vs performance: one row per limit, over every busy window of the model."""
+    prefix = r.models.set_index("config")["prefix"][config]
+    rows = []
+    for key in limits_order(r):
+        p = f"{prefix}_{key}"
+        if f"{p}_gen_n" not in r.values:
+            continue
+        v = r.values
+        rows.append({"power limit": key, "windows": int(v[f"{p}_gen_n"]),
+                     "avg gen t/s": _fmt(v.get(f"{p}_gen_mean")), "median gen": _fmt(v.get(f"{p}_gen_median")),
+                     "P95 gen": _fmt(v.get(f"{p}_gen_p95")),
+                     "avg prefill (active)": _fmt(v.get(f"{p}_prefill_active_mean")),
+                     "median prefill (active)": _fmt(v.get(f"{p}_prefill_active_median")),
+                     "avg prefill (all windows)": _fmt(v.get(f"{p}_prefill_sustained_mean")),
+                     "completions/min": _fmt(v.get(f"{p}_completions_per_min")),
+                     "GPU draw W (measured)": _fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v else "–"})
+    return pd.DataFrame(rows)
+
+
+def concurrency_table(r: Results, config: str) -> pd.DataFrame:
+    """Generation by Running count; per-request t/s is the average divided by the count."""
+    rows = []
+    busy = r.busy[r.busy["config"] == config]
+    for key in limits_order(r):
+        w = busy[busy["power_key"] == key]
+        for c, g in w.groupby("running"):
+            s = scope_stats(g)
+            rows.append({"power limit": key, "concurrent": int(c), "windows": _dagger(r, len(g)),
+                         "avg gen t/s": _fmt(s["gen_mean"], 0), "median": _fmt(s["gen_median"], 0),
+                         "peak": _fmt(s["gen_max"], 0), "per-request t/s": _fmt(s["gen_mean"] / c, 0),
+                         "std": _fmt(s["gen_std"], 0), "min": _fmt(s["gen_min"], 0),
+                         "share of windows": f"{len(g) / len(w):.0%}"})
+    return pd.DataFrame(rows)
+
+
+def threeway_table(r: Results, key: str) -> pd.DataFrame:
+    """One power limit, the models side by side: average aggregate and per-request t/s."""
+    w = r.busy[r.busy["power_key"] == key]
+    rows = []
+    for c in sorted(w["running"].unique()):
+        row = {"concurrent": int(c)}
+        for cid in r.models["config"]:
+            g = w[(w["config"] == cid) & (w["running"] == c)]
+            lab = _label(r, cid)
+            row[f"{lab} t/s (n)"] = f"{g['generation_tps'].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
+            row[f"{lab} per request"] = _fmt(g["generation_tps"].mean() / c, 0) if len(g) else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def prefill_table(r: Results, key: str) -> pd.DataFrame:
+    """Sustained (all windows) and active-only (prefill > 0) prefill by concurrency."""
+    w = r.busy[r.busy["power_key"] == key]
+    rows = []
+    for c in sorted(w["running"].unique()):
+        row = {"concurrent": int(c)}
+        for cid in r.models["config"]:
+            g = w[(w["config"] == cid) & (w["running"] == c)]
+            lab = _label(r, cid)
+            act = g[g["prompt_tps"] > 0]
+            row[f"{lab} all windows (n)"] = f"{g['prompt_tps'].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
+            row[f"{lab} active (n)"] = f"{act['prompt_tps'].mean():,.0f} ({_dagger(r, len(act))})" if len(act) else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def completions_table(r: Results) -> pd.DataFrame:
+    """Completions per minute by concurrency, one column per model and limit."""
+    rows = []
+    busy = r.busy
+    for c in sorted(busy["running"].unique()):
+        row = {"concurrent": int(c)}
+        for cid in r.models["config"]:
+            for key in limits_order(r):
+                g = busy[(busy["config"] == cid) & (busy["power_key"] == key) & (busy["running"] == c)]
+                lab = f"{_label(r, cid)} {key}"
+                row[lab] = f"{6 * g['completions'].sum() / len(g):.1f}" + (" †" if len(g) <= r.params["directional_n"] else "") if len(g) else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def tokens_per_kw_table(r: Results) -> pd.DataFrame:
+    """Generated and prefilled tokens per kW of GPU power: nominal (cards x limit [+ overhead])
+    as the write-up counts it, and per kWh from the measured draw of the same windows."""
+    rows = []
+    for _, m in r.models.iterrows():
+        for key in limits_order(r):
+            p = f"{m['prefix']}_{key}"
+            if f"{p}_gpu_kw" not in r.values:
+                continue
+            for scope, label in (("c1to3", "1-3"), ("c1to6", "1-6")):
+                v = r.values
+                if not v.get(f"{p}_{scope}_gen_n"):
+                    continue
+                rows.append({"model": m["label"], "power limit": key, "concurrent": label,
+                             "windows": int(v[f"{p}_{scope}_gen_n"]),
+                             "avg gen t/s": _fmt(v.get(f"{p}_{scope}_gen_mean"), 0),
+                             "gen t/kW (nominal)": _fmt(v.get(f"{p}_{scope}_gen_per_kw"), 0),
+                             "avg prefill t/s (active)": _fmt(v.get(f"{p}_{scope}_prefill_active_mean"), 0),
+                             "prefill t/kW (nominal)": _fmt(v.get(f"{p}_{scope}_prefill_per_kw"), 0),
+                             "avg prefill t/s (all windows)": _fmt(v.get(f"{p}_{scope}_prefill_sustained_mean"), 0),
+                             "nominal kW": _fmt(v[f"{p}_gpu_kw"], 2),
+                             "measured GPU kW": _fmt(v.get(f"{p}_{scope}_measured_kw"), 2),
+                             "gen tokens/kWh (measured)": _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0)})
+    return pd.DataFrame(rows)
+
+
+def window_mix(r: Results) -> pd.DataFrame:
+    """Share of each model's busy windows at each concurrency, per limit (long form)."""
+    busy = r.busy
+    out = busy.groupby(["config", "power_key", "running"]).size().rename("windows").reset_index()
+    out["share"] = out["windows"] / out.groupby(["config", "power_key"])["windows"].transform("sum")
+    out["model"] = out["config"].map(lambda c: _label(r, c))
+    return out
+
+
+def mix_table(r: Results) -> pd.DataFrame:
+    mix = window_mix(r)
+    wide = mix.pivot_table(index="running", columns=["model", "power_key"], values="share", fill_value=0.0)
+    wide.columns = [f"{m} {k}" for m, k in wide.columns]
+    wide = wide[[c for m in r.models["label"] for k in limits_order(r) for c in [f"{m} {k}"] if c in wide.columns]]
+    shown = wide.map(lambda v: f"{v:.0%}" if v else "–")
+    shown.insert(0, "concurrent", wide.index.astype(int))
+    return shown.reset_index(drop=True)
+
+
+def mix_distances(r: Results) -> pd.DataFrame:
+    """Total variation distance between two models' concurrency mixes at one limit (0: the
+    same mix, 1: no concurrency level in common)."""
+    mix = window_mix(r)
+    rows = []
+    models = list(r.models["config"])
+    for key in limits_order(r):
+        at = mix[mix["power_key"] == key].pivot_table(index="running", columns="config", values="share", fill_value=0.0)
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                if a in at and b in at:
+                    rows.append(dict(power=key, a=_label(r, a), b=_label(r, b), distance=0.5 * float((at[a] - at[b]).abs().sum())))
+    return pd.DataFrame(rows, columns=["power", "a", "b", "distance"])
+
+
+# ---------------------------------------------------------------- caveats raised by rules
+
+
+def _c(rule: str, text: str) -> dict:
+    return dict(origin=f"data rule: {rule}", caveat=text)
+
+
+def data_caveats(r: Results) -> list[dict]:
+    """Caveats whose condition the data meets, each with its evidence."""
+    out = []
+    for rule in (_reconstructed, _live, _directional, _mixes, _straddling, _tails, _draw_vs_limit,
+                 _limit_source, _other_cards, _restarts, _prefix_cache, _access_lines, _p95_rule):
+        out += rule(r)
+    return out
+
+
+def _reconstructed(r):
+    s = r.data.study
+    if not s.reconstructed:
+        return []
+    return [_c("reconstructed", (
+        f"The raw files ({s.label}) are reconstructed from the published tables, not measured: agreement "
+        "with the write-up is by construction. The consistency checks between published numbers remain "
+        "informative."))]
+
+
+def _live(r):
+    busy = r.busy
+    if busy.empty:
+        return []
+    n = busy.groupby(["config", "power_key", "running"]).size()
+    return [_c("live-workload", (
+        f"The {len(busy):,} windows come from live agent traffic: how long each model ran at each concurrency "
+        f"was not controlled, so cells hold between {n.min()} and {n.max()} windows, and requests of every "
+        "length (long prompts, short tool calls) are mixed in each."))]
+
+
+def _directional(r):
+    k = r.params["directional_n"]
+    n = r.busy.groupby(["config", "power_key", "running"]).size()
+    few = n[n <= k]
+    if few.empty:
+        return []
+    ex = ", ".join(f"{_label(r, c)} {p} at {int(run)} ({v})" for (c, p, run), v in few.head(6).items())
+    return [_c("few-windows", (
+        f"{len(few)} of {len(n)} concurrency cells rest on {k} windows or fewer (marked † in the tables; "
+        f"e.g. {ex}); read them as directional. A cell of 1-2 windows is one minute of one workload."))]
+
+
+def _mixes(r):
+    d = mix_distances(r)
+    far = d[d["distance"] > r.params["mix_threshold"]]
+    if far.empty:
+        return []
+    mix = window_mix(r)
+    top = mix.loc[mix.groupby(["config", "power_key"])["share"].idxmax()]
+    modes = "; ".join(f"{_label(r, row.config)} {row.power_key}: {row.share:.0%} at {int(row.running)}"
+                      for row in top.itertuples())
+    pooled = _pooled_cross_model_claims(r)
+    text = (f"The models spent their windows at different concurrency mixes (largest share per model and limit: "
+            f"{modes}). At {len(far)} model pairs and limits the mixes differ by more than "
+            f"{r.params['mix_threshold']:.0%} (total variation distance up to {far['distance'].max():.2f}), so an "
+            "overall average per model compares different workloads; compare cell by cell (same concurrency).")
+    if pooled:
+        text += f" Claims that compare overall averages across models: {', '.join(pooled)}."
+    return [_c("different-mixes", text)]
+
+
+def _pooled_cross_model_claims(r) -> list[str]:
+    import re
+
+    ids = []
+    for c in r.published.claims:
+        names = re.findall(r"(q\d+_\d+b)_\d+W_(?:gen_mean|prefill_active_mean|prefill_sustained_mean)\b", str(c.get("recompute", "")))
+        if len(set(names)) >= 2:
+            ids.append(c["id"])
+    return ids
+
+
+def _straddling(r):
+    w = r.windows.sort_values(["source_file", "line"])
+    gap = w.groupby("source_file")["timestamp"].diff().dt.total_seconds()
+    prev = w.groupby("source_file")["running"].shift(1)
+    busy = w["running"] >= 1
+    opens = busy & ((gap > 15) | gap.isna() | (prev == 0))
+    changed = busy & ~opens & (prev != w["running"])
+    if not busy.any():
+        return []
+    return [_c("windows-straddle", (
+        f"vLLM's Running count is a snapshot at the end of each window while the throughputs average the whole "
+        f"10 s: {int(changed.sum())} busy windows ({changed.sum() / busy.sum():.0%}) follow a different count, and "
+        f"{int(opens.sum())} ({opens.sum() / busy.sum():.0%}) open a burst after an idle spell, so part of their "
+        "time ran at another concurrency or none."))]
+
+
+def _tails(r):
+    w = r.windows
+    tail = w[(w["running"] == 0) & (w["generation_tps"] > 0)]
+    if tail.empty:
+        return []
+    share = tail["generation_tps"].sum() / w["generation_tps"].sum()
+    return [_c("burst-ends", (
+        f"{len(tail)} windows log Running 0 although tokens were generated in them (the last requests of a burst "
+        f"finished before the line was written); they belong to no concurrency cell and hold {share:.1%} of the "
+        "generated tokens."))]
+
+
+def _draw_vs_limit(r):
+    b = r.busy.dropna(subset=["draw_w", "limit_w"])
+    if b.empty:
+        return []
+    cards = b["config"].map(r.models.set_index("config")["cards"])
+    b = b.assign(share=b["draw_w"] / (cards * b["limit_w"]))
+    by = b.groupby("power_key")["share"].mean()
+    text = ", ".join(f"{k}: {by[k]:.0%}" for k in limits_order(r) if k in by)
+    return [_c("limit-is-not-draw", (
+        "Tokens per kW in the write-up divide by cards x power limit, but a limit is a ceiling: in busy windows "
+        f"the cards drew on average this share of it ({text}). The measured columns use the nvidia-smi draw; "
+        "neither counts CPU, memory or power-supply losses (parameter overhead_w adds a fixed figure)."))]
+
+
+def _limit_source(r):
+    lim = r.limits
+    if lim.empty:
+        return []
+    out = []
+    missing = lim[lim["gpu_file"].isna()]
+    if len(missing):
+        out.append(_c("limit-from-manifest", (
+            f"{len(missing)} server logs have no nvidia-smi log beside them; their power limit is the study.yml value "
+            f"({', '.join(missing['file'])})")))
+    bad = lim[(lim["agrees"] == False)]  # noqa: E712
+    if len(bad):
+        detail = "; ".join(f"{b.file}: study.yml {b.manifest_limit_w:.0f} W, nvidia-smi {b.nvidia_smi_limit_w:.0f} W"
+                           for b in bad.itertuples())
+        out.append(_c("limit-mismatch", (
+            f"The power limit the cards reported differs from the one study.yml gives ({detail}); the tables use "
+            "the nvidia-smi value.")))
+    return out
+
+
+def _other_cards(r):
+    lim = r.limits.dropna(subset=["other_cards"])
+    lim = lim[lim["other_cards"].astype(str).str.len() > 0]
+    if lim.empty:
+        return []
+    cards = sorted(set(lim["other_cards"]))
+    return [_c("other-cards", (
+        f"The nvidia-smi logs also list cards the server does not use ({'; '.join(cards)}); their draw is left out "
+        "of the power figures (study.yml `gpus`)."))]
+
+
+def _restarts(r):
+    boot = r.data["boot"]
+    if boot.empty:
+        return []
+    starts = boot[boot["fact"] == "kv_cache_tokens"].groupby("source_file").size()
+    many = starts[starts > 1]
+    if many.empty:
+        return []
+    return [_c("engine-restarts", (
+        f"{len(many)} server logs contain more than one engine start-up ({', '.join(f'{f} ({n})' for f, n in many.items())}): "
+        "the engine died under load and the container restarted it; the requests in flight failed and their "
+        "windows end without a burst's usual last lines."))]
+
+
+def _prefix_cache(r):
+    b = r.busy.dropna(subset=["prefix_hit_rate"])
+    if b.empty:
+        return []
+    by = b.groupby("config")["prefix_hit_rate"].mean()
+    text = ", ".join(f"{_label(r, c)} {v:.0%}" for c, v in by.items())
+    return [_c("prefix-cache", (
+        f"The logged prefix-cache hit rate averages {text}: prompt throughput counts only the tokens computed, so "
+        "prefill rates describe the uncached part of each prompt, not the prompt length agents send."))]
+
+
+def _access_lines(r):
+    a = r.data["access"]
+    if a.empty:
+        return []
+    method, path, status = COMPLETION
+    post = a[(a["method"] == method) & (a["path"] == path)]
+    failed = post[post["status"] != status]
+    loose = post[(post["status"] == status) & post["window_line"].isna()]
+    text = ("Completions are uvicorn access lines, which carry no time: each counts toward the next stats line. "
+            "uvicorn writes the line when the response starts, which for a streamed response is before its "
+            "tokens, so the count is of started responses when clients stream.")
+    if len(failed):
+        text += f" {len(failed)} chat requests answered with an error status are not counted."
+    if len(loose):
+        text += f" {len(loose)} completion lines after a log's last stats line belong to no window."
+    return [_c("access-lines", text)]
+
+
+def _p95_rule(r):
+    return [_c("p95-rule", (
+        f"P95 over windows is numpy's '{P95_METHOD}' rule (the sorted value at rank floor(0.95 (n-1))): linear "
+        "interpolation cannot give one of the published P95 values together with the published cell peaks "
+        "(PROVENANCE.md), the 'lower' rule can."))]
+
+
+# ---------------------------------------------------------------- glue and downloads
+
+
+def glue_values(r: Results) -> dict:
+    """Numbers the prose quotes, named by role so the prose stays true on other data."""
+    v = r.values
+    out = {"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
+           "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
+           "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]}
+    keys = limits_order(r)
+    if keys:
+        out["limit_lo"], out["limit_mid"], out["limit_hi"] = keys[0], keys[len(keys) // 2], keys[-1]
+    for i, m in enumerate(r.models.itertuples()):  # m0, m1, ...: the configurations in study.yml order
+        g = {k: v.get(f"{m.prefix}_{k}_gen_mean") for k in keys}
+        out[f"m{i}_label"] = m.label
+        if len(keys) >= 2 and all(g.values()):
+            out[f"m{i}_gain_mid_lo"] = g[keys[len(keys) // 2]] / g[keys[0]]
+            out[f"m{i}_gain_hi_mid"] = g[keys[-1]] / g[keys[len(keys) // 2]] - 1
+    busy = r.busy.dropna(subset=["draw_w", "limit_w"])
+    if len(busy):
+        cards = busy["config"].map(r.models.set_index("config")["cards"])
+        out["draw_share"] = float((busy["draw_w"] / (cards * busy["limit_w"])).mean())
+    n = r.busy.groupby(["config", "power_key", "running"]).size()
+    out["cells_n"], out["cells_directional"] = int(len(n)), int((n <= r.params["directional_n"]).sum())
+    counts = claims_mod.verdict_counts(r.ledger)
+    out.update({f"claims_{k.replace(' ', '_')}": c for k, c in counts.items()})
+    out["claims_total"] = len(r.ledger)
+    out["cells_total"] = int(r.comparison["within"].notna().sum())
+    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    out["stats_interval_s"] = v.get("stats_interval_s")
+    return out
+
+
+WINDOW_COLUMNS = ["source_file", "line", "time", "timestamp", "config", "label", "power_limit_w", "limit_w",
+                  "limit_source", "running", "waiting", "prompt_tps", "generation_tps", "per_request_tps",
+                  "kv_usage", "prefix_hit_rate", "completions", "draw_w", "gpu_samples_n", "gpu_file"]
+
+
+def downloads(r: Results) -> dict[str, pd.DataFrame]:
+    """The chapter's tidy tables, as offered for download."""
+    w = r.windows[[c for c in WINDOW_COLUMNS if c in r.windows]]
+    return {
+        "windows": w, "access": r.data["access"], "power_limits": r.limits,
+        "concurrency": pd.concat([concurrency_table(r, c).assign(model=_label(r, c)) for c in r.models["config"]],
+                                 ignore_index=True),
+        "completions_per_minute": completions_table(r), "tokens_per_kw": tokens_per_kw_table(r),
+        "window_mix": window_mix(r), "published_vs_reproduced": r.comparison, "claims": r.ledger,
+        "caveats": r.caveats,
+    }

@@ -1,0 +1,268 @@
+"""The power-sweep chapter, executed for real on a copy of the project.
+
+Its glued numbers, tables and downloads are compared with values recomputed here from
+the raw logs by the independent parser of test_reconstruct_power_sweep (regular
+expressions, pandas, numpy), so a slip in the chapter or the readers shows up as a
+disagreement. Parameters and the manifest cross-check are exercised through the library;
+one real `jupyter-book build` (marked `build`) checks the rendered page.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from benchbook.chapters import power_sweep as ps
+from benchbook.published import load_published
+from benchbook.runner import Chapter
+from benchbook.study import load_study
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
+
+ROOT = Path(__file__).parents[1]
+BIN = Path(sys.executable).parent
+STUDY = "power-sweep"
+DATA = ROOT / "data" / STUDY
+TOC = """format: jb-book
+root: intro
+parts:
+  - caption: Studies
+    chapters:
+      - file: studies/power-sweep
+  - caption: About
+    chapters:
+      - file: methods
+      - file: reproduce
+"""
+
+
+def copy_project(dest: Path) -> Path:
+    """The book's sources, this study's data and notebook, and a toc with this chapter only.
+
+    The copy's intro is a stub: the real one quotes numbers glued by other chapters.
+    """
+    shutil.copy2(ROOT / "_config.yml", dest / "_config.yml")
+    (dest / "_toc.yml").write_text(TOC, encoding="utf-8")
+    shutil.copytree(DATA, dest / "data" / STUDY)
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
+                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.lock", "*.run.json", "h100-*", "strix-*",
+                                                  "power-sweep", "dense-*", "gb10*", "synthesis*"))
+    (dest / "book" / "intro.md").write_text("# Test book\n\nOne chapter.\n", encoding="utf-8")
+    (dest / "notebooks").mkdir()
+    shutil.copy2(ROOT / "notebooks" / f"{STUDY}.md", dest / "notebooks" / f"{STUDY}.md")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("power-book"))
+
+
+@pytest.fixture(scope="module")
+def executed(project):
+    out = Chapter(project, STUDY).execute(log=lambda msg: None)
+    return nbformat.read(out, as_version=4)
+
+
+def glued(nb) -> dict:
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            if not name:
+                continue
+            data = o["data"]
+            text = data.get("application/papermill.record/text/markdown") or \
+                data.get("application/papermill.record/text/plain")
+            try:
+                out[name] = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                out[name] = text
+    return out
+
+
+def html_tables(text: str) -> dict[str, pd.DataFrame]:
+    import lxml.html
+
+    out = {}
+    for table in lxml.html.fromstring(text).iter("table"):
+        caption = table.find("caption")
+        if caption is not None:
+            snippet = lxml.html.tostring(table, encoding="unicode")
+            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet), keep_default_na=False)[0]
+    return out
+
+
+def nb_tables(nb) -> dict[str, pd.DataFrame]:
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if "text/html" in o.get("data", {}) and "<caption" in o["data"]["text/html"]:
+                out.update(html_tables(o["data"]["text/html"]))
+    return out
+
+
+# ---------------------------------------------------------------- independent recomputation
+
+
+@pytest.fixture(scope="module")
+def raw():
+    """Windows of every server log (own parser) with the power the GPU log beside it shows."""
+    study = load_study(DATA)
+    frames = []
+    for e in study.files:
+        if e.context["kind"] != "server-log":
+            continue
+        path = study.path(e)
+        w = parse_log(path, int(str(e.context["date"])[:4]))
+        smi = parse_smi(next(path.parent.glob("nvidia-smi.csv*")))
+        smi = smi[smi["index"].isin([0, 2, 3, 4])]
+        draws, limits = [], []
+        for t in w["time"]:
+            s = smi[(smi["timestamp"] > t - pd.Timedelta(seconds=10)) & (smi["timestamp"] <= t)]
+            draws.append(s.groupby("index")["power.draw [W]"].mean().sum() if s["index"].nunique() == 4 else np.nan)
+            limits.append(s.groupby("index")["power.limit [W]"].median().median() if len(s) else np.nan)
+        frames.append(w.assign(config=e.config, draw=draws, limit=limits, manifest=e.context["power_limit_w"]))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_glued_counts_and_power_match_the_raw_logs(executed, raw):
+    g = glued(executed)
+    busy = raw[raw["running"] >= 1]
+    assert g["windows_total"] == len(raw)
+    assert g["busy_total"] == len(busy)
+    assert g["logs_n"] == 9 and g["models_n"] == 3
+    assert (g["limit_lo"], g["limit_mid"], g["limit_hi"]) == ("200W", "250W", "300W")
+    ok = busy.dropna(subset=["draw"])
+    assert g["draw_share"] == pytest.approx((ok["draw"] / (4 * ok["limit"])).mean(), rel=1e-9)
+    assert (busy["limit"] == busy["manifest"]).all()  # the data agrees with its manifest
+    assert g["stats_interval_s"] == 10
+
+
+def test_glued_gains_match_the_raw_logs(executed):
+    g, v = glued(executed), _values(DATA)
+    for i, prefix in enumerate(PREFIX.values()):
+        assert g[f"m{i}_gain_mid_lo"] == pytest.approx(v[f"{prefix}_250W_gen_mean"] / v[f"{prefix}_200W_gen_mean"], rel=1e-9)
+        assert g[f"m{i}_gain_hi_mid"] == pytest.approx(v[f"{prefix}_300W_gen_mean"] / v[f"{prefix}_250W_gen_mean"] - 1, rel=1e-9)
+
+
+def test_concurrency_tables_compute_per_request_from_the_average(executed, raw):
+    t = nb_tables(executed)
+    for config, label in (("q35-27b", "Qwen3.5-27B"), ("q36-35b", "Qwen3.6-35B-A3B")):
+        shown = t[f"{label}: generation by concurrency"]
+        busy = raw[(raw["config"] == config) & (raw["running"] >= 1)]
+        for row in shown.itertuples():
+            w = busy[(busy["limit"] == float(row[1].rstrip("W"))) & (busy["running"] == row[2])]
+            n = len(w)
+            assert str(row[3]) == (f"{n} †" if n <= 5 else str(n))
+            assert str(row[4]) == f"{w['gen'].mean():,.0f}"
+            assert str(row[7]) == f"{w['gen'].mean() / row[2]:,.0f}"  # per request = average / concurrency
+
+
+def test_completions_table_counts_access_lines_per_window(executed, raw):
+    shown = nb_tables(executed)["Completions per minute by concurrency, model and power limit († few windows)"]
+    busy = raw[raw["running"] >= 1]
+    w = busy[(busy["config"] == "q36-35b") & (busy["limit"] == 250) & (busy["running"] == 4)]
+    cell = shown.set_index("concurrent").loc[4, "Qwen3.6-35B-A3B 250W"]
+    assert cell == f"{6 * w['completions'].sum() / len(w):.1f}"
+
+
+def test_downloads_hold_the_tidy_tables(executed, project, raw):
+    folder = project / "book" / "studies" / STUDY
+    names = {p.name for p in folder.iterdir()}
+    assert {"windows.csv", "claims.csv", "published_vs_reproduced.csv", "tokens_per_kw.csv",
+            "power-sweep-tables.zip"} <= names
+    windows = pd.read_csv(folder / "windows.csv")
+    assert len(windows) == len(raw)
+    assert set(windows["limit_source"]) == {"nvidia-smi"}
+    claims = pd.read_csv(folder / "claims.csv")
+    published = load_published(DATA / "published.yml")
+    assert list(claims["id"]) == [c["id"] for c in published.claims]
+    g = glued(executed)
+    assert g["claims_total"] == len(claims)
+    assert g["claims_holds"] == int((claims["verdict"] == "holds").sum())
+    cmp = pd.read_csv(folder / "published_vs_reproduced.csv")
+    assert g["cells_total"] == int(cmp["within"].notna().sum())
+    assert g["cells_within"] == int((cmp["within"] == True).sum())  # noqa: E712
+    assert g["cells_within"] < g["cells_total"]  # the contradictory cells show
+    assert "200W, 3" in set(cmp["row"])  # rows named by all their label cells
+
+
+def test_caveats_come_from_rules_with_evidence(executed, raw):
+    text = "\n".join(o.get("data", {}).get("text/markdown", "") for c in executed.cells for o in c.get("outputs", []))
+    for rule in ("few-windows", "different-mixes", "windows-straddle", "burst-ends", "limit-is-not-draw",
+                 "other-cards", "engine-restarts", "prefix-cache", "live-workload", "reconstructed"):
+        assert f"data rule: {rule}" in text, rule
+    busy = raw[raw["running"] >= 1]
+    n = busy.groupby(["config", "limit", "running"]).size()
+    assert f"{int((n <= 5).sum())} of {len(n)} concurrency cells" in text
+    assert "authors (seed-003)" in text
+
+
+def test_ledger_and_published_layout_on_the_page(executed):
+    t = nb_tables(executed)
+    published = load_published(DATA / "published.yml")
+    ledger = t["Claims ledger"]
+    assert list(ledger["claim id"]) == [c["id"] for c in published.claims]
+    layout = t["Qwen3.5-27B: power vs performance [seed-003]"]
+    assert list(layout.columns) == published.tables[0].columns
+    assert layout.iloc[0, 0] == "200W" and layout.iloc[0, 1] == "156 → 156"
+    kw = t["Tokens per kW at 1-6 concurrent (GPU power = 4 cards x limit) [seed-003]"]
+    assert "✗" in " ".join(kw.astype(str).to_numpy().ravel())
+
+
+# ---------------------------------------------------------------- parameters and the manifest
+
+
+def test_overhead_parameter_lowers_tokens_per_kw():
+    base = ps.analyse(DATA)
+    more = ps.analyse(DATA, overhead_w=200.0)
+    for key in ("q35_27b_250W", "q36_35b_300W"):
+        assert more.values[f"{key}_gpu_kw"] == pytest.approx(base.values[f"{key}_gpu_kw"] + 0.2)
+        assert more.values[f"{key}_c1to6_gen_per_kw"] < base.values[f"{key}_c1to6_gen_per_kw"]
+
+
+def test_a_manifest_limit_that_disagrees_with_nvidia_smi_is_flagged(tmp_path):
+    data = tmp_path / STUDY
+    shutil.copytree(DATA, data)
+    doc = yaml.safe_load((data / "study.yml").read_text(encoding="utf-8"))
+    entry = next(f for f in doc["files"] if f["kind"] == "server-log" and f["power_limit_w"] == 250)
+    entry["power_limit_w"] = 275
+    (data / "study.yml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    r = ps.analyse(data)
+    mism = r.caveats[r.caveats["origin"] == "data rule: limit-mismatch"]
+    assert len(mism) == 1 and "study.yml 275 W, nvidia-smi 250 W" in mism["caveat"].iloc[0]
+    assert "250W" in set(r.busy["power_key"]) and "275W" not in set(r.busy["power_key"])
+
+
+# ---------------------------------------------------------------- the built page
+
+
+@pytest.mark.build
+def test_book_build_renders_the_chapter(executed, project):
+    proc = subprocess.run([str(BIN / "jupyter-book"), "build", "book", "-W", "-n", "--keep-going"],
+                          cwd=project, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    html = (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
+    assert "{glue" not in html and "IPython.core.display" not in html
+    assert "Data: reconstructed" in html
+    t = html_tables(html)
+    summary = t["Qwen3.6-35B-A3B: power vs performance"]
+    assert list(summary["power limit"]) == ["200W", "250W", "300W"]
+    assert list(summary["windows"]) == [40, 157, 64]
+    cpm = t["Completions per minute by concurrency and power limit [seed-003]"]
+    assert cpm.iloc[0, 1] == "7.9 → 7.9"
+    assert 'alt="Candle charts for the first model' in html
+    downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*") if p.is_file()}
+    assert {"windows.csv", "claims.csv", "power-sweep-tables.zip"} <= downloads
