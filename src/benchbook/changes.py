@@ -103,8 +103,8 @@ def side_by_side(key: Key, before: pd.DataFrame | None, now: pd.DataFrame, label
     rank: dict = {}
     for k in [*map(tuple, now[index].values), *map(tuple, before[index].values)]:
         rank.setdefault(k, len(rank))
-    merged = merged.iloc[sorted(range(len(merged)), key=lambda i: rank[tuple(merged[index].values[i])])]
-    merged = merged.reset_index(drop=True)
+    keys = list(map(tuple, merged[index].values))
+    merged = merged.iloc[sorted(range(len(merged)), key=lambda i: rank[keys[i]])].reset_index(drop=True)
     out = merged[index].copy()
     same = pd.Series(True, index=merged.index)
     for v in key.values:

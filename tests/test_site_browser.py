@@ -1,0 +1,383 @@
+"""The published site in a real browser: Debian's chromium driven by Playwright.
+
+One session fixture publishes two versions from a copy of the project with the real
+command (`benchbook publish`): v0.1.0 with the H100 chapter's hourly price raised, then
+v0.2.0 with the defaults, so v0.2.0's "changes since" section has numbers to show that
+differ from its own. The tree is served by http.server on 127.0.0.1. Screenshots of
+the chapter pages go to test-artifacts/. The offline checks (links, stamps) need no
+browser and are marked `build` only.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import zipfile
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pandas as pd
+import pytest
+import yaml
+
+from benchbook.runner import Chapter
+
+ROOT = Path(__file__).parents[1]
+BIN = Path(sys.executable).parent
+STUDY = "h100-dense-vs-moe-mtp"
+OLD, NEW = "v0.1.0", "v0.2.0"
+OLD_PRICE = 2.5  # v0.1.0's hourly price; v0.2.0 uses the notebook's default
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path(os.environ.get("BENCHBOOK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+pytestmark = pytest.mark.build
+
+
+# ---------------------------------------------------------------- the published tree
+
+def copy_project(dest: Path) -> Path:
+    """The project's book inputs, with book/publish.md added to the table of contents."""
+    for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
+                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "*.lock", "h100-*"))
+    toc = yaml.safe_load((dest / "_toc.yml").read_text())
+    files = [c.get("file") for part in toc["parts"] for c in part["chapters"]]
+    if "publish" not in files:
+        toc["parts"][-1]["chapters"].append({"file": "publish"})
+        (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    return dest
+
+
+def publish(project: Path, site: Path, version: str) -> str:
+    proc = subprocess.run([str(BIN / "benchbook"), "publish", "--version", version, "--site", str(site)],
+                          cwd=project, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-4000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def published(tmp_path_factory):
+    """(project, site, what each publish printed, remembered parameters after each)."""
+    project = copy_project(tmp_path_factory.mktemp("project"))
+    site = project / "site"
+    chapter = Chapter(project, STUDY)
+    chapter.remember({"price_per_hour": OLD_PRICE})  # as `benchbook run -p price_per_hour 2.5` leaves it
+    logs = {OLD: publish(project, site, OLD)}
+    remembered = {OLD: chapter.overrides()}
+    chapter.remember({})
+    logs[NEW] = publish(project, site, NEW)
+    remembered[NEW] = chapter.overrides()
+    return project, site, logs, remembered
+
+
+@pytest.fixture(scope="session")
+def site(published) -> Path:
+    return published[1]
+
+
+def html_pages(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.html")
+                  if not {"_sources", "_static", "_downloads", "_images"} & set(p.relative_to(folder).parts))
+
+
+# ---------------------------------------------------------------- offline checks
+
+def test_publish_builds_the_tree_and_restores_run_parameters(published):
+    _, site, logs, remembered = published
+    assert "latest/ is now a copy of v0.1.0" in logs[OLD]
+    assert f"changes since {OLD}" in logs[NEW] and "latest/ is now a copy of v0.2.0" in logs[NEW]
+    assert {p.name for p in site.iterdir()} >= {OLD, NEW, "latest", "switcher.json", ".nojekyll", "index.html"}
+    entries = json.loads((site / "switcher.json").read_text())
+    assert [(e["version"], e["url"], e["preferred"]) for e in entries] == [
+        (NEW, f"/{NEW}/", True), (OLD, f"/{OLD}/", False)]
+    assert remembered == {OLD: {"price_per_hour": OLD_PRICE}, NEW: {}}  # previous_site not left behind
+
+
+def test_no_internal_link_is_broken(site):
+    """Every href/src of every page (and each redirect) resolves to a file, and each
+    #fragment to an element id of the target page."""
+    import lxml.html
+
+    ids: dict[Path, set[str]] = {}
+
+    def anchors(page: Path) -> set[str]:
+        if page not in ids:
+            doc = lxml.html.parse(str(page)).getroot()
+            ids[page] = {e.get("id") for e in doc.iter() if e.get("id")} | \
+                        {e.get("name") for e in doc.iter("a") if e.get("name")}
+        return ids[page]
+
+    broken, checked = [], 0
+    for page in html_pages(site):
+        doc = lxml.html.parse(str(page)).getroot()
+        refs = [(el.tag, el.get(attr)) for el in doc.iter() if isinstance(el.tag, str)
+                for attr in ("href", "src") if el.get(attr)]
+        for meta in doc.iter("meta"):
+            m = re.match(r"\s*\d+\s*;\s*url=(.+)", meta.get("content", ""), re.I)
+            if (meta.get("http-equiv") or "").lower() == "refresh" and m:
+                refs.append(("meta", m.group(1).strip()))
+        for tag, ref in refs:
+            parts = urlsplit(ref)
+            if parts.scheme or ref.startswith("//"):
+                continue  # external, data: and mailto: links are not ours to check
+            path = unquote(parts.path)
+            target = page if not path else (site / path.lstrip("/") if path.startswith("/") else page.parent / path)
+            if target.is_dir():
+                target = target / "index.html"
+            checked += 1
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)}: <{tag}> {ref} (no such file)")
+            elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in anchors(target):
+                broken.append(f"{page.relative_to(site)}: <{tag}> {ref} (no such anchor)")
+    assert checked > 500
+    assert not broken, "\n".join(broken)
+
+
+def stamp(page: Path) -> str:
+    import lxml.html
+
+    found = lxml.html.parse(str(page)).getroot().find_class("benchbook-stamp")
+    assert found, f"{page}: no version stamp in the footer"
+    return found[0].text_content()
+
+
+def test_every_page_carries_version_date_code_and_data_hash(site):
+    hashes = {}
+    for version in (OLD, NEW, "latest"):
+        for page in html_pages(site / version):
+            if page.name == "index.html":
+                continue  # the redirect to the root document
+            text = stamp(page)
+            expected = NEW if version == "latest" else version
+            m = re.fullmatch(rf"Version {re.escape(expected)} · built \d{{4}}-\d\d-\d\d \d\d:\d\d UTC · "
+                             r"code (\S+.*) · data (.+)", text)
+            assert m, (page, text)
+            hashes[(version, page.name)] = dict(re.findall(r"([\w.-]+) ([0-9a-f]{16})", m.group(2)))
+    chapter = hashes[(NEW, f"{STUDY}.html")]
+    assert set(chapter) == {STUDY, "strix-halo-baseline"}
+    provenance = pd.read_html(io.StringIO((site / NEW / "studies" / f"{STUDY}.html").read_text()),
+                              match="Data folders used by this page")[0]
+    assert dict(zip(provenance["study"], provenance["data_hash"])) == chapter
+
+
+# ---------------------------------------------------------------- the browser
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium, installed with apt-get when missing (no browser downloads)."""
+    if not CHROMIUM.exists():
+        apt = ["apt-get"] if os.geteuid() == 0 else ["sudo", "-n", "apt-get"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        try:
+            for args in (["update"], ["install", "-y", "chromium"]):
+                subprocess.run(apt + args, check=True, capture_output=True, text=True, timeout=900, env=env)
+        except (OSError, subprocess.SubprocessError) as exc:
+            detail = getattr(exc, "stderr", "") or exc
+            pytest.skip(f"{CHROMIUM} is missing and `apt-get install -y chromium` failed: {str(detail)[-500:]}")
+        if not CHROMIUM.exists():
+            pytest.skip(f"apt-get installed chromium but {CHROMIUM} is still missing "
+                        "(set BENCHBOOK_CHROMIUM to the browser's path)")
+    return str(CHROMIUM)
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that hung up is fine
+                super().handle_error(request, client_address)
+
+    httpd = Server(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Tab:
+    """A page that records console errors, uncaught exceptions and failed requests."""
+
+    def __init__(self, page):
+        self.page, self.errors = page, []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text} ({m.location.get('url')})"))
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+        page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED"  # cancelled by a navigation
+                and self.errors.append(f"request failed: {r.url} {r.failure}"))
+        page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.url}"))
+
+    def open(self, url: str):
+        """Load a page and wait until its scripts are done: the version menu filled in from
+        switcher.json (the last thing a page fetches), or the network quiet for redirects."""
+        self.errors.clear()
+        redirect = urlsplit(url).path.endswith("/") or url.endswith("index.html")
+        self.page.goto(url, wait_until="networkidle" if redirect else "load")
+        if not redirect and self.page.locator(".version-switcher__button").count():
+            self.page.wait_for_function("document.querySelectorAll('.version-switcher__menu a').length > 0")
+        return self.page
+
+
+@pytest.fixture
+def tab(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    yield Tab(context.new_page())
+    context.close()
+
+
+def chapter_url(server: str, version: str) -> str:
+    return f"{server}/{version}/studies/{STUDY}.html"
+
+
+@pytest.mark.browser
+def test_every_page_loads_without_console_errors(site, server, tab):
+    ARTIFACTS.mkdir(exist_ok=True)
+    pages = [(v, p.relative_to(site / v).as_posix()) for v in (OLD, NEW) for p in html_pages(site / v)]
+    pages += [("", "index.html"), ("latest", "index.html")]
+    assert len(pages) > 12
+    problems = []
+    for version, rel in pages:
+        page = tab.open(f"{server}/{version + '/' if version else ''}{rel}")
+        problems += [f"{version}/{rel}: {e}" for e in tab.errors]
+        if rel.startswith("studies/"):
+            page.screenshot(path=str(ARTIFACTS / f"site-{version}-{Path(rel).stem}.png"), full_page=True)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_switcher_lists_both_versions_and_navigates_between_them(server, tab):
+    from playwright.sync_api import expect
+
+    page = tab.open(chapter_url(server, NEW))
+    button = page.locator(".version-switcher__button:visible")
+    expect(button).to_have_text(f"{NEW} (latest)")
+    button.click()
+    items = page.locator(".version-switcher__menu:visible a")
+    expect(items).to_have_text([f"{NEW} (latest)", OLD])
+    items.filter(has_text=OLD).click()
+    page.wait_for_url(chapter_url(server, OLD))  # the same chapter, in the other version
+    expect(page.locator(".benchbook-stamp .benchbook-version")).to_have_text(OLD)
+    expect(page.locator(".version-switcher__button:visible")).to_have_text(OLD)
+
+    page.locator(".version-switcher__button:visible").click()
+    page.locator(".version-switcher__menu:visible a").filter(has_text=NEW).click()
+    page.wait_for_url(chapter_url(server, NEW))
+    expect(page.locator(".benchbook-stamp .benchbook-version")).to_have_text(NEW)
+    assert not tab.errors, tab.errors
+
+
+@pytest.mark.browser
+def test_root_and_latest_reach_the_newest_release(server, tab):
+    from playwright.sync_api import expect
+
+    for start in ("/", "/latest/"):
+        page = tab.open(server + start)
+        page.wait_for_url(f"{server}/latest/intro.html")
+        expect(page.locator(".benchbook-stamp .benchbook-version")).to_have_text(NEW)
+        expect(page.locator(".version-switcher__button:visible")).to_have_text(f"{NEW} (latest)")
+        assert not tab.errors, tab.errors
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("version", [OLD, NEW])
+def test_figures_load_and_carry_alt_text(server, tab, version):
+    page = tab.open(chapter_url(server, version))
+    images = page.locator("article img").evaluate_all(
+        "els => els.map(e => ({src: e.getAttribute('src'), width: e.naturalWidth, alt: e.alt, done: e.complete}))")
+    assert len(images) >= 4, images
+    for img in images:
+        assert img["done"] and img["width"] > 0, img
+        assert len(img["alt"].strip()) > 20, img  # a description, not a file name
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("version", [OLD, NEW])
+def test_every_tidy_data_download_returns_its_file(server, tab, version):
+    page = tab.open(chapter_url(server, version))
+    links = page.locator("article a.download").evaluate_all("els => els.map(e => e.href)")
+    names = {Path(urlsplit(u).path).name for u in links}
+    assert {"runs.csv", "requests.csv", "claims.csv", "published_vs_reproduced.csv"} <= names
+    for url in links:
+        response = page.request.get(url)
+        assert response.status == 200, url
+        body = response.body()
+        if url.endswith(".csv"):
+            df = pd.read_csv(io.BytesIO(body))
+            assert len(df) > 0 and len(df.columns) > 1, url
+        elif url.endswith(".zip"):
+            with zipfile.ZipFile(io.BytesIO(body)) as zf:
+                assert "runs.csv" in zf.namelist()
+                pd.read_csv(zf.open("runs.csv"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("term", ["Strix", "TTFT"])
+def test_search_finds_the_chapter(server, tab, term):
+    from playwright.sync_api import expect
+
+    page = tab.open(f"{server}/{NEW}/search.html?q={term}")
+    results = page.locator("#search-results ul.search li")
+    expect(results.first).to_be_visible(timeout=15000)
+    hrefs = results.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert any(f"studies/{STUDY}.html" in h for h in hrefs), hrefs
+    assert not tab.errors, tab.errors
+
+
+def table_rows(page, caption: str) -> list[list[str]]:
+    table = page.locator("table", has=page.locator("caption", has_text=caption))
+    return table.evaluate("t => Array.from(t.rows).map(r => Array.from(r.cells).map(c => c.innerText.trim()))")
+
+
+@pytest.mark.browser
+def test_changes_section_shows_the_previous_versions_published_numbers(published, server, tab):
+    default_price = Chapter(published[0], STUDY).effective_parameters({})["price_per_hour"]
+    page = tab.open(chapter_url(server, OLD))
+    section = page.locator("section#changes-since-the-previous-version")
+    assert "no earlier published version" in section.inner_text()
+
+    link = page.locator("article a.download", has_text="runs").first.evaluate("e => e.href")
+    old_runs = pd.read_csv(io.BytesIO(page.request.get(link).body())).set_index("run_id")
+
+    page = tab.open(chapter_url(server, NEW))
+    link = page.locator("article a.download", has_text="runs").first.evaluate("e => e.href")
+    new_runs = pd.read_csv(io.BytesIO(page.request.get(link).body())).set_index("run_id")
+    section = page.locator("section#changes-since-the-previous-version")
+    assert f"published with {OLD}" in section.inner_text()
+    header, *rows = table_rows(page, f"Changes since {OLD}: runs")
+    assert header[0] == "run_id" and len(rows) == len(new_runs)
+    col = {name: i for i, name in enumerate(header)}
+    for row in rows:
+        run = row[0]
+        for q in ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
+            assert row[col[f"{q} ({OLD})"]] == f"{old_runs.loc[run, q]:.4g}", (run, q)
+            assert row[col[f"{q} (this version)"]] == f"{new_runs.loc[run, q]:.4g}", (run, q)
+        # v0.1.0 was published at a higher hourly price: its costs differ, its rates do not
+        assert row[col[f"cost_per_m ({OLD})"]] != row[col["cost_per_m (this version)"]]
+        assert row[col["status"]] == "changed"
+        old_cost = float(row[col[f"cost_per_m ({OLD})"]])
+        assert old_cost == pytest.approx(float(row[col["cost_per_m (this version)"]]) * OLD_PRICE / default_price, rel=2e-3)
