@@ -18,20 +18,12 @@ import pandas as pd
 import pytest
 
 from benchbook.study import write_checksums
+from projects import copy_project
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
 STUDY = "h100-dense-vs-moe-mtp"
 pytestmark = pytest.mark.build
-
-
-def copy_project(dest: Path) -> Path:
-    for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "h100-*"))
-    return dest
 
 
 def build(project: Path) -> subprocess.CompletedProcess:

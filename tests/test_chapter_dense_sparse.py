@@ -28,6 +28,7 @@ import yaml
 from benchbook.chapters import dense_sparse as ds
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
+import projects  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -48,24 +49,8 @@ def _toc_files(node) -> list[str]:
 
 
 def copy_project(dest: Path, with_toc_entry: bool = False) -> Path:
-    """Book sources and data, the notebooks the toc names, and this chapter."""
-    for name in ("_config.yml", "_toc.yml", "data"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.lock", "*.run.json"))
-    for sub in (dest / "book/studies").glob("*"):
-        shutil.rmtree(sub) if sub.is_dir() else sub.unlink()
-    toc = yaml.safe_load((dest / "_toc.yml").read_text(encoding="utf-8"))
-    wanted = {Path(f).name for f in _toc_files(toc) if f.startswith("studies/")} | {STUDY}
-    (dest / "notebooks").mkdir()
-    for study in wanted:
-        shutil.copy2(ROOT / "notebooks" / f"{study}.md", dest / "notebooks" / f"{study}.md")
-    if with_toc_entry and f"studies/{STUDY}" not in _toc_files(toc):
-        part = next(p for p in toc["parts"] if any(str(c.get("file", "")).startswith("studies/") for c in p["chapters"]))
-        part["chapters"].append({"file": f"studies/{STUDY}"})
-        (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
-    return dest
+    """A book of this chapter only (see tests/projects.py)."""
+    return projects.copy_project(dest, chapters=[STUDY])
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from benchbook.chapters import gb10
 from benchbook.published import load_published, parse_quantity
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
+import projects  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = "gb10-mtp"
@@ -30,20 +31,8 @@ BIN = Path(sys.executable).parent
 
 
 def copy_project(dest: Path) -> Path:
-    """The project with only this chapter (and its data), so the test does not depend on
-    the state of other chapters; the copy's _toc.yml lists this chapter."""
-    shutil.copy2(ROOT / "_config.yml", dest / "_config.yml")
-    (dest / "notebooks").mkdir()
-    shutil.copy2(ROOT / "notebooks" / f"{STUDY}.md", dest / "notebooks")
-    shutil.copytree(DATA, dest / "data" / STUDY)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "studies"))
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    for part in toc["parts"]:
-        if part.get("caption") == "Studies":
-            part["chapters"] = [{"file": f"studies/{STUDY}"}]
-    (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
-    return dest
+    """A book of this chapter only (see tests/projects.py)."""
+    return projects.copy_project(dest, chapters=[STUDY])
 
 
 def glued(nb) -> dict:

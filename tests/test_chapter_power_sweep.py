@@ -29,6 +29,7 @@ from benchbook.study import load_study
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
+import projects  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -48,20 +49,8 @@ parts:
 
 
 def copy_project(dest: Path) -> Path:
-    """The book's sources, this study's data and notebook, and a toc with this chapter only.
-
-    The copy's intro is a stub: the real one quotes numbers glued by other chapters.
-    """
-    shutil.copy2(ROOT / "_config.yml", dest / "_config.yml")
-    (dest / "_toc.yml").write_text(TOC, encoding="utf-8")
-    shutil.copytree(DATA, dest / "data" / STUDY)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.lock", "*.run.json", "h100-*", "strix-*",
-                                                  "power-sweep", "dense-*", "gb10*", "synthesis*"))
-    (dest / "book" / "intro.md").write_text("# Test book\n\nOne chapter.\n", encoding="utf-8")
-    (dest / "notebooks").mkdir()
-    shutil.copy2(ROOT / "notebooks" / f"{STUDY}.md", dest / "notebooks" / f"{STUDY}.md")
-    return dest
+    """A book of this chapter only (see tests/projects.py)."""
+    return projects.copy_project(dest, chapters=[STUDY])
 
 
 @pytest.fixture(scope="module")

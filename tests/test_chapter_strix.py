@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import yaml
 
 from benchbook.published import parse_quantity
 from benchbook.runner import Chapter
+import projects  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -55,18 +55,8 @@ def _toc_files(toc: dict) -> list[str]:
 
 
 def copy_project(dest: Path) -> Path:
-    """The book's sources, the data, and only the notebooks the toc needs plus this chapter."""
-    for name in ("_config.yml", "_toc.yml", "data"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.lock", "*.run.json", "h100-*", "strix-*"))
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    wanted = {Path(f).name for f in _toc_files(toc) if f.startswith("studies/")} | {STUDY}
-    (dest / "notebooks").mkdir()
-    for study in wanted:
-        shutil.copy2(ROOT / "notebooks" / f"{study}.md", dest / "notebooks" / f"{study}.md")
-    return dest
+    """A book of this chapter only (see tests/projects.py)."""
+    return projects.copy_project(dest, chapters=[STUDY])
 
 
 @pytest.fixture(scope="module")

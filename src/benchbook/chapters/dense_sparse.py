@@ -873,3 +873,49 @@ def _gib(v):
 
 def _gb(v):
     return "–" if v is None or pd.isna(v) else f"{v:.1f} GB"
+
+
+# ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
+
+def key_figures(r: Results) -> pd.DataFrame:
+    """One row per benchmarked server: single-stream decode, TTFT, throughput at 4 clients.
+
+    Decode is 1 / median TPOT of the single-stream decode run (short prompt); with MTP the
+    run's acceptance length says how many tokens each step yields. TTFT is the single
+    request at the longest prompt measured (closest to the 4k the other chapters use). The
+    best aggregate is the highest output t/s of any run, with its concurrency.
+    """
+    from . import accelerator_count
+
+    rows = []
+    for short, cid in r.speed_configs().items():
+        c = r.configs[cid]
+        runs = r.runs[r.runs["config"] == cid]
+        dec = runs[runs["name"] == f"{short}_decode_single"]
+        if not len(dec):
+            continue
+        d = dec.iloc[0]
+        single = runs[(runs["concurrency"] == 1) & runs["median_ttft_s"].notna()]
+        t = single.loc[(single["input_len"] - 4096).abs().idxmin()] if len(single) else None
+        pre = runs[runs["kind"] == "prefill"]
+        best = runs.loc[runs["output_tps"].idxmax()]
+        spec = str(c.get("speculative") or "")
+        mtp = bool(spec) and not spec.lower().startswith("none")
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
+            quantisation=c.get("quantisation"), single_stream_decode_tps=float(d["decode_tps"]),
+            acceptance_length=float(d["spec_acceptance_length"]) if mtp else float("nan"),
+            ttft_s=float(t["median_ttft_s"]) if t is not None else float("nan"),
+            ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
+            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="speed",
+            label=f"2× RTX 3090, {'27B dense INT4 + MTP' if short == 'dense' else '35B-A3B AWQ INT4'}",
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative=spec if mtp else "",
+            decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
+            decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
+            prefill_tps=float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
+            prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),
+            notes="prefill as input / median TTFT of the one-token prefill run; tensor parallel over two cards",
+        ))
+    return pd.DataFrame(rows)

@@ -729,3 +729,43 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
             "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
             "claims": r.ledger, "caveats": r.caveats}
+
+
+# ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
+
+def key_figures(r: Results) -> pd.DataFrame:
+    """One row per configuration: test A's single stream, and the best aggregate of any test.
+
+    Decode is 1 / median TPOT of test A (512 in, 512 out, one client); with MTP its
+    acceptance length comes from the run's counters. TTFT is test A's median (512-token
+    prompts: the only single-client test). The best aggregate is the highest output t/s of
+    any run of the configuration (one seed, not a mean over seeds).
+    """
+    from . import accelerator_count
+
+    rows = []
+    for cid, c in r.data.study.configs.items():
+        runs = r.runs[r.runs["config"] == cid]
+        a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1)]
+        if not len(a):
+            continue
+        one = a.iloc[0]
+        best = runs.loc[runs["output_tps"].idxmax()]
+        spec = str(c.get("speculative") or "")
+        mtp = bool(spec) and not spec.lower().startswith("none")
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
+            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
+            acceptance_length=float(one["spec_acceptance_length"]) if mtp else float("nan"),
+            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
+            anchor="changes-against-the-noise", label=f"GB10, {LABEL.get(_cfg_of(str(one['name'])), cid)}",
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative=spec if mtp else "",
+            decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
+            decode_basis=f"1 / median TPOT of test A (one client, {int(one['input_len']):,}-token prompts)",
+            prefill_tps=float(one["prefill_tps"]), prefill_tokens=float(one["input_len"]),
+            notes=f"prefill as input / TTFT of test A; best aggregate: {best['name']}",
+        ))
+    return pd.DataFrame(rows)

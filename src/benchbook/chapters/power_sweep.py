@@ -789,3 +789,52 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "window_mix": window_mix(r), "published_vs_reproduced": r.comparison, "claims": r.ledger,
         "caveats": r.caveats,
     }
+
+
+# ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
+
+def key_figures(r: Results) -> pd.DataFrame:
+    """One row per model and power limit, from the live 10-second windows.
+
+    Single-stream decode is the mean generation t/s of the windows with exactly one request
+    running; the best aggregate is the concurrency bucket with the highest mean generation
+    t/s; power is the mean measured draw of all cards over that bucket's windows. The live
+    prompts' context length is not in the logs, so the decode context is left unknown (the
+    synthesis then leaves KV reads out), and TTFT and prefill are not measured per request.
+    With MTP, the acceptance length is 1 + accepted / drafts over the log's SpecDecoding lines.
+    """
+    from . import accelerator_count
+
+    busy = r.busy
+    spec = r.data["spec_decode"]
+    rows = []
+    for (cid, limit), w in busy.groupby(["config", "limit_w"], sort=True):
+        c = r.data.study.configs.get(cid, {})
+        one = w[w["running"] == 1]
+        buckets = w.groupby("running").agg(gen=("generation_tps", "mean"), draw=("draw_w", "mean"))
+        top = buckets["gen"].idxmax()
+        spec_text = str(c.get("speculative") or "")
+        mtp = bool(spec_text) and not spec_text.lower().startswith("none")
+        al = float("nan")
+        if mtp and len(spec):
+            s = spec[spec["source_file"].isin(w["source_file"].unique())]
+            # drafts per line: as logged, or accepted / (acceptance length - 1) where only those are printed
+            drafts = s["num_drafts"].astype("Float64").fillna(
+                s["accepted_tokens"].astype("Float64") / (s["mean_acceptance_length"].astype("Float64") - 1))
+            if len(s) and float(drafts.sum()) > 0:
+                al = 1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum())
+        rows.append(dict(
+            study=STUDY, platform=c.get("platform"), config=f"{cid}@{int(limit)}W", model=c.get("model"),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=float(one["generation_tps"].mean()) if len(one) else float("nan"),
+            acceptance_length=al, ttft_s=float("nan"), ttft_input_tokens=float("nan"),
+            best_aggregate_tps=float(buckets.loc[top, "gen"]), best_aggregate_concurrency=float(top),
+            cost_per_m=float("nan"), currency="", power_w=float(buckets.loc[top, "draw"]),
+            power_kind="measured" if pd.notna(buckets.loc[top, "draw"]) else "",
+            anchor="generation-by-concurrency", label=f"4× RTX 3090 at {int(limit)} W, {_label(r, cid)}",
+            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
+            speculative=spec_text if mtp else "", decode_context_tokens=float("nan"),
+            decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",
+            notes="live agent traffic; power: mean measured draw of all cards at the best bucket",
+        ))
+    return pd.DataFrame(rows)

@@ -1,0 +1,710 @@
+"""The synthesis: every study's results on one page, against physical limits, cost and energy.
+
+It reruns each chapter's own analysis on its own data (same code, same published.yml,
+the chapter notebook's default parameters with data paths under `data_root`), takes the
+chapter's key figures (benchbook.chapters.KEY_FIGURES) and ledger, and adds what no
+write-up has: each measured rate as a share of its platform's ceiling (facts registry),
+cost with explicit currencies, and tokens per kWh. A chapter whose module, data or
+notebook is missing is listed as missing; one whose analysis fails is listed with its
+error. Nothing is filled in for them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import claims as claims_mod
+from ..analysis import cost as cost_mod
+from ..analysis.limits import bandwidth_sensitivity, limits
+from ..facts import Facts, FactsError, load_facts
+from ..provenance import code_version, data_record, package_versions
+from ..report import fmt_money, fmt_rate, fmt_seconds
+from ..study import content_hash, load_study
+from . import CHAPTERS, KEY_FIGURES, chapter_module, conform_key_figures
+
+STUDY = "synthesis"
+CLAIMS_ANCHOR = "claims-ledger"
+
+
+@dataclass
+class ChapterRun:
+    """What the synthesis got from one chapter."""
+
+    study: str
+    status: str  # ok | missing | failed
+    detail: str = ""
+    results: object | None = None
+    key_figures: pd.DataFrame | None = None
+    has_key_figures: bool = False
+    params: dict = field(default_factory=dict)
+
+
+@dataclass
+class Results:
+    params: dict
+    facts: Facts
+    runs: list[ChapterRun]
+    key_figures: pd.DataFrame
+    limits: pd.DataFrame
+    claims: pd.DataFrame
+    caveats: pd.DataFrame  # every caveat of every chapter, with its kind
+    own_caveats: pd.DataFrame  # this page's
+    rate: cost_mod.Rate | None
+    provenance: pd.DataFrame
+    versions: dict
+    ledger: pd.DataFrame  # this page makes no claims of its own: an empty ledger
+
+    def run(self, study: str) -> ChapterRun | None:
+        return next((r for r in self.runs if r.study == study), None)
+
+
+# ---- running the chapters -----------------------------------------------------------
+
+def chapter_parameters(notebooks_dir: str | Path, study: str, data_root: str | Path) -> dict:
+    """The chapter notebook's default parameters, with data paths moved under data_root."""
+    import jupytext
+
+    from ..runner import default_parameters
+
+    path = Path(notebooks_dir) / f"{study}.md"
+    params = default_parameters(jupytext.read(path), path)
+    root = Path(data_root)
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, str) and (v == "data" or v.startswith("data/")):
+            v = str(root / Path(v).relative_to("data"))
+        out[k] = v
+    return out
+
+
+def run_chapter(study: str, data_root: str | Path, notebooks_dir: str | Path) -> ChapterRun:
+    missing = []
+    try:
+        module = chapter_module(study)
+    except Exception as exc:  # the module exists but does not import
+        return ChapterRun(study, "failed", f"importing benchbook.chapters.{CHAPTERS[study]}: "
+                                           f"{type(exc).__name__}: {exc}")
+    if module is None:
+        missing.append(f"chapter module benchbook.chapters.{CHAPTERS[study]}")
+    if not (Path(data_root) / study / "study.yml").is_file():
+        missing.append(f"data folder {Path(data_root) / study} (with study.yml)")
+    if not (Path(notebooks_dir) / f"{study}.md").is_file():
+        missing.append(f"notebook {Path(notebooks_dir) / study}.md")
+    if missing:
+        return ChapterRun(study, "missing", "no " + "; no ".join(missing))
+    try:
+        params = chapter_parameters(notebooks_dir, study, data_root)
+        accepted = inspect.signature(module.analyse).parameters
+        kwargs = {k: v for k, v in params.items() if k in accepted}
+        results = module.analyse(**kwargs)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return ChapterRun(study, "failed", f"{type(exc).__name__}: {first}")
+    run = ChapterRun(study, "ok", results=results, params=kwargs)
+    if hasattr(module, "key_figures"):
+        try:
+            run.key_figures = conform_key_figures(module.key_figures(results), study)
+            run.has_key_figures = True
+        except Exception as exc:
+            run.detail = f"key_figures failed: {type(exc).__name__}: {exc}"
+    else:
+        run.detail = "the chapter does not provide key_figures yet: its claims and caveats are included, " \
+                     "its numbers are not in the tables below"
+    return run
+
+
+# ---- the analysis ---------------------------------------------------------------------
+
+def analyse(data_root="data", facts_dir="data/facts", notebooks_dir="notebooks", usd_per_eur=None,
+            fx_date="", api_price="openai-gpt-5.2") -> Results:
+    params = dict(data_root=data_root, facts_dir=facts_dir, notebooks_dir=notebooks_dir,
+                  usd_per_eur=usd_per_eur, fx_date=fx_date, api_price=api_price)
+    facts = load_facts(facts_dir)
+    if api_price not in facts.sections.get("api", {}):
+        raise FactsError([f"prices.yml: api.{api_price}: no such API price (parameter api_price); known: "
+                          f"{', '.join(facts.sections.get('api', {})) or 'none'}"])
+    rate = _rate(facts, usd_per_eur, fx_date)
+    runs = [run_chapter(study, data_root, notebooks_dir) for study in CHAPTERS]
+    frames = [r.key_figures for r in runs if r.key_figures is not None and len(r.key_figures)]
+    kf = pd.concat(frames, ignore_index=True) if frames else \
+        conform_key_figures(pd.DataFrame(columns=list(KEY_FIGURES)), STUDY)
+    lim = limits(facts, kf) if len(kf) else pd.DataFrame()
+    lim = _add_cost_and_energy(facts, lim, rate, api_price) if len(lim) else lim
+    prov = []
+    for r in runs:
+        if r.status == "ok":
+            prov.append(data_record(load_study(Path(data_root) / r.study, verify=False)))
+    prov.append(dict(study="facts registry", label="data/facts (cited values)", status="cited",
+                     data_hash=content_hash(Path(facts_dir))[:16], folder=str(facts_dir),
+                     files=len(list(Path(facts_dir).glob("*.yml")))))
+    return Results(
+        params=params, facts=facts, runs=runs, key_figures=kf, limits=lim,
+        claims=claims_summary(runs), caveats=caveats_index(runs), own_caveats=own_caveats(facts, runs, lim, rate),
+        rate=rate, provenance=pd.DataFrame(prov), versions={"code": code_version(), **package_versions()},
+        ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS),
+    )
+
+
+def _rate(facts: Facts, usd_per_eur, fx_date) -> cost_mod.Rate | None:
+    """The dated EUR/USD rate: the parameters, else one recorded in fx.yml, else none."""
+    if usd_per_eur is not None:
+        return cost_mod.usd_per_eur(usd_per_eur, fx_date, "parameter usd_per_eur")
+    if fx_date:
+        raise cost_mod.CurrencyError(f"fx_date {fx_date!r} given without usd_per_eur")
+    f = facts.get("rates", "usd_per_eur", "rate") if "usd_per_eur" in facts.sections.get("rates", {}) else None
+    if f is None:
+        return None
+    return cost_mod.usd_per_eur(float(f.value), f.date or "", facts.cite(f))
+
+
+def _add_cost_and_energy(facts: Facts, lim: pd.DataFrame, rate, api_price: str) -> pd.DataFrame:
+    out = lim.copy()
+    # energy: measured draw, a power limit, or the platform's power bound (TDP) x devices
+    kinds, watts = [], []
+    for _, r in out.iterrows():
+        if pd.notna(r["power_w"]) and r["power_kind"] in ("measured", "limit"):
+            kinds.append(r["power_kind"])
+            watts.append(float(r["power_w"]))
+            continue
+        bound = facts.get("platforms", r["platform_key"], "power_bound") if isinstance(r["platform_key"], str) else None
+        kinds.append("tdp" if bound is not None else "")
+        watts.append(bound.value * int(r["devices"] or 1) if bound is not None else np.nan)
+    out["power_basis"], out["power_used_w"] = kinds, watts
+    out["tokens_per_kwh"] = [cost_mod.tokens_per_kwh(t, w) if pd.notna(t) and pd.notna(w) and w > 0 else np.nan
+                             for t, w in zip(out["best_aggregate_tps"], out["power_used_w"])]
+    # the API price, compared in its own currency, or through the dated rate
+    api = facts.entry("api", api_price) if api_price in facts.sections.get("api", {}) else None
+    ratios, notes = [], []
+    for _, r in out.iterrows():
+        if not (api and pd.notna(r["cost_per_m"]) and r["currency"]):
+            ratios.append(np.nan)
+            notes.append("")
+            continue
+        price = cost_mod.Money(api["output"].value, api["output"].unit.split("/")[0])
+        ours = cost_mod.Money(float(r["cost_per_m"]), r["currency"])
+        try:
+            ratios.append(cost_mod.ratio(price, ours, rate))
+            notes.append("" if price.currency == ours.currency else f"converted at {rate.label()}")
+        except cost_mod.CurrencyError as exc:
+            ratios.append(np.nan)
+            notes.append(f"not derivable: {exc}")
+    out["api_ratio"], out["api_note"] = ratios, notes
+    return out
+
+
+def cloud_scenarios(r: Results) -> pd.DataFrame:
+    """USD cost per M tokens of each configuration at the USD cloud prices for its platform.
+
+    Same currency as the USD API price, so the two divide without an exchange rate.
+    """
+    lim, rows = r.limits, []
+    if not len(lim):
+        return pd.DataFrame()
+    api = r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {}) else None
+    for key, entry in r.facts.sections.get("hourly", {}).items():
+        for path in ("price", "price_low", "price_high"):
+            f = r.facts.get("hourly", key, path)
+            if f is None:
+                continue
+            currency = f.unit.split("/")[0]
+            if api is not None and not api["output"].unit.startswith(currency):
+                continue  # the point of this table: the API's currency, no exchange rate needed
+            for _, row in lim[lim["platform_key"] == entry.get("platform")].iterrows():
+                c = cost_mod.cost_per_million(cost_mod.Money(f.value, currency), row["best_aggregate_tps"])
+                api_ratio = np.nan
+                if api is not None and api["output"].unit.startswith(currency):
+                    api_ratio = cost_mod.ratio(cost_mod.Money(api["output"].value, currency), c)
+                rows.append(dict(config=row["config"], label=row["label"], offer=entry.get("name"),
+                                 price=f"{f.value:g} {f.unit}", source=r.facts.cite(f),
+                                 aggregate_tps=row["best_aggregate_tps"],
+                                 concurrency=row["best_aggregate_concurrency"], cost_per_m=c.amount,
+                                 currency=c.currency, api_over_ours=api_ratio))
+    return pd.DataFrame(rows)
+
+
+# ---- claims and caveats across the book -----------------------------------------------
+
+def claims_summary(runs: list[ChapterRun]) -> pd.DataFrame:
+    """Per chapter: claims that hold / do not hold / are not derivable, from its own ledger."""
+    rows = []
+    for r in runs:
+        row = dict(study=r.study, status=r.status, detail=r.detail if r.status != "ok" else "",
+                   link=f"{r.study}.html#{CLAIMS_ANCHOR}" if r.status == "ok" else "")
+        if r.status == "ok":
+            counts = claims_mod.verdict_counts(r.results.ledger)
+            row.update({v: counts[v] for v in claims_mod.VERDICTS}, total=len(r.results.ledger))
+        else:
+            row.update({v: np.nan for v in claims_mod.VERDICTS}, total=np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["study", "status", *claims_mod.VERDICTS, "total", "link", "detail"])
+
+
+def caveat_kind(origin: str) -> str:
+    """Group a caveat by where it comes from: the authors, a data rule (by rule), the chapter."""
+    origin = str(origin)
+    if origin.startswith("authors"):
+        return "the authors' own"
+    m = re.match(r"data rule: ([\w-]+)", origin)
+    if m:
+        return f"data rule: {m.group(1)}"
+    return "chapter notes"
+
+
+def caveats_index(runs: list[ChapterRun]) -> pd.DataFrame:
+    """Every caveat of every chapter once, grouped by kind, with the chapters that raise it."""
+    rows = []
+    for r in runs:
+        if r.status != "ok":
+            continue
+        cav = getattr(r.results, "caveats", None)
+        if cav is None or not len(cav):
+            continue
+        for c in cav.itertuples():
+            rows.append(dict(kind=caveat_kind(c.origin), origin=c.origin, caveat=c.caveat, study=r.study))
+    if not rows:
+        return pd.DataFrame(columns=["kind", "caveat", "studies", "origins"])
+    df = pd.DataFrame(rows)
+    grouped = df.groupby(["kind", "caveat"], sort=False).agg(
+        studies=("study", lambda s: ", ".join(dict.fromkeys(s))),
+        origins=("origin", lambda s: "; ".join(dict.fromkeys(s)))).reset_index()
+    order = {k: i for i, k in enumerate(sorted(grouped["kind"].unique(), key=_kind_order))}
+    return grouped.assign(_o=grouped["kind"].map(order)).sort_values("_o", kind="stable").drop(columns="_o") \
+        .reset_index(drop=True)
+
+
+def _kind_order(kind: str):
+    return (0 if kind.startswith("the authors") else 2 if kind == "chapter notes" else 1, kind)
+
+
+def own_caveats(facts: Facts, runs: list[ChapterRun], lim: pd.DataFrame, rate) -> pd.DataFrame:
+    """This page's own caveats, raised by what it used."""
+    out = []
+
+    def add(kind, text):
+        out.append(dict(kind=kind, caveat=text))
+
+    if any(r.status == "ok" and getattr(getattr(r.results, "data", None), "study", None) is not None
+           and r.results.data.study.reconstructed for r in runs):
+        add("reconstructed data", "The raw files behind these chapters are reconstructed from the published "
+            "tables, so each share of a ceiling below is in effect the share of the published number.")
+    add("roofline", "Decode ceilings count weights, output head and full-attention KV reads only: activations, "
+        "the linear-attention state, kernel launches and (for tensor parallel) communication are left out, so "
+        "each ceiling is an upper bound and a share near 100 % is not expected.")
+    if len(lim) and (lim["speculative"].astype(str) != "").any():
+        add("roofline", "With MTP the ceiling is multiplied by the measured acceptance length, assuming one "
+            "weight read per verification pass and free draft passes; real verification of several positions "
+            "reads more MoE experts, so the MTP ceiling is optimistic.")
+    if len(lim) and (lim["prefill_peak_assumed"] == True).any():  # noqa: E712
+        add("facts", "Some prefill ceilings use a dense peak that is arithmetic on a vendor figure, not a "
+            "published number (marked assumed in the facts registry).")
+    if len(lim) and (lim["power_basis"] == "tdp").any():
+        add("energy", "Where no power was measured, tokens per kWh use the platform's power bound (TDP or the "
+            "top of its range) times the devices: a lower bound on tokens per kWh, for the accelerator only, "
+            "without host, memory or cooling.")
+    if rate is None:
+        add("currency", "No dated exchange rate was given, so euro costs are not compared with the US-dollar API "
+            "price; set usd_per_eur and fx_date to compare.")
+    add("prices", "Seeds 001 and 000 attribute the '$14 per million output tokens' price to Anthropic; it is "
+        "OpenAI's GPT-5.2 list price. The comparison here names OpenAI.")
+    if len(lim):
+        for _, x in lim.iterrows():
+            for col, what in (("pct_decode_ceiling", "decode"), ("pct_prefill_ceiling", "prefill")):
+                v = x[col]
+                if pd.notna(v) and v > 0.8:
+                    add("near the ceiling", f"{x['label']}: measured {what} is {100 * v:.0f} % of its {what} "
+                        "ceiling. An upper bound is rarely approached this closely; check how the rate was "
+                        f"measured ({x['decode_basis'] if what == 'decode' else x['notes']}).")
+    missing = [r.study for r in runs if r.status != "ok"]
+    if missing:
+        add("coverage", f"Not included: {', '.join(missing)} (see the chapter list); the book-level figures "
+            "cover only the chapters that ran.")
+    return pd.DataFrame(out, columns=["kind", "caveat"])
+
+
+# ---- display --------------------------------------------------------------------------
+
+def chapters_table(r: Results) -> pd.DataFrame:
+    return pd.DataFrame([dict(
+        chapter=_link(x.study, "", x.study) if x.status == "ok" else x.study, status=x.status,
+        configurations=len(x.key_figures) if x.key_figures is not None else 0,
+        note=x.detail) for x in r.runs])
+
+
+def _link(study: str, anchor: str, text: str) -> str:
+    """An HTML link to a chapter page's section; the text is escaped (it may come from data)."""
+    from html import escape
+
+    href = f"{study}.html" + (f"#{anchor}" if anchor else "")
+    return f'<a href="{escape(href, quote=True)}">{escape(str(text))}</a>'
+
+
+def _pct(v) -> str:
+    return "–" if v is None or pd.isna(v) else f"{100 * v:.0f} %"
+
+
+def _kwh(v, basis) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    text = f"{v / 1e6:,.2f} M"
+    return text if basis == "measured" else f"≥ {text} ({'TDP' if basis == 'tdp' else 'power limit'})"
+
+
+def overview(r: Results) -> pd.DataFrame:
+    """The one table across platforms and configurations, every cell linked to its chapter."""
+    lim = r.limits
+    if not len(lim):
+        return pd.DataFrame()
+    rows = []
+    for _, x in lim.iterrows():
+        ln = lambda text, x=x: _link(x["study"], x["anchor"], text)  # noqa: E731
+        pct = _pct(x["pct_decode_ceiling"])
+        if x["speculative"] and pd.isna(x["pct_decode_ceiling"]):
+            pct = f"not derivable (plain ratio {_pct(x['plain_ratio'])})"
+        elif x["speculative"]:
+            pct += f" (×{x['tokens_per_pass']:.2f} per pass)"
+        ttft = "–" if pd.isna(x["ttft_s"]) else f"{fmt_seconds(x['ttft_s'])} at {int(x['ttft_input_tokens']):,} tok"
+        agg = "–" if pd.isna(x["best_aggregate_tps"]) else \
+            f"{fmt_rate(x['best_aggregate_tps'])} at c={int(x['best_aggregate_concurrency'])}"
+        cost = fmt_money(x["cost_per_m"], x["currency"]) if x["currency"] else "–"
+        rows.append({
+            "configuration": ln(x["label"] or x["config"]),
+            "platform": ln(_platform_name(r.facts, x)),
+            "decode t/s (1 stream)": ln(fmt_rate(x["single_stream_decode_tps"], 1)),
+            "% of decode ceiling": ln(pct),
+            "TTFT (input)": ln(ttft),
+            "best aggregate t/s": ln(agg),
+            "cost per M output tokens": ln(cost),
+            "tokens per kWh": ln(_kwh(x["tokens_per_kwh"], x["power_basis"])),
+        })
+    return pd.DataFrame(rows)
+
+
+def _platform_name(facts: Facts, x) -> str:
+    if isinstance(x["platform_key"], str):
+        entry = facts.entry("platforms", x["platform_key"])
+        name = entry.get("short") or entry.get("name")
+    else:
+        name = x["platform"]
+    n = int(x["devices"] or 1)
+    return f"{n}× {name}" if n > 1 else str(name)
+
+
+def decode_table(r: Results) -> pd.DataFrame:
+    """The decode roofline of every configuration, with its byte count by part."""
+    lim = r.limits
+    if not len(lim):
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "configuration": lim["label"],
+        "model / weights / KV": [f"{m} / {q} / {k or '?'}" for m, q, k in
+                                 zip(lim["model_key"], lim["quant_key"], lim["kv_key"])],
+        "bandwidth GB/s": [_num(b, 0) + (f" ×{int(d)}" if d and d > 1 else "") for b, d in
+                           zip(lim["bandwidth_gbs"], lim["devices"])],
+        "context": lim["decode_context_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
+        "GB weights + head + KV": [f"{_num(a, 2)} + {_num(b, 2)} + {_num(c, 3)}" for a, b, c in
+                                   zip(lim["gb_weights"], lim["gb_head"], lim["gb_kv"])],
+        "ceiling t/s": lim["decode_ceiling_tps"].map(lambda v: _num(v, 0)),
+        "tokens per pass": [("–" if pd.isna(t) else f"{t:.2f}") if s else "1" for t, s in
+                            zip(lim["tokens_per_pass"], lim["speculative"])],
+        "measured t/s": lim["single_stream_decode_tps"].map(lambda v: _num(v, 1)),
+        "measured ÷ plain ceiling": lim["plain_ratio"].map(_pct),
+        "% of ceiling": lim["pct_decode_ceiling"].map(_pct),
+        "measured as": lim["decode_basis"],
+        "note": [s or i for s, i in zip(lim["mtp_status"], lim["issues"])],
+    })
+
+
+def prefill_table(r: Results) -> pd.DataFrame:
+    lim = r.limits
+    if not len(lim):
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "configuration": lim["label"],
+        "compute type": lim["prefill_dtype"].fillna("–"),
+        "dense peak TFLOPS": [("–" if pd.isna(p) else _num(p, 1) + (" (assumed)" if a else "")) for p, a in
+                              zip(lim["prefill_peak_tflops"], lim["prefill_peak_assumed"])],
+        "ceiling t/s": lim["prefill_ceiling_tps"].map(lambda v: _num(v, 0)),
+        "measured t/s": lim["prefill_tps"].map(lambda v: _num(v, 0)),
+        "prompt tokens": lim["prefill_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
+        "% of ceiling": lim["pct_prefill_ceiling"].map(_pct),
+    })
+
+
+def cost_table(r: Results) -> pd.DataFrame:
+    lim = r.limits
+    if not len(lim):
+        return pd.DataFrame()
+    api = r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {}) else None
+    api_label = f"{api['name'].split('(')[0].strip()} output price ÷ ours" if api else "API ÷ ours"
+    return pd.DataFrame({
+        "configuration": lim["label"],
+        "best aggregate t/s": lim["best_aggregate_tps"].map(fmt_rate),
+        "cost per M output tokens": [fmt_money(c, cur) if cur else "not priced" for c, cur in
+                                     zip(lim["cost_per_m"], lim["currency"])],
+        "currency": lim["currency"].replace("", "–"),
+        api_label: [("–" if pd.isna(a) else f"{a:,.0f}×") if not n.startswith("not derivable") else "not derivable"
+                    for a, n in zip(lim["api_ratio"], lim["api_note"])],
+        "note": lim["api_note"],
+    })
+
+
+def energy_table(r: Results) -> pd.DataFrame:
+    lim = r.limits
+    if not len(lim):
+        return pd.DataFrame()
+    basis = {"measured": "measured draw", "limit": "power limit (upper bound)", "tdp": "TDP bound (upper bound)",
+             "": "unknown"}
+    return pd.DataFrame({
+        "configuration": lim["label"],
+        "best aggregate t/s": lim["best_aggregate_tps"].map(fmt_rate),
+        "power W": lim["power_used_w"].map(lambda v: _num(v, 0)),
+        "power basis": lim["power_basis"].map(basis),
+        "tokens per kWh": [_kwh(v, b) for v, b in zip(lim["tokens_per_kwh"], lim["power_basis"])],
+    })
+
+
+def claims_display(r: Results) -> pd.DataFrame:
+    c = r.claims
+    show = pd.DataFrame({
+        "chapter": [_link(s, CLAIMS_ANCHOR, s) if st == "ok" else s for s, st in zip(c["study"], c["status"])],
+        "status": c["status"],
+        **{v: c[v].map(lambda n: "–" if pd.isna(n) else f"{int(n)}") for v in claims_mod.VERDICTS},
+        "total": c["total"].map(lambda n: "–" if pd.isna(n) else f"{int(n)}"),
+        "note": c["detail"],
+    })
+    ok = c[c["status"] == "ok"]
+    total = {"chapter": "all chapters", "status": f"{len(ok)} of {len(c)}",
+             **{v: f"{int(ok[v].sum())}" for v in claims_mod.VERDICTS}, "total": f"{int(ok['total'].sum())}",
+             "note": ""}
+    return pd.concat([show, pd.DataFrame([total])], ignore_index=True)
+
+
+def facts_display(r: Results) -> pd.DataFrame:
+    t = r.facts.table()
+    return pd.DataFrame({
+        "file": t["file"], "entry": t["entry"], "field": t["field"],
+        "value": [_fact_value(v, lo, hi) for v, lo, hi in zip(t["value"], t["low"], t["high"])],
+        "unit": t["unit"],
+        "source": [f"{s} ({u})" if s else "" for s, u in zip(t["source"], t["url"])],
+        "date": t["date"],
+        "assumed": t["assumed"].map(lambda a: "assumed" if a else ""),
+        "reasoning / note": [x or y for x, y in zip(t["reasoning"], t["note"])],
+    })
+
+
+def _fact_value(v, lo, hi) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    text = f"{v:,.4g}" if isinstance(v, float) and abs(v) < 1e6 else f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
+    if lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
+        text += f" ({lo:g}–{hi:g})"
+    return text
+
+
+def _num(v, d) -> str:
+    return "–" if v is None or pd.isna(v) else f"{v:,.{d}f}"
+
+
+def ceiling_figure(r: Results) -> plt.Figure:
+    """Share of the decode ceiling per configuration, grouped by platform."""
+    lim = r.limits.dropna(subset=["plain_ratio"]).copy() if len(r.limits) else pd.DataFrame()
+    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(lim), 2) + 1.4))
+    if not len(lim):
+        ax.text(0.5, 0.5, "no configuration with a decode ceiling", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    lim["platform_name"] = [_platform_name(r.facts, x) for _, x in lim.iterrows()]
+    lim = lim.sort_values(["platform_name", "label"]).reset_index(drop=True)
+    colors = dict(zip(lim["platform_name"].unique(), sns.color_palette(n_colors=lim["platform_name"].nunique())))
+    y = np.arange(len(lim))
+    shown = lim["pct_decode_ceiling"].astype(float)
+    ax.barh(y, 100 * shown.fillna(0), color=[colors[p] for p in lim["platform_name"]])
+    spec = lim["speculative"].astype(str) != ""
+    if spec.any():
+        ax.scatter(100 * lim.loc[spec, "plain_ratio"].astype(float), y[spec.to_numpy()], marker="D", color="black",
+                   zorder=3)
+    for yi, v in zip(y, shown):
+        if pd.notna(v):
+            ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize="small")
+    ax.set_yticks(y, [f"{label}" for label in lim["label"]])
+    ax.axvline(100, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
+    ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
+    ax.set_title("How close each configuration gets to its decode ceiling")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    labels = list(colors)
+    if spec.any():
+        handles.append(plt.Line2D([], [], marker="D", color="black", linestyle=""))
+        labels.append("MTP: measured ÷ one-token-per-pass ceiling")
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize="small",
+               frameon=False)  # below the axes; the theme saves with bbox "tight", so it is kept
+    return fig
+
+
+def ceiling_values(r: Results) -> str:
+    """The figure's numbers as text, for readers who cannot see it."""
+    lim = r.limits
+    parts = [f"{x['label']}: {100 * x['pct_decode_ceiling']:.0f} %" for _, x in lim.iterrows()
+             if len(lim) and pd.notna(x["pct_decode_ceiling"])]
+    return "; ".join(parts) + "." if parts else "no configuration has a decode ceiling."
+
+
+def caveats_html(r: Results) -> str:
+    """The book-wide caveats index as HTML: one list per kind, each caveat linked to its chapters."""
+    from html import escape
+
+    parts = []
+    for kind, group in r.caveats.groupby("kind", sort=False):
+        parts.append(f"<p><strong>{escape(kind[0].upper() + kind[1:])}</strong> ({len(group)})</p><ul>")
+        for c in group.itertuples():
+            links = ", ".join(f'<a href="{s}.html#caveats">{escape(s)}</a>' for s in c.studies.split(", "))
+            parts.append(f"<li>{_code(escape(c.caveat))} ({links})</li>")
+        parts.append("</ul>")
+    if len(r.own_caveats):
+        parts.append(f"<p><strong>This page</strong> ({len(r.own_caveats)})</p><ul>")
+        parts += [f"<li><em>{escape(c.kind)}</em>: {_code(escape(c.caveat))}</li>" for c in r.own_caveats.itertuples()]
+        parts.append("</ul>")
+    return '<div class="benchbook-caveats">' + "".join(parts) + "</div>"
+
+
+def _code(text: str) -> str:
+    """`inline code` in a caveat's Markdown, as HTML."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+# ---- glued numbers --------------------------------------------------------------------
+
+def glue_values(r: Results) -> dict:
+    """Headline numbers by role, so the prose (and the intro page) stays true on other data."""
+    out: dict = {}
+    ok = [x for x in r.runs if x.status == "ok"]
+    out["chapters_total"] = len(r.runs)
+    out["chapters_present"] = len(ok)
+    out["chapters_missing"] = len(r.runs) - len(ok)
+    out["chapters_missing_names"] = ", ".join(x.study for x in r.runs if x.status != "ok") or "none"
+    out["chapters_missing_text"] = ("every registered study is included" if out["chapters_missing_names"] == "none"
+                                    else f"not included: {out['chapters_missing_names']}")
+    out["configs"] = len(r.limits)
+    c = r.claims[r.claims["status"] == "ok"]
+    for v in claims_mod.VERDICTS:
+        out[f"claims_{v.replace(' ', '_')}"] = int(c[v].sum()) if len(c) else 0
+    out["claims_total"] = int(c["total"].sum()) if len(c) else 0
+    out["caveats_total"] = len(r.caveats) + len(r.own_caveats)
+    out["caveat_kinds"] = int(r.caveats["kind"].nunique()) if len(r.caveats) else 0
+    lim = r.limits
+    if len(lim):
+        out["platforms"] = int(lim["platform_key"].nunique())
+        pct = lim.dropna(subset=["pct_decode_ceiling"])
+        if len(pct):
+            lo, hi = pct.loc[pct["pct_decode_ceiling"].astype(float).idxmin()], \
+                pct.loc[pct["pct_decode_ceiling"].astype(float).idxmax()]
+            out.update(pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]), pct_ceiling_min_label=lo["label"],
+                       pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]), pct_ceiling_max_label=hi["label"])
+        top = lim.loc[lim["single_stream_decode_tps"].astype(float).idxmax()]
+        out.update(decode_max_tps=float(top["single_stream_decode_tps"]), decode_max_label=top["label"])
+        agg = lim.loc[lim["best_aggregate_tps"].astype(float).idxmax()]
+        out.update(aggregate_max_tps=float(agg["best_aggregate_tps"]), aggregate_max_label=agg["label"],
+                   aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
+        priced = lim[lim["currency"] != ""].dropna(subset=["cost_per_m"])
+        if len(priced):
+            cheap = priced.loc[priced["cost_per_m"].astype(float).idxmin()]
+            out.update(cost_min=float(cheap["cost_per_m"]), cost_min_currency=cheap["currency"],
+                       cost_min_label=cheap["label"])
+        kwh = lim.dropna(subset=["tokens_per_kwh"])
+        if len(kwh):
+            best = kwh.loc[kwh["tokens_per_kwh"].astype(float).idxmax()]
+            basis = {"measured": "measured draw", "limit": "at its power limit, a lower bound",
+                     "tdp": "at its TDP, a lower bound"}.get(best["power_basis"], "")
+            if best["power_basis"] == "measured" and (kwh["power_basis"] != "measured").any():
+                basis += "; configurations rated at a power bound could be higher"  # a bound only bounds from below
+            out.update(kwh_max_m=float(best["tokens_per_kwh"]) / 1e6, kwh_max_label=best["label"], kwh_max_basis=basis)
+        pre = lim.dropna(subset=["pct_prefill_ceiling"])
+        if len(pre):
+            hi = pre.loc[pre["pct_prefill_ceiling"].astype(float).idxmax()]
+            out.update(prefill_pct_max=100 * float(hi["pct_prefill_ceiling"]), prefill_pct_max_label=hi["label"])
+        mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
+        if len(mtp):
+            out.update(mtp_per_pass=float(mtp["tokens_per_pass"].iloc[0]), mtp_label=mtp["label"].iloc[0])
+        for _, x in lim.iterrows():
+            key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
+            if pd.notna(x["pct_decode_ceiling"]):
+                out[f"pct__{key}"] = 100 * float(x["pct_decode_ceiling"])
+            if pd.notna(x["plain_ratio"]):
+                out[f"plain__{key}"] = 100 * float(x["plain_ratio"])
+            if pd.notna(x["tokens_per_pass"]):
+                out[f"per_pass__{key}"] = float(x["tokens_per_pass"])
+    api = r.params["api_price"]
+    if api in r.facts.sections.get("api", {}):
+        e = r.facts.entry("api", api)
+        out.update(api_vendor=e["vendor"], api_name=e["name"].split("(")[0].strip(),
+                   api_output_price=float(e["output"].value), api_currency=e["output"].unit.split("/")[0])
+    out["fx"] = r.rate.label() if r.rate else "no exchange rate given"
+    strix = r.facts.sections.get("platforms", {}).get("ryzen-ai-max-395")
+    if strix:
+        for k, path in (("strix_bw_spec", "memory_bandwidth"), ("strix_bw_measured", "memory_bandwidth_measured"),
+                        ("strix_bw_written", "memory_bandwidth_as_written")):
+            f = r.facts.get("platforms", "ryzen-ai-max-395", path)
+            if f is not None:
+                out[k] = float(f.value)
+    n, p = out["configs"], out.get("platforms", 0)
+    out["configs_text"] = f"{n} configuration{'s' if n != 1 else ''}"
+    out["platforms_text"] = f"{p} platform{'s' if p != 1 else ''}"
+    for key, default in PROSE.items():  # absent data shows as nan or a dash, not a broken page
+        out.setdefault(key, default)
+    return {k: (float(v) if isinstance(v, (np.floating,)) else int(v) if isinstance(v, np.integer) else v)
+            for k, v in out.items()}
+
+
+_NAN = float("nan")
+PROSE = {  # every key the synthesis page and the intro page quote, with its value when absent
+    "platforms": 0, "pct_ceiling_min": _NAN, "pct_ceiling_min_label": "–", "pct_ceiling_max": _NAN,
+    "pct_ceiling_max_label": "–", "decode_max_tps": _NAN, "decode_max_label": "–", "aggregate_max_tps": _NAN,
+    "aggregate_max_label": "–", "aggregate_max_concurrency": "–", "cost_min": _NAN, "cost_min_currency": "–",
+    "cost_min_label": "–", "kwh_max_m": _NAN, "kwh_max_label": "–", "kwh_max_basis": "–",
+    "prefill_pct_max": _NAN, "prefill_pct_max_label": "–", "mtp_per_pass": _NAN, "mtp_label": "–",
+    "api_vendor": "–", "api_name": "–", "api_output_price": _NAN, "api_currency": "–",
+    "strix_bw_spec": _NAN, "strix_bw_measured": _NAN, "strix_bw_written": _NAN,
+}
+
+
+def downloads(r: Results) -> dict[str, pd.DataFrame]:
+    return {"key_figures_and_limits": r.limits, "claims_by_chapter": r.claims, "caveats_index": r.caveats,
+            "facts": r.facts.table(), "cloud_scenarios": cloud_scenarios(r)}
+
+
+def prefill_remark(r: Results) -> str:
+    """A sentence on prefill rates close to their ceiling, or an empty string."""
+    lim = r.limits
+    if not len(lim):
+        return ""
+    near = lim[lim["pct_prefill_ceiling"].astype(float) > 0.8]
+    if not len(near):
+        return ""
+    items = "; ".join(f"{x['label']}, {100 * x['pct_prefill_ceiling']:.0f} % ({x['notes']})" for _, x in near.iterrows())
+    return (f"Close to the ceiling: {items}. A bound this generous is rarely approached, so such a rate may not "
+            "measure a full prefill (a prompt cache, or a time to first token that misses part of the work).")
+
+
+def strix_sensitivity(r: Results) -> pd.DataFrame:
+    """Strix Halo's decode share under the spec, measured and write-up bandwidths."""
+    if not len(r.limits):
+        return pd.DataFrame()
+    s = bandwidth_sensitivity(r.facts, r.limits, "ryzen-ai-max-395")
+    if not len(s):
+        return s
+    names = {"memory_bandwidth": "specification (theoretical)", "memory_bandwidth_measured": "measured",
+             "memory_bandwidth_as_written": "as the write-ups say"}
+    return pd.DataFrame({
+        "configuration": s["label"], "bandwidth": s["bandwidth"].map(names),
+        "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: _num(v, 1)),
+        "measured as % of it": s["pct"].map(_pct),
+    })

@@ -1,0 +1,321 @@
+"""The facts registry (data/facts/*.yml): hardware, model and price values, each cited.
+
+The synthesis chapter sets measured results against physical limits and prices, so every
+number it takes from outside the raw files must say where it comes from. A value is a
+mapping with `value` and `unit`, and either `source` (an id in sources.yml) and `date`,
+or `assumed: true` with its `reasoning` (arithmetic on a source, or no source at all).
+Loading checks every value and reports all problems at once, each naming the file and
+the key, so a registry that cannot be trusted never reaches a page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+FILES = {  # file -> the sections it may hold (entry key -> mapping)
+    "platforms.yml": ("platforms",),
+    "models.yml": ("models",),
+    "quantisation.yml": ("quantisations", "kv_cache"),
+    "prices.yml": ("hourly", "api"),
+    "fx.yml": ("rates",),
+}
+SOURCES_FILE = "sources.yml"
+SOURCE_KINDS = ("primary", "secondary", "write-up")
+FACT_KEYS = {"value", "unit", "source", "date", "assumed", "reasoning", "note", "low", "high", "basis"}
+METADATA = {"name", "short", "aliases", "compute", "note", "basis", "architecture", "same_layout_as",
+            "layout_note", "platform", "vendor", "attribution_note"}
+_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+class FactsError(ValueError):
+    """The registry has problems; each line names the file, the key and what was expected."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("facts registry: " + ("\n  " + "\n  ".join(problems) if len(problems) > 1 else problems[0]))
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One cited (or assumed) value; `where` is 'file: key.path' for messages."""
+
+    value: Any
+    unit: str
+    where: str
+    source: str | None = None
+    date: str | None = None
+    assumed: bool = False
+    reasoning: str = ""
+    note: str = ""
+    low: float | None = None
+    high: float | None = None
+    basis: str = ""
+
+
+@dataclass
+class Facts:
+    folder: Path
+    sources: dict[str, dict]
+    sections: dict[str, dict[str, dict]] = field(default_factory=dict)  # section -> key -> entry
+
+    # ---- lookup ------------------------------------------------------------------
+    def entry(self, section: str, key: str) -> dict:
+        """An entry with what it inherits through `same_layout_as` (its own values win)."""
+        entries = self.sections.get(section, {})
+        if key not in entries:
+            raise FactsError([f"{_file_of(section)}: {section}.{key}: no such entry; known: "
+                              f"{', '.join(entries) or 'none'}"])
+        own = entries[key]
+        base = own.get("same_layout_as")
+        return {**self.entry(section, base), **own} if base else dict(own)
+
+    def get(self, section: str, key: str, path: str) -> Fact | None:
+        """The fact at `path` (dotted, e.g. 'peak_dense.fp8') of an entry, or None."""
+        node: Any = self.entry(section, key)
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node if isinstance(node, Fact) else None
+
+    def fact(self, section: str, key: str, path: str) -> Fact:
+        """Like get, but a missing value is an error naming the file and key."""
+        got = self.get(section, key, path)
+        if got is None:
+            raise FactsError([f"{_file_of(section)}: {section}.{key}.{path}: no value recorded"])
+        return got
+
+    def value(self, section: str, key: str, path: str, default=None):
+        got = self.get(section, key, path)
+        return default if got is None else got.value
+
+    def identify(self, section: str, text: str | None) -> str | None:
+        """The entry whose key is `text`, or whose `aliases` (regular expressions) match it longest."""
+        if not text:
+            return None
+        entries = self.sections.get(section, {})
+        if text in entries:
+            return text
+        best, length = None, 0
+        for key, entry in entries.items():  # the longest match wins: 'INT8' over 'AWQ' in 'AWQ-BF16-INT8'
+            for alias in entry.get("aliases", []):
+                m = re.search(alias, text, re.IGNORECASE)
+                if m and len(m.group(0)) > length:
+                    best, length = key, len(m.group(0))
+        return best
+
+    def cite(self, fact: Fact) -> str:
+        """'title (url), date' or 'assumed: reasoning' for a fact."""
+        parts = []
+        if fact.source:
+            s = self.sources[fact.source]
+            parts.append(f"{s['title']} ({s.get('url') or s.get('file')})" + (f", {fact.date}" if fact.date else ""))
+        if fact.assumed:
+            parts.append(f"assumed: {fact.reasoning}")
+        return "; ".join(parts)
+
+    def table(self) -> pd.DataFrame:
+        """Every value of the registry, one row each, with its citation."""
+        rows = []
+        for section, entries in self.sections.items():
+            for key, entry in entries.items():
+                for path, f in _walk(entry):
+                    s = self.sources.get(f.source or "", {})
+                    rows.append(dict(
+                        file=_file_of(section), section=section, entry=key, field=path, value=f.value,
+                        low=f.low, high=f.high, unit=f.unit, source=s.get("title", ""),
+                        url=s.get("url", s.get("file", "")), date=f.date or "", assumed=f.assumed,
+                        reasoning=f.reasoning, note=f.note or f.basis,
+                    ))
+        return pd.DataFrame(rows, columns=["file", "section", "entry", "field", "value", "low", "high", "unit",
+                                           "source", "url", "date", "assumed", "reasoning", "note"])
+
+
+def _file_of(section: str) -> str:
+    return next((f for f, secs in FILES.items() if section in secs), "?")
+
+
+def _walk(node: dict, prefix: str = ""):
+    for k, v in node.items():
+        if isinstance(v, Fact):
+            yield prefix + k, v
+        elif isinstance(v, dict):
+            yield from _walk(v, prefix + k + ".")
+
+
+# ---- loading and validation ---------------------------------------------------------
+
+def load_facts(folder: str | Path) -> Facts:
+    """Read and check every file of the registry; raise FactsError listing all problems."""
+    folder = Path(folder)
+    problems: list[str] = []
+    if not folder.is_dir():
+        raise FactsError([f"{folder}: no such folder (expected {SOURCES_FILE} and {', '.join(FILES)})"])
+    sources = _load_sources(folder / SOURCES_FILE, problems)
+    facts = Facts(folder, sources)
+    for name, sections in FILES.items():
+        path = folder / name
+        doc = _read_yaml(path, problems)
+        if doc is None:
+            continue
+        unknown = sorted(set(doc) - set(sections))
+        if unknown:
+            problems.append(f"{name}: unknown top-level key(s) {', '.join(map(str, unknown))}; "
+                            f"expected {', '.join(sections)}")
+        for section in sections:
+            entries = doc.get(section) or {}
+            if not isinstance(entries, dict):
+                problems.append(f"{name}: {section}: expected a mapping of entries, got {type(entries).__name__}")
+                continue
+            facts.sections[section] = {
+                str(key): _entry(name, f"{section}.{key}", body, sources, problems)
+                for key, body in entries.items()
+            }
+        for section in sections:
+            for key, entry in facts.sections.get(section, {}).items():
+                base = entry.get("same_layout_as")
+                if base is not None and base not in facts.sections[section]:
+                    problems.append(f"{name}: {section}.{key}.same_layout_as: {base!r} is not an entry of {section}")
+    if problems:
+        raise FactsError(problems)
+    return facts
+
+
+def _read_yaml(path: Path, problems: list[str]) -> dict | None:
+    if not path.is_file():
+        problems.append(f"{path.name}: missing from {path.parent}")
+        return None
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        problems.append(f"{path.name}: not valid YAML: {exc}")
+        return None
+    if not isinstance(doc, dict):
+        problems.append(f"{path.name}: expected a mapping at the top level")
+        return None
+    return doc
+
+
+def _load_sources(path: Path, problems: list[str]) -> dict[str, dict]:
+    doc = _read_yaml(path, problems)
+    if doc is None:
+        return {}
+    out = {}
+    for sid, s in (doc.get("sources") or {}).items():
+        where = f"{SOURCES_FILE}: sources.{sid}"
+        if not isinstance(s, dict) or not s.get("title"):
+            problems.append(f"{where}: expected a mapping with a 'title'")
+            continue
+        if not (s.get("url") or s.get("file")):
+            problems.append(f"{where}: give a 'url' (or the seed 'file')")
+        if s.get("kind") not in SOURCE_KINDS:
+            problems.append(f"{where}.kind: {s.get('kind')!r}; expected one of {', '.join(SOURCE_KINDS)}")
+        if "date" in s and _date(s["date"]) is None:
+            problems.append(f"{where}.date: {s['date']!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+        out[str(sid)] = {**s, "date": _date(s.get("date"))} if "date" in s else dict(s)
+    if not out:
+        problems.append(f"{SOURCES_FILE}: no sources defined")
+    return out
+
+
+def _entry(file: str, where: str, body, sources: dict, problems: list[str]) -> dict:
+    if not isinstance(body, dict):
+        problems.append(f"{file}: {where}: expected a mapping, got {type(body).__name__}")
+        return {}
+    return _group(file, where, body, sources, problems)
+
+
+def _group(file: str, where: str, body: dict, sources: dict, problems: list[str]) -> dict:
+    out: dict[str, Any] = {}
+    for key, v in body.items():
+        key = str(key)
+        here = f"{where}.{key}"
+        if isinstance(v, dict) and "value" in v:
+            fact = _fact(file, here, v, sources, problems)
+            if fact is not None:
+                out[key] = fact
+        elif isinstance(v, dict):
+            if not v:
+                problems.append(f"{file}: {here}: empty mapping; give values or remove it")
+                continue
+            out[key] = _group(file, here, v, sources, problems)
+        elif key in METADATA:
+            if key == "aliases":
+                _check_aliases(file, here, v, problems)
+            out[key] = v
+        else:
+            problems.append(
+                f"{file}: {here}: {v!r} is a bare value; write it as "
+                "{value: ..., unit: ..., source: <id>, date: YYYY-MM[-DD]} or mark it "
+                "{value: ..., unit: ..., assumed: true, reasoning: ...}")
+    return out
+
+
+def _fact(file: str, where: str, v: dict, sources: dict, problems: list[str]) -> Fact | None:
+    before = len(problems)
+    extra = sorted(set(map(str, v)) - FACT_KEYS)
+    if extra:
+        problems.append(f"{file}: {where}: unknown field(s) {', '.join(extra)}; allowed: {', '.join(sorted(FACT_KEYS))}")
+    value, unit = v.get("value"), v.get("unit")
+    if value is None:
+        problems.append(f"{file}: {where}.value: empty; leave the value out instead of recording nothing")
+    elif unit == "flag":
+        if not isinstance(value, bool):
+            problems.append(f"{file}: {where}.value: a flag must be true or false, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        problems.append(f"{file}: {where}.value: expected a number, got {value!r}")
+    if not isinstance(unit, str) or not unit:
+        problems.append(f"{file}: {where}.unit: missing; every value needs its unit")
+    assumed = v.get("assumed", False)
+    if not isinstance(assumed, bool):
+        problems.append(f"{file}: {where}.assumed: expected true or false, got {assumed!r}")
+        assumed = False
+    source, date = v.get("source"), v.get("date")
+    if source is not None and str(source) not in sources:
+        problems.append(f"{file}: {where}.source: {source!r} is not defined in {SOURCES_FILE}")
+    if date is not None and _date(date) is None:
+        problems.append(f"{file}: {where}.date: {date!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+    if assumed:
+        if not str(v.get("reasoning") or "").strip():
+            problems.append(f"{file}: {where}: assumed values need their 'reasoning'")
+    else:
+        if source is None:
+            problems.append(f"{file}: {where}: no source; give 'source' (an id in {SOURCES_FILE}) and "
+                            "'date', or mark it 'assumed: true' with its 'reasoning'")
+        elif date is None:
+            problems.append(f"{file}: {where}: cited from {source!r} without a 'date'")
+    low, high = v.get("low"), v.get("high")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if (low is not None and low > value) or (high is not None and high < value):
+            problems.append(f"{file}: {where}: value {value} lies outside its range [{low}, {high}]")
+    if len(problems) > before:
+        return None
+    return Fact(value=value, unit=unit, where=f"{file}: {where}", source=None if source is None else str(source),
+                date=_date(date), assumed=assumed, reasoning=str(v.get("reasoning") or "").strip(),
+                note=str(v.get("note") or ""), low=low, high=high, basis=str(v.get("basis") or ""))
+
+
+def _check_aliases(file: str, where: str, aliases, problems: list[str]) -> None:
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        problems.append(f"{file}: {where}: expected a list of regular expressions")
+        return
+    for a in aliases:
+        try:
+            re.compile(a)
+        except re.error as exc:
+            problems.append(f"{file}: {where}: {a!r} is not a regular expression ({exc})")
+
+
+def _date(v) -> str | None:
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, str) and _DATE.match(v):
+        return v
+    return None

@@ -1,0 +1,52 @@
+"""Copies of the project for tests that execute chapters or build the book.
+
+One helper so every test builds the same way: `copy_project(dest)` copies the real book;
+`copy_project(dest, chapters=[...])` makes a book of just those chapters, so a chapter's
+own build test does not execute every other chapter too.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).parents[1]
+PAGES = ("methods", "reproduce")
+
+
+def _ignore_generated(folder: str, names: list[str]) -> list[str]:
+    if Path(folder).name == "studies":  # executed notebooks and their downloads
+        return [n for n in names if n != ".gitkeep"]
+    return [n for n in names if n in ("_build", ".ipynb_checkpoints") or n.endswith((".lock", ".run.json"))]
+
+
+def copy_project(dest: Path, chapters: list[str] | None = None, pages: tuple[str, ...] = PAGES) -> Path:
+    """Config, book sources, every notebook and every data folder; the TOC decides what builds.
+
+    With `chapters`, the TOC lists only those chapters (and `pages`), and the intro is a
+    stub: the real one quotes numbers glued from the synthesis page.
+    """
+    dest = Path(dest)
+    shutil.copy2(ROOT / "_config.yml", dest / "_config.yml")
+    shutil.copytree(ROOT / "notebooks", dest / "notebooks")
+    shutil.copytree(ROOT / "data", dest / "data")
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True, ignore=_ignore_generated)
+    if chapters is None:
+        shutil.copy2(ROOT / "_toc.yml", dest / "_toc.yml")
+        return dest
+    toc = {
+        "format": "jb-book",
+        "root": "intro",
+        "parts": [
+            {"caption": "Studies", "chapters": [{"file": f"studies/{c}"} for c in chapters]},
+            {"caption": "About", "chapters": [{"file": p} for p in pages]},
+        ],
+    }
+    (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
+    (dest / "book" / "intro.md").write_text(
+        "# Test book\n\n" + "\n".join(f"- {{doc}}`studies/{c}`" for c in chapters) + "\n",
+        encoding="utf-8",
+    )
+    return dest

@@ -1,0 +1,327 @@
+"""The synthesis chapter, executed for real on copies of the project.
+
+Its claims summary is compared with each chapter's own ledger (the chapter's analyse run
+here, on the same data); its key figures with values recomputed from the raw JSON with
+json and numpy, and its ceilings with the facts YAML read directly. Chapters whose data are
+deleted, whose registry entry has no module, or whose data are broken are listed as
+missing or failed, never filled in. One real `jupyter-book build` (marked `build`) checks
+the rendered page, its links to the chapters' sections, and the intro's glued summary.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from benchbook import claims as claims_mod
+from benchbook.analysis.cost import CurrencyError
+from benchbook.chapters import CHAPTERS, chapter_module, synthesis
+from benchbook.facts import FactsError
+from benchbook.runner import Chapter, default_parameters
+import projects  # noqa: E402  (tests/ is on sys.path)
+
+ROOT = Path(__file__).parents[1]
+BIN = Path(sys.executable).parent
+STUDY = "synthesis"
+H100 = "h100-dense-vs-moe-mtp"
+STRIX = "strix-halo-baseline"
+
+
+# ---------------------------------------------------------------- project copies
+
+
+def copy_project(dest: Path) -> Path:
+    """The real book, whose TOC and intro include this page (see tests/projects.py)."""
+    return projects.copy_project(dest)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("synthesis-book"))
+
+
+@pytest.fixture(scope="module")
+def executed(project):
+    out = Chapter(project, STUDY).execute(log=lambda msg: None)
+    return nbformat.read(out, as_version=4)
+
+
+def glued(nb) -> dict:
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                text = o["data"].get("application/papermill.record/text/plain", "")
+                try:
+                    out[name] = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    out[name] = text
+    return out
+
+
+def html_tables(html_text: str) -> dict[str, pd.DataFrame]:
+    import lxml.html
+
+    out = {}
+    for table in lxml.html.fromstring(html_text).iter("table"):
+        caption = table.find("caption")
+        if caption is not None:
+            snippet = lxml.html.tostring(table, encoding="unicode")
+            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet), keep_default_na=False)[0]
+    return out
+
+
+def nb_html(nb) -> str:
+    return "\n".join(o["data"]["text/html"] for c in nb.cells for o in c.get("outputs", [])
+                     if "text/html" in o.get("data", {}))
+
+
+def own_ledger(project: Path, study: str):
+    """The chapter's own analysis, run here with its notebook's defaults on the project's data."""
+    module = chapter_module(study)
+    nb_path = project / "notebooks" / f"{study}.md"
+    params = default_parameters(jupytext.read(nb_path), nb_path)
+    params = {k: (str(project / v) if isinstance(v, str) and v.startswith("data/") else v) for k, v in params.items()}
+    import inspect
+
+    accepted = inspect.signature(module.analyse).parameters
+    return module.analyse(**{k: v for k, v in params.items() if k in accepted}).ledger
+
+
+# ---------------------------------------------------------------- the executed page
+
+
+def test_claims_summary_equals_each_chapters_own_ledger(project, executed):
+    table = html_tables(nb_html(executed))["Claims by chapter"].set_index("chapter")
+    g = glued(executed)
+    ran = 0
+    for study in CHAPTERS:
+        if study not in table.index:
+            continue
+        row = table.loc[study]
+        if row["status"] != "ok":
+            assert row["note"].startswith("no ") or row["status"] == "failed"
+            continue
+        counts = claims_mod.verdict_counts(own_ledger(project, study))
+        for verdict, n in counts.items():
+            assert int(row[verdict]) == n, (study, verdict)
+        assert int(row["total"]) == sum(counts.values())
+        ran += 1
+    assert ran >= 2  # the H100 and Strix Halo chapters at least
+    ok = [s for s in CHAPTERS if s in table.index and table.loc[s, "status"] == "ok"]
+    assert g["claims_total"] == sum(int(table.loc[s, "total"]) for s in ok)
+    assert g["claims_holds"] == sum(int(table.loc[s, "holds"]) for s in ok)
+    assert g["chapters_present"] == len(ok)
+
+
+def test_h100_key_figures_match_the_raw_json(executed):
+    """Decode as 1 / median TPOT and MTP acceptance length, from the bench arrays."""
+    study = yaml.safe_load((ROOT / "data" / H100 / "study.yml").read_text(encoding="utf-8"))
+    want = {}
+    for f in study["files"]:
+        if f["kind"] == "sweep" and f["concurrency"] == 1:
+            d = json.loads((ROOT / "data" / H100 / f["path"]).read_text(encoding="utf-8"))
+            tpot = [sum(itl) / (n - 1) for itl, n in zip(d["itls"], d["output_lens"]) if n > 1]
+            al = 1 + d["spec_decode_accepted_tokens"] / d["spec_decode_num_drafts"] \
+                if d.get("spec_decode_num_drafts") else math.nan
+            want[f["config"]] = (1 / float(np.median(tpot)), al, float(np.median(d["ttfts"])))
+    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    kf = r.key_figures.set_index("config")
+    for config, (decode, al, ttft) in want.items():
+        assert kf.loc[config, "single_stream_decode_tps"] == pytest.approx(decode, rel=1e-9)
+        assert kf.loc[config, "ttft_s"] == pytest.approx(ttft, rel=1e-9)
+        if math.isnan(al):
+            assert math.isnan(kf.loc[config, "acceptance_length"])
+        else:
+            assert kf.loc[config, "acceptance_length"] == pytest.approx(al, rel=1e-9)
+    g = glued(executed)
+    assert g["decode_max_tps"] == pytest.approx(max(v[0] for v in want.values()), rel=1e-9)
+
+
+def test_h100_share_of_ceiling_from_the_yaml_by_hand(executed):
+    facts = {n: yaml.safe_load((ROOT / "data/facts" / n).read_text(encoding="utf-8"))
+             for n in ("platforms.yml", "models.yml", "quantisation.yml")}
+    h100 = facts["platforms.yml"]["platforms"]["h100-sxm5-80gb"]
+    m = facts["models.yml"]["models"]["qwen3.5-27b"]  # Qwen3.6-27B has its layout
+    q = facts["quantisation.yml"]["quantisations"]["fp8"]
+    table = m["vocab_size"]["value"] * m["hidden_size"]["value"]
+    body = m["active_params"]["value"] - 2 * table
+    kv = 2 * m["full_attention_layers"]["value"] * m["kv_heads"]["value"] * m["head_dim"]["value"] * 2  # BF16 KV
+    bytes_ = body * q["bytes_per_weight"]["value"] + table * q["head_bytes_per_weight"]["value"] + kv * (4096 + 511 / 2)
+    ceiling = h100["memory_bandwidth"]["value"] * 1e9 / bytes_
+    g = glued(executed)
+    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    decode = r.key_figures.set_index("config").loc["h100-dense", "single_stream_decode_tps"]
+    assert g["pct__h100_dense"] == pytest.approx(100 * decode / ceiling, rel=1e-9)
+    # MTP: the measured acceptance length multiplies the ceiling; the plain ratio is shown beside it
+    assert g["pct__h100_moe_mtp"] == pytest.approx(g["plain__h100_moe_mtp"] / g["per_pass__h100_moe_mtp"], rel=1e-9)
+
+
+def test_every_key_figures_row_resolves_to_facts(executed):
+    """Each chapter's platform, model, weight format and KV type strings map to registry entries."""
+    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    with_rows = {x.study for x in r.runs if x.has_key_figures and len(x.key_figures)}
+    assert {H100, STRIX} <= with_rows
+    for _, row in r.limits.iterrows():
+        assert isinstance(row["platform_key"], str) and isinstance(row["model_key"], str), row["label"]
+        assert isinstance(row["quant_key"], str) and isinstance(row["kv_key"], str), row["label"]
+        assert row["issues"] in ("", "decode context unknown: KV reads left out of the decode bytes"), row["label"]
+        assert 0 < row["plain_ratio"] < 1.5, row["label"]  # no single stream beats its ceiling by far
+        assert row["anchor"], row["label"]
+
+
+def test_overview_cells_link_to_chapter_sections(executed):
+    import lxml.html
+
+    page = nb_html(executed)
+    tree = lxml.html.fromstring(page)
+    table = next(t for t in tree.iter("table") if t.find("caption").text_content().strip() == "All configurations")
+    hrefs = [a.get("href") for a in table.iter("a")]
+    assert hrefs, "no links in the overview table"
+    rows = len(table.findall(".//tbody/tr"))
+    assert len(hrefs) == rows * 8  # every cell of every row
+    studies = {h.split(".html")[0] for h in hrefs}
+    assert studies <= set(CHAPTERS) and H100 in studies
+    assert all("#" in h for h in hrefs)
+
+
+def test_cache_key_covers_every_input_folder(project, tmp_path):
+    chapter = Chapter(project, STUDY)
+    before = chapter.cache_key({})
+    for path in (project / "data" / H100 / "published.yml", project / "data" / "facts" / "platforms.yml",
+                 project / "notebooks" / f"{H100}.md"):
+        original = path.read_text(encoding="utf-8")
+        path.write_text(original + "\n# touched\n", encoding="utf-8")
+        try:
+            assert chapter.cache_key({}) != before, path
+        finally:
+            path.write_text(original, encoding="utf-8")
+    assert chapter.cache_key({}) == before
+
+
+# ---------------------------------------------------------------- missing and failing chapters
+
+
+@pytest.fixture
+def bare(tmp_path):
+    """Data, facts and notebooks only: enough for synthesis.analyse in-process."""
+    shutil.copytree(ROOT / "data", tmp_path / "data")
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    return tmp_path
+
+
+def run_in(folder: Path, **kw):
+    return synthesis.analyse(folder / "data", folder / "data" / "facts", folder / "notebooks", **kw)
+
+
+def test_a_deleted_data_folder_is_listed_as_missing_not_faked(bare):
+    shutil.rmtree(bare / "data" / STRIX)
+    r = run_in(bare)
+    strix = r.run(STRIX)
+    assert strix.status == "missing" and f"no data folder {bare / 'data' / STRIX}" in strix.detail
+    assert not (r.key_figures["study"] == STRIX).any()
+    claims = r.claims.set_index("study")
+    assert claims.loc[STRIX, "status"] == "missing" and pd.isna(claims.loc[STRIX, "total"])
+    assert STRIX in synthesis.glue_values(r)["chapters_missing_names"]
+    # the H100 chapter still runs, without its Strix Halo comparison, and its counts are its own
+    counts = claims_mod.verdict_counts(own_ledger(bare, H100))
+    assert {v: int(claims.loc[H100, v]) for v in counts} == counts
+    assert any("Not included" in c and STRIX in c for c in r.own_caveats["caveat"])
+
+
+def test_a_registered_chapter_without_module_is_missing(bare, monkeypatch):
+    monkeypatch.setitem(CHAPTERS, "imaginary-study", "imaginary")
+    r = run_in(bare)
+    run = r.run("imaginary-study")
+    assert run.status == "missing"
+    assert "no chapter module benchbook.chapters.imaginary" in run.detail
+    assert "no data folder" in run.detail and "no notebook" in run.detail
+
+
+def test_a_chapter_whose_data_cannot_be_read_is_listed_as_failed(bare):
+    raw = next((bare / "data" / H100 / "raw" / "h100-moe-mtp").glob("*concurrency8-*.json"))
+    raw.write_text(raw.read_text(encoding="utf-8")[:1000], encoding="utf-8")  # truncated
+    r = run_in(bare)
+    run = r.run(H100)
+    assert run.status == "failed" and run.detail
+    assert not (r.key_figures["study"] == H100).any()
+    assert r.claims.set_index("study").loc[H100, "status"] == "failed"
+    # the Strix Halo chapter reads the H100 data for its serving comparison, so it fails too
+    assert r.run(STRIX).status == "failed"
+
+
+# ---------------------------------------------------------------- currency
+
+
+def test_api_comparison_needs_a_dated_rate(bare):
+    r = run_in(bare)
+    lim = r.limits.set_index("config")
+    assert lim.loc["h100-moe-mtp", "api_note"].startswith("not derivable")
+    assert pd.isna(lim.loc["h100-moe-mtp", "api_ratio"])
+    r = run_in(bare, usd_per_eur=1.25, fx_date="2026-06-05")
+    lim = r.limits.set_index("config")
+    cost = lim.loc["h100-moe-mtp", "cost_per_m"]  # EUR
+    assert lim.loc["h100-moe-mtp", "api_ratio"] == pytest.approx(14.0 / (cost * 1.25))
+    assert "1.25 USD/EUR on 2026-06-05" in lim.loc["h100-moe-mtp", "api_note"]
+    with pytest.raises(CurrencyError):
+        run_in(bare, fx_date="2026-06-05")
+    with pytest.raises(CurrencyError):
+        run_in(bare, usd_per_eur=1.25)
+    with pytest.raises(FactsError, match=r"prices.yml: api.anthropic-gpt-5.2: no such API price"):
+        run_in(bare, api_price="anthropic-gpt-5.2")
+
+
+def test_usd_cloud_scenarios_divide_without_a_rate(bare):
+    r = run_in(bare)
+    cs = synthesis.cloud_scenarios(r)
+    assert set(cs["currency"]) == {"USD"}
+    row = cs[(cs["config"] == "h100-moe-mtp") & (cs["price"] == "2.7 USD/h")].iloc[0]
+    # $2.70 / (aggregate x 3,600) x 1e6, then $14 / that
+    assert row["cost_per_m"] == pytest.approx(2.7 / (row["aggregate_tps"] * 3600) * 1e6)
+    assert row["api_over_ours"] == pytest.approx(14.0 / row["cost_per_m"])
+
+
+# ---------------------------------------------------------------- the built book
+
+
+@pytest.mark.build
+def test_book_builds_with_the_synthesis_page_links_and_intro_summary(project, executed):
+    import lxml.html
+
+    proc = subprocess.run([str(BIN / "jupyter-book"), "build", "book", "-W", "-n", "--keep-going"],
+                          cwd=project, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    site = project / "book" / "_build" / "html"
+    page = (site / "studies" / "synthesis.html").read_text(encoding="utf-8")
+    assert "{glue" not in page
+    assert 'alt="Horizontal bar chart of single-stream decode speed' in page
+    # every link to a chapter lands on a page and a section that exist
+    for a in lxml.html.fromstring(page).iter("a"):
+        href = a.get("href") or ""
+        study = href.split(".html")[0]
+        if study in CHAPTERS and "#" in href:
+            target = site / "studies" / f"{study}.html"
+            assert target.is_file(), href
+            assert f'id="{href.split("#")[1]}"' in target.read_text(encoding="utf-8"), href
+    t = html_tables(page)
+    assert {"All configurations", "Claims by chapter", "Decode roofline per configuration"} <= set(t)
+    g = glued(executed)
+    intro = (site / "intro.html").read_text(encoding="utf-8")
+    assert "{glue" not in intro
+    if "synthesis.ipynb::" in (ROOT / "book" / "intro.md").read_text(encoding="utf-8"):
+        text = lxml.html.fromstring(intro).text_content()
+        assert f"{g['claims_total']}" in text and f"{g['pct_ceiling_max']:.0f}" in text
