@@ -11,13 +11,17 @@ only when the key differs. Overrides given to `benchbook run` are remembered in
 from __future__ import annotations
 
 import ast
+import atexit
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,29 +207,34 @@ class Chapter:
 KERNEL = "benchbook-python3"
 
 
+_KERNEL_LOCK = threading.Lock()
+_KERNEL_DIR: str | None = None
+
+
 @contextmanager
 def this_interpreter_kernel():
     """Make the kernel `benchbook-python3` run this very interpreter.
 
     A user-level `python3` kernelspec may point at another Python without benchbook;
-    a private spec first on JUPYTER_PATH rules that out, for venv and conda alike.
+    a private spec first on JUPYTER_PATH rules that out, for venv and conda alike. It is
+    made once per process (and removed at exit), so chapters executing in parallel
+    threads never see JUPYTER_PATH change under them.
     """
-    with tempfile.TemporaryDirectory(prefix="benchbook-kernel-") as tmp:
-        spec = Path(tmp, "kernels", KERNEL)
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3 (benchbook)", "language": "python",
-        }))
-        old = os.environ.get("JUPYTER_PATH")
-        os.environ["JUPYTER_PATH"] = tmp + (os.pathsep + old if old else "")
-        try:
-            yield
-        finally:
-            if old is None:
-                os.environ.pop("JUPYTER_PATH", None)
-            else:
-                os.environ["JUPYTER_PATH"] = old
+    global _KERNEL_DIR
+    with _KERNEL_LOCK:
+        if _KERNEL_DIR is None:
+            tmp = tempfile.mkdtemp(prefix="benchbook-kernel-")
+            atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+            spec = Path(tmp, "kernels", KERNEL)
+            spec.mkdir(parents=True)
+            (spec / "kernel.json").write_text(json.dumps({
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (benchbook)", "language": "python",
+            }))
+            old = os.environ.get("JUPYTER_PATH")
+            os.environ["JUPYTER_PATH"] = tmp + (os.pathsep + old if old else "")
+            _KERNEL_DIR = tmp
+    yield
 
 
 def default_parameters(nb, where: Path) -> dict:
@@ -270,17 +279,31 @@ def toc_studies(repo: Path, toc: Path | None = None) -> list[str]:
     return [s for s in dict.fromkeys(found) if s in known]
 
 
-def refresh(repo: Path, only: list[str] | None = None, log=print) -> list[str]:
-    """Execute every stale chapter (default: those in the TOC); return the ids that ran."""
-    ran = []
+def refresh(repo: Path, only: list[str] | None = None, log=print, jobs: int | None = None) -> list[str]:
+    """Execute every stale chapter (default: those in the TOC); return the ids that ran.
+
+    Stale chapters run `jobs` at a time (default: BENCHBOOK_JOBS or the number of CPUs),
+    each in its own kernel process; every failure is reported, not just the first.
+    """
+    stale = []
     for study in toc_studies(repo) if only is None else only:
         chapter = Chapter(repo, study)
         if chapter.is_stale():
-            chapter.execute(log=log)
-            ran.append(study)
+            stale.append(chapter)
         else:
             log(f"{study}: up to date, not re-executed")
-    return ran
+    jobs = jobs or int(os.environ.get("BENCHBOOK_JOBS") or 0) or os.cpu_count() or 1
+    errors = []
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(stale) or 1))) as pool:
+        futures = [pool.submit(chapter.execute, log=log) for chapter in stale]
+        for future in futures:
+            try:
+                future.result()
+            except ChapterError as exc:
+                errors.append(str(exc))
+    if errors:
+        raise ChapterError("\n\n".join(errors))
+    return [chapter.study for chapter in stale]
 
 
 def library_digest() -> str:
