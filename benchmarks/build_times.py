@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import re
 import statistics
 import subprocess
 import sys
@@ -18,24 +18,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "tests"))
+from projects import copy_project  # noqa: E402  (the same project copy the tests build)
 
 
-def copy_project(dest: Path) -> None:
-    for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "h100-*"))
-
-
-def timed_build(project: Path) -> tuple[float, int]:
+def timed_build(project: Path) -> tuple[float, list[str]]:
     start = time.perf_counter()
     proc = subprocess.run([str(BIN / "jupyter-book"), "build", "book"], cwd=project,
                           capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode:
         sys.exit(proc.stdout[-3000:] + proc.stderr[-3000:])
-    return elapsed, (proc.stdout + proc.stderr).count("] executed ")
+    return elapsed, re.findall(r"\] executed (\S+) in", proc.stdout + proc.stderr)
 
 
 def change_one_chapter(project: Path) -> None:
@@ -63,12 +57,14 @@ def main() -> None:
                                    ("one chapter's data changed", change_one_chapter)):
                 if prepare:
                     prepare(project)
-                seconds, n = timed_build(project)
+                seconds, ran = timed_build(project)
                 rows[label].append(seconds)
-                executed[label] = n
-    print(f"{'build':30s} {'median s':>9s} {'min s':>7s} {'max s':>7s} {'chapters executed':>18s}")
+                executed[label] = ran
+    print(f"{'build':30s} {'median s':>9s} {'min s':>7s} {'max s':>7s}  chapters executed")
     for label, times in rows.items():
-        print(f"{label:30s} {statistics.median(times):9.1f} {min(times):7.1f} {max(times):7.1f} {executed[label]:18d}")
+        ran = ", ".join(sorted(executed[label])) or "none"
+        print(f"{label:30s} {statistics.median(times):9.1f} {min(times):7.1f} {max(times):7.1f}  "
+              f"{len(executed[label])}: {ran}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,9 @@
 """The `benchbook` command as a user runs it (in-process through main())."""
 
-import json
 import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from benchbook.cli import main
 

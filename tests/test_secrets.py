@@ -167,10 +167,10 @@ def test_registry_redacts_every_text_column_a_reader_forgets():
 LOG = "\n".join([
     "(APIServer pid=1) INFO 05-30 07:54:01 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-8B', "
     f"'host': 'gpu-node-7.corp', 'api_key': ['{PLANT['api-key']}'], 'hf_token': '{PLANT['hf-token']}'}}",
-    f"(APIServer pid=1) INFO 05-30 07:54:09 [launcher.py:29] Starting vLLM API server 0 on http://192.168.77.12:8000",
+    "(APIServer pid=1) INFO 05-30 07:54:09 [launcher.py:29] Starting vLLM API server 0 on http://192.168.77.12:8000",
     corpus.SAMPLES["vllm-server-log"].decode().strip(),
     f'(APIServer pid=1) INFO:     {PLANT["private-ip"]}:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
-    f'(APIServer pid=1) INFO:     172.20.1.9:48375 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    '(APIServer pid=1) INFO:     172.20.1.9:48375 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     "(APIServer pid=1) INFO 05-30 07:55:41 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
     "Avg generation throughput: 12.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, "
     "Prefix cache hit rate: 0.0%",

@@ -100,7 +100,7 @@ def _allowed_commands(agent: str, topic: str, stage: str | None, k: int) -> str:
             'uv run scripts/calendar.py move --event evt_2231 --to 2026-04-09T16:30',
         ],
         "drafts/writer": [
-            f'uv run scripts/context_cache.py get --key drafts:style',
+            'uv run scripts/context_cache.py get --key drafts:style',
             f'uv run scripts/drafts.py write --subject "{q}" --tone friendly',
             'uv run scripts/drafts.py list --status pending',
         ],
