@@ -32,6 +32,9 @@ clean:
 distclean: clean
 	rm -rf $(VENV)
 
-# Speed figures (not part of the tests): build from clean, no-op, one chapter changed.
+# Speed and memory figures (not part of the tests). SIZE_MB sets the generated log size.
+SIZE_MB ?= 1000
 bench: $(STAMP)
+	$(BIN)/python benchmarks/log_ingest.py --size-mb $(SIZE_MB)
+	$(BIN)/python benchmarks/bench_json_ingest.py
 	$(BIN)/python benchmarks/build_times.py

@@ -167,6 +167,7 @@ def _fields(rx: re.Pattern, skip: int = 0) -> list[str]:
 
 _HEAD_GROUPS = _HEAD_RX.groups
 _V1_FIELDS, _V0_FIELDS, _SPEC_FIELDS = _fields(_V1_MSG), _fields(_V0_MSG), _fields(_SPEC_MSG)
+_RATE_FIRST, _RATE_LAST = _SPEC_FIELDS.index("rate_first"), _SPEC_FIELDS.index("rate_last")
 assert _fields(_V1, _HEAD_GROUPS) == _V1_FIELDS and _fields(_SPEC, _HEAD_GROUPS) == _SPEC_FIELDS
 
 # Start-up facts (str patterns, searched in the message of a `boot` candidate line):
@@ -405,7 +406,8 @@ class _State:
                 self.reasons[UNKNOWN_STATS] += 1
         if v1.numbers:
             cols = v1.columns(_V1_FIELDS)
-            cols["engine"] = np.where(cols.pop("engines") != b"", b"aggregated", cols["engine"])
+            engine, engines = cols.get("engine", np.full(len(v1.numbers), b"")), cols.pop("engines", None)
+            cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
             cols["log_format"] = _v1_format(cols)
             self.windows.append(cols)
         if v0.numbers:
@@ -425,13 +427,14 @@ class _State:
                            for n, proc, m in found]
 
     def _spec(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
-        (numbers, matches, times, procs, sites), others = self._candidates(buf, nl, spans, _SPEC_MSG, coloured)
-        rows = _Rows()
-        for n, m, time, proc, site in zip(numbers, matches, times, procs, sites):
-            if _one_rate(m):
-                rows.add(n, m.groups(), time, proc, site)
-            else:
-                self.reasons[UNKNOWN_SPEC] += 1
+        fast, others = self._candidates(buf, nl, spans, _SPEC_MSG, coloured)
+        groups = [m.groups() for m in fast[1]]
+        one = [(g[_RATE_FIRST] is None) != (g[_RATE_LAST] is None) for g in groups]
+        if not all(one):
+            self.reasons[UNKNOWN_SPEC] += one.count(False)
+            fast = [[v for v, ok in zip(seq, one) if ok] for seq in fast]
+            groups = [g for g, ok in zip(groups, one) if ok]
+        rows = _Rows(fast[0], groups, *fast[2:])
         for n, line in others:
             m = _SPEC.fullmatch(line)
             if m is not None and _one_rate(m):
@@ -498,7 +501,6 @@ class _State:
 
     def _windows_table(self) -> tuple[pd.DataFrame, int]:
         raw = _concat(self.windows)
-        self.windows = []
         n = len(raw.setdefault("line", np.zeros(0, dtype=np.int64)))
         for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time"]:  # fields of a template not used
             raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
@@ -563,10 +565,11 @@ class _State:
 
     def _spec_table(self) -> pd.DataFrame:
         raw = _concat(self.spec)
-        self.spec = []
         n = len(raw.get("line", ()))
         if not n:
             return _frame("spec_decode", {}, 0, self.source)
+        for name in _SPEC_FIELDS:  # fields no line printed
+            raw.setdefault(name, np.full(n, np.nan))
         first = raw["rate_first_printed"]
         with_tps = raw["accepted_tps_printed"]
         fmt = np.where(first & with_tps, "v1-pr24127", np.where(first, "v1-0.10", "v1-0.11"))
@@ -620,8 +623,7 @@ class _Rows:
             if name in _PRINTED:
                 out[name + "_printed"] = (np.full(n, True) if not absent else
                                           np.array([v is not None for v in col], dtype=bool))
-            if absent == n:
-                out[name] = np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan)
+            if absent == n:  # not printed in this chunk: left out, filled in by _concat
                 continue
             if absent:
                 col = [(b"" if name in _TEXT else b"nan") if v is None else v for v in col]
@@ -640,28 +642,32 @@ def _time_like(times: list[bytes]) -> np.ndarray:
 
 
 def _one_rate(m: re.Match) -> bool:
-    """Exactly one of the two acceptance-rate fields: one of the three SpecDecoding forms."""
+    """Exactly one of the two acceptance-rate fields: one of the three SpecDecoding forms
+    (the 0.11+ form prints it last, the 0.10.1 and PR #24127 forms first)."""
     return (m["rate_first"] is None) != (m["rate_last"] is None)
 
 
 def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
-    """Chunks' column arrays joined and sorted by line; a field a part lacks is NaN, b"" or
-    False."""
-    if not parts:
-        return {}
+    """Chunks' column arrays joined (emptying `parts` field by field, to keep the peak
+    memory low) and sorted by line; a field a part lacks is NaN, b"" or False."""
     kinds = {}
     for p in parts:
         for name, values in p.items():
             kinds.setdefault(name, values.dtype.kind)
     fill = {"f": np.nan, "b": False, "O": None}
+    sizes = [len(p["line"]) for p in parts]
     out = {}
     for name, kind in kinds.items():
         out[name] = np.concatenate([
-            p[name] if name in p else
-            np.full(len(p["line"]), fill.get(kind, b""), dtype=object if kind == "O" else None)
-            for p in parts])
-    order = np.argsort(out["line"], kind="stable")
-    return {k: v[order] for k, v in out.items()}
+            p.pop(name) if name in p else
+            np.full(n, fill.get(kind, b""), dtype=object if kind == "O" else ("S1" if kind == "S" else None))
+            for p, n in zip(parts, sizes)])
+    parts.clear()
+    lines = out.get("line", ())
+    if len(lines) and (np.diff(lines) < 0).any():  # rows read by the full-line templates
+        order = np.argsort(lines, kind="stable")
+        out = {k: v[order] for k, v in out.items()}
+    return out
 
 
 def _strs(values: np.ndarray) -> np.ndarray:
@@ -712,8 +718,9 @@ def _access_fields(key: tuple[bytes, bytes, bytes]):
 def _v1_format(cols: dict) -> np.ndarray:
     """Which V1 template printed each line: the newest its optional fields need, or the
     version of the `loggers.py:N` call site when that is newer (formats.md)."""
-    has = lambda name: ~np.isnan(cols[name])  # noqa: E731
-    rank = np.zeros(len(cols["line"]), dtype=np.int64)
+    n = len(cols["line"])
+    has = lambda name: ~np.isnan(cols[name]) if name in cols else np.zeros(n, dtype=bool)  # noqa: E731
+    rank = np.zeros(n, dtype=np.int64)
     rank[has("preemptions") | has("corrupted") | has("external_prefix_hit_rate") | has("mm_hit_rate")] = 1
     rank[has("deferred")] = 2
     rank[has("kv_fetch_waiting") | ~cols["prefix_hit_rate_printed"] | (cols["device"] != b"GPU")] = 3

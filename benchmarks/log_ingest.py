@@ -1,0 +1,403 @@
+"""Speed of the vLLM server-log reader against `grep -cE` and a naive per-line `re` loop.
+
+Usage: python benchmarks/log_ingest.py [--size-mb 200] [--repeat 3] [--workdir DIR] [--keep]
+
+Generates a realistic mixed server log deterministically (seeded): start-up blocks of
+several vLLM versions, bursts and idle gaps, 10-second stats lines, SpecDecoding lines,
+uvicorn access lines (completions, health checks, /metrics scrapes), request logs with
+long prompts in some segments, warnings, tracebacks, tqdm progress lines. Then times,
+each in a fresh subprocess, on the plain file and its .gz copy:
+
+- our reader, `benchbook.ingest.vllm_log.read` (import time excluded);
+- `grep -cE` with a pattern equivalent to the reader's candidate filter (`gzip -dc | grep`
+  for .gz), in the C locale and in the current one;
+- a naive loop: every line through every regex.
+
+and prints time, MB/s (uncompressed), ratio to grep, ratio to the naive loop and the
+peak RSS of the measuring process. Not part of the tests (a tiny smoke run is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+GENERATOR_VERSION = 4
+
+# What the reader looks for, as one extended regex of fixed strings: the message starts its
+# header scan notes (stats, SpecDecoding, V0 prefix line, start-up facts) and the literal
+# that starts a uvicorn access line.
+GREP_PATTERN = (
+    r"Avg prompt throughput|SpecDecoding metrics|Draft acceptance rate|Prefix cache hit rate: GPU"
+    r"|KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished"
+    r"|CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took"
+    r"|server version|LLM engine \(v|Resolved architecture|INFO:     "
+)
+
+# ---------------------------------------------------------------- generator
+
+WORDS = (
+    "the of and to in a is that for it as was with be by on not this are or from at which "
+    "but have an they you were there one all we can model token cache request server latency "
+    "throughput batch prompt answer explain write code function python summary report table "
+    "data user assistant system please translate review error fix test value result"
+).split()
+
+# segment versions: (name, tag colour, stats call site, spec call site, stats builder key)
+SEGMENTS = [
+    ("0.22.1", "", 271, 101, "v1-0.20"),
+    ("0.11.0", "\x1b[1;36m", 127, 96, "v1-0.10"),
+    ("0.33.0", "", 335, 120, "v1-0.33"),
+    ("0.19.1", "", 259, 101, "v1-0.12"),
+]
+
+
+class LogWriter:
+    """Writes header-decorated lines the way vLLM's logger and `_add_prefix` do."""
+
+    def __init__(self, out, colour: str):
+        self.out, self.colour, self.size = out, colour, 0  # size: characters written so far
+
+    def tag(self, proc: str) -> str:
+        if not proc:
+            return ""
+        text = f"({proc}) "
+        return f"{self.colour}{text[:-1]}\x1b[0;0m " if self.colour else text
+
+    def log(self, t: datetime, proc: str, level: str, site: str, msg: str) -> None:
+        self.raw(proc, f"{level} {t:%m-%d %H:%M:%S} [{site}] {msg}")
+
+    def raw(self, proc: str, text: str) -> None:
+        line = f"{self.tag(proc)}{text}\n"
+        self.out.append(line)
+        self.size += len(line)
+
+    def access(self, client: str, method: str, path: str, status: str) -> None:
+        self.raw("APIServer pid=1", f'INFO:     {client} - "{method} {path} HTTP/1.1" {status}')
+
+
+def _boot(w: LogWriter, t: datetime, version: str, spec: bool, rng: random.Random) -> datetime:
+    api, core, wk = "APIServer pid=1", "EngineCore_DP0 pid=274", "Worker_TP0 pid=310"
+    model = rng.choice(["Qwen/Qwen3.6-35B-A3B-FP8", "Qwen/Qwen3.5-27B", "Qwen/Qwen3.5-122B-A10B"])
+    w.log(t, api, "INFO", "api_server.py:1920", f"vLLM API server version {version}")
+    w.log(t, api, "INFO", "utils.py:326", f"non-default args: {{'model': '{model}', 'api_key': ['sk-0123456789abcdef0123'], 'max_model_len': 262144}}")
+    w.log(t, api, "INFO", "model.py:547", "Resolved architecture: Qwen3MoeForCausalLM")
+    w.log(t, api, "INFO", "model.py:1510", "Using max model len 262144")
+    t += timedelta(seconds=3)
+    w.log(t, core, "INFO", "core.py:93", f"Initializing a V1 LLM engine (v{version}) with config: model='{model}', "
+          f"speculative_config={'SpeculativeConfig(method=mtp, num_spec_tokens=2)' if spec else None}, tokenizer='{model}', seed=0")
+    w.log(t, wk, "INFO", "parallel_state.py:1208", "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
+    for pct, k in ((0, 0), (25, 1), (50, 2), (75, 3), (100, 4)):
+        w.raw(wk, f"Loading safetensors checkpoint shards: {pct:3d}% Completed | {k}/4 [00:0{k}<00:0{4 - k},  1.40s/it]\r")
+    t += timedelta(seconds=40)
+    w.log(t, wk, "INFO", "default_loader.py:267", f"Loading weights took {rng.uniform(20, 60):.2f} seconds")
+    w.log(t, wk, "INFO", "gpu_model_runner.py:2653", f"Model loading took {rng.uniform(15, 70):.4f} GiB memory and {rng.uniform(25, 80):.6f} seconds")
+    if spec:
+        w.log(t, wk, "WARNING", "compilation.py:1407", "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention "
+              "backend FlashInferBackend (support: AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE")
+    t += timedelta(seconds=30)
+    w.log(t, wk, "INFO", "gpu_worker.py:298", f"Available KV cache memory: {rng.uniform(5, 40):.2f} GiB")
+    tokens = rng.randrange(200_000, 900_000, 16)
+    if version.startswith("0.33"):
+        w.log(t, core, "INFO", "kv_cache_utils.py:1301", f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
+    else:
+        w.log(t, core, "INFO", "kv_cache_utils.py:1087", f"GPU KV cache size: {tokens:,} tokens")
+        w.log(t, core, "INFO", "kv_cache_utils.py:1091", f"Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
+    w.raw(wk, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 [00:09<00:00,  7.10it/s]")
+    t += timedelta(seconds=12)
+    w.log(t, wk, "INFO", "gpu_model_runner.py:3480", f"Graph capturing finished in {rng.randint(8, 40)} secs, took {rng.uniform(0.3, 2.5):.2f} GiB")
+    w.log(t, core, "INFO", "core.py:210", "init engine (profile, create kv cache, warmup model) took 61.20 seconds")
+    for route, methods in (("/openapi.json", "GET, HEAD"), ("/health", "GET"), ("/metrics", "GET"),
+                           ("/v1/models", "GET"), ("/v1/chat/completions", "POST"), ("/v1/completions", "POST")):
+        w.log(t, api, "INFO", "launcher.py:46", f"Route: {route}, Methods: {methods}")
+    w.raw(api, "INFO:     Started server process [1]")
+    w.raw(api, "INFO:     Waiting for application startup.")
+    w.raw(api, "INFO:     Application startup complete.")
+    return t + timedelta(seconds=2)
+
+
+def _stats(fmt: str, p: float, g: float, run: int, wait: int, kv: float, hit: float) -> str:
+    head = f"Engine 000: Avg prompt throughput: {p:.1f} tokens/s, Avg generation throughput: {g:.1f} tokens/s, Running: {run} reqs, Waiting: {wait} reqs"
+    if fmt == "v1-0.20":
+        return f"{head}, Deferred: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
+    if fmt == "v1-0.33":
+        return f"{head}, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%, KV fetch: 0 waiting to start, 0 in progress, 0 completed waiting"
+    if fmt == "v1-0.12" and run > 8:
+        return f"{head}, Preemptions: 0, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
+    return f"{head}, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
+
+
+def _spec(rng: random.Random) -> str:
+    drafted = rng.randint(200, 900) // 2 * 2
+    pos = [rng.uniform(0.75, 0.9), rng.uniform(0.5, 0.7)]
+    acc = int(drafted / 2 * sum(pos))
+    return (f"SpecDecoding metrics: Mean acceptance length: {1 + acc / (drafted / 2):.2f}, Accepted throughput: {acc / 10:.2f} tokens/s, "
+            f"Drafted throughput: {drafted / 10:.2f} tokens/s, Accepted: {acc} tokens, Drafted: {drafted} tokens, "
+            f"Per-position acceptance rate: {pos[0]:.3f}, {pos[1]:.3f}, Avg Draft acceptance rate: {100 * acc / drafted:.1f}%")
+
+
+def _traceback(w: LogWriter, t: datetime, rng: random.Random) -> None:
+    w.log(t, "APIServer pid=1", "ERROR", "serving_chat.py:1150", "Error in chat completion stream generator.")
+    w.raw("APIServer pid=1", "Traceback (most recent call last):")
+    for fn, ln in (("serving_chat.py", 1120), ("async_llm.py", 412), ("output_processor.py", 388)):
+        w.raw("APIServer pid=1", f'  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/{fn}", line {ln}, in generate')
+        w.raw("APIServer pid=1", "    async for res in result_generator:")
+    w.raw("APIServer pid=1", rng.choice(["asyncio.exceptions.CancelledError", "ValueError: prompt too long"]))
+    w.raw("", "")
+
+
+def generate(path: Path, size_mb: float, seed: int = 1234) -> Path:
+    """Write a deterministic mixed log of about `size_mb` MB (10^6 bytes) to `path`."""
+    rng = random.Random(seed)
+    corpus = " ".join(rng.choice(WORDS) for _ in range(200_000))
+    target = int(size_mb * 1e6)
+    t = datetime(2026, 5, 1, 7, 0, 0)
+    seg, buf = 0, []
+    w = LogWriter(buf, "")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        while w.size < target:
+            version, colour, site, spec_site, fmt = SEGMENTS[seg % len(SEGMENTS)]
+            spec = seg % 2 == 0
+            log_requests = seg % 4 in (1, 2)
+            seg += 1
+            w.colour = colour
+            t = _boot(w, t, version, spec, rng)
+            seg_end = w.size + max(target // 6, 50_000)  # a restart every ~1/6 of the file
+            busy, conc, hit, port, zero_sent = False, 0, 0.0, 30000, True
+            while w.size < min(seg_end, target):
+                t += timedelta(seconds=10)
+                if rng.random() < (0.08 if busy else 0.15):
+                    busy = not busy
+                if busy:
+                    conc = max(1, min(16, conc + rng.choice((-2, -1, 0, 0, 1, 2))))
+                    done = rng.randint(0, conc)
+                else:
+                    conc, done = 0, 0
+                for k in range(done):  # completed requests of this window
+                    rid = f"chatcmpl-{rng.getrandbits(128):032x}"
+                    if log_requests:
+                        a = rng.randrange(0, len(corpus) - 4000)
+                        prompt = corpus[a:a + rng.randint(200, 3500)]
+                        w.log(t, "APIServer pid=1", "INFO", "logger.py:41", f"Received request {rid}: prompt: '{prompt}', "
+                              "params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, temperature=0.7, "
+                              "top_p=0.8, top_k=20, max_tokens=2048), prompt_token_ids: None, lora_request: None.")
+                        w.log(t, "APIServer pid=1", "INFO", "async_llm.py:274", f"Added request {rid}.")
+                    port = 30000 + (port - 29999) % 30000
+                    client = "172.18.0.1" if rng.random() < 0.8 else "203.0.113.7"
+                    status = "200 OK" if rng.random() < 0.97 else "400 Bad Request"
+                    w.access(f"{client}:{port}", "POST", "/v1/chat/completions", status)
+                for _ in range(2):  # health probes every 5 s
+                    port = 30000 + (port - 29999) % 30000
+                    w.access(f"127.0.0.1:{port}", "GET", "/health", "200 OK")
+                if int(t.timestamp()) % 30 == 0:
+                    w.access(f"10.0.0.5:{port}", "GET", "/metrics", "200 OK")
+                if rng.random() < 0.01:
+                    w.log(t, "APIServer pid=1", "WARNING", "protocol.py:84", "The following fields were present in the request but ignored: {'foo'}")
+                if rng.random() < 0.002:
+                    _traceback(w, t, rng)
+                if busy or not zero_sent:
+                    p = rng.uniform(100, 3000) if busy and rng.random() < 0.6 else 0.0
+                    g = conc * rng.uniform(20, 60) if busy else 0.0
+                    hit = min(99.0, hit + rng.uniform(0, 2))
+                    kv = min(99.0, conc * rng.uniform(0.5, 4))
+                    w.log(t, "APIServer pid=1", "INFO", f"loggers.py:{site}", _stats(fmt, p, g, conc, rng.randint(0, 2) if busy else 0, kv, hit))
+                    if spec and busy:
+                        w.log(t, "APIServer pid=1", "INFO", f"metrics.py:{spec_site}", _spec(rng))
+                    zero_sent = not busy
+                if len(buf) > 2000:
+                    fh.write("".join(buf))
+                    buf.clear()
+        fh.write("".join(buf))
+    return path
+
+
+def ensure_inputs(workdir: Path, size_mb: float, seed: int) -> tuple[Path, Path]:
+    """The plain and .gz logs, regenerated only when size, seed or generator changed."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    plain = workdir / f"vllm-{size_mb:g}mb-s{seed}.log"
+    gz = plain.with_suffix(".log.gz")
+    stamp = workdir / (plain.name + ".stamp")
+    want = f"{GENERATOR_VERSION}"
+    if not (plain.exists() and gz.exists() and stamp.exists() and stamp.read_text() == want):
+        print(f"generating {plain} ...", file=sys.stderr, flush=True)
+        generate(plain, size_mb, seed)
+        with open(plain, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        stamp.write_text(want)
+    return plain, gz
+
+
+# ---------------------------------------------------------------- measured methods
+
+
+def naive_counts(path: Path) -> dict:
+    """The straightforward reader: every line through every regex, one dict per row, frames
+    at the end (ANSI codes stripped from every line first)."""
+    import re
+
+    import pandas as pd
+
+    from benchbook.ingest.textio import open_text
+
+    num = r"(-?\d+(?:\.\d*)?|nan|inf)"
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    stats = re.compile(
+        r"(?:\((?P<proc>\S+) pid=\d+\) )?\w+ (?P<time>\d\d-\d\d \d\d:\d\d:\d\d) \[?\S+?:\d+\] "
+        r"(?:Engine (?P<engine>\d+)|\d+ Engines Aggregated): Avg prompt throughput: " + num.replace("(", "(?P<p>", 1)
+        + r" tokens/s, Avg generation throughput: " + num.replace("(", "(?P<g>", 1) + r" tokens/s, "
+        r"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs.*?KV cache usage: "
+        + num.replace("(", "(?P<kv>", 1) + r"%(?:, Prefix cache hit rate: " + num.replace("(", "(?P<hit>", 1) + r"%)?")
+    spec = re.compile(
+        r"\w+ (?P<time>\d\d-\d\d \d\d:\d\d:\d\d) .*?Mean acceptance length: " + num.replace("(", "(?P<mal>", 1)
+        + r", .*?Accepted: (?P<acc>\d+) tokens, Drafted: (?P<dr>\d+) tokens, Per-position acceptance rate: "
+        r"(?P<pp>[\d., na]+?)(?:, Avg Draft acceptance rate: " + num.replace("(", "(?P<rate>", 1) + r"%)?$")
+    access = re.compile(r'INFO: +(?P<client>\S+) - "(?P<method>[A-Z]+) (?P<path>.*?) HTTP/[\d.]+" (?P<status>\d{3})')
+    boot = [(fact, re.compile(p)) for fact, p in (
+        ("kv_cache_tokens", r"KV cache size: ([\d,]+) tokens"),
+        ("max_concurrency", r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
+        ("kv_cache_gib", r"Available KV cache memory: ([\d.]+) GiB"),
+        ("graph_capture", r"Graph capturing finished in (\d+) secs, took ([\d.]+) GiB"),
+        ("cudagraph", r"setting cudagraph_mode=(\w+)"), ("weights_load_s", r"Loading weights took ([\d.]+) seconds"),
+        ("weights_gib", r"Model loading took ([\d.]+) (?:GiB|GB)"), ("version", r"server version (\S+)"),
+        ("version", r"LLM engine \(v([^)]+)\)"), ("architecture", r"Resolved architecture: (\w+)"))]
+    windows, specs, accesses, boots = [], [], [], []
+    lines = 0
+    with open_text(path) as fh:
+        fh.reconfigure(newline="")  # count "\n" like grep does, not "\r"
+        for n, line in enumerate(fh, 1):
+            lines = n
+            line = ansi.sub("", line.rstrip("\r\n"))
+            if m := stats.search(line):
+                windows.append({"line": n, **m.groupdict()})
+            elif m := spec.search(line):
+                specs.append({"line": n, **m.groupdict()})
+            elif m := access.search(line):
+                accesses.append({"line": n, **m.groupdict()})
+            else:
+                facts = [{"line": n, "fact": fact, "value": m.group(1)}
+                         for fact, rx in boot if (m := rx.search(line))]
+                boots += facts
+    frames = [pd.DataFrame(rows) for rows in (windows, specs, accesses, boots)]
+    return {"lines": lines, "windows": len(frames[0]), "access": len(frames[2]),
+            "spec_decode": len(frames[1]), "boot_lines": int(frames[3]["line"].nunique()) if boots else 0}
+
+
+def reader_counts(path: Path) -> dict:
+    from benchbook.ingest import vllm_log
+
+    res = vllm_log.read(path)
+    t = res.tables
+    return {"lines": res.read, "windows": len(t["windows"]), "access": len(t["access"]),
+            "spec_decode": len(t["spec_decode"]), "boot_lines": int(t["boot"]["line"].nunique())}
+
+
+def grep_count(path: Path, locale: str) -> dict:
+    env = dict(os.environ, LC_ALL=locale) if locale else dict(os.environ)
+    q = lambda s: "'" + s.replace("'", "'\\''") + "'"  # noqa: E731
+    if path.suffix == ".gz":
+        cmd = f"gzip -dc {q(str(path))} | grep -cE {q(GREP_PATTERN)}"
+    else:
+        cmd = f"grep -cE {q(GREP_PATTERN)} {q(str(path))}"
+    out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, env=env)
+    if out.returncode not in (0, 1):
+        raise SystemExit(out.stderr)
+    return {"matching_lines": int(out.stdout.strip() or 0)}
+
+
+def _measure(method: str, path: Path) -> None:
+    """Run one method in this (fresh) process and print elapsed seconds and peak RSS."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    if method == "reader":
+        import benchbook.ingest.vllm_log  # noqa: F401  (import time excluded)
+    start, cpu = time.perf_counter(), _cpu()
+    if method == "reader":
+        counts = reader_counts(path)
+    elif method == "naive":
+        counts = naive_counts(path)
+    else:
+        counts = grep_count(path, "C" if method == "grep-C" else "")
+    elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
+    who = resource.RUSAGE_CHILDREN if method.startswith("grep") else resource.RUSAGE_SELF
+    rss_mb = resource.getrusage(who).ru_maxrss / 1024
+    print(json.dumps({"elapsed": elapsed, "cpu": cpu, "rss_mb": rss_mb, "counts": counts}))
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its finished children: steadier
+    than wall time on a machine shared with other work."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_one(method: str, path: Path) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--_measure", method, str(path)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"{method} on {path} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=float, default=200.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "benchbook-bench")
+    ap.add_argument("--naive-repeat", type=int, default=1, help="the naive loop is slow; repeat it less")
+    ap.add_argument("--keep", action="store_true", help="keep the generated logs for the next run")
+    ap.add_argument("--_measure", nargs=2, metavar=("METHOD", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._measure:
+        _measure(args._measure[0], Path(args._measure[1]))
+        return
+    plain, gz = ensure_inputs(args.workdir, args.size_mb, args.seed)
+    size = plain.stat().st_size
+    print(f"input: {plain.name} {size / 1e6:.0f} MB plain, {gz.stat().st_size / 1e6:.0f} MB gzip; "
+          f"{os.cpu_count()} CPUs; median of {args.repeat} runs (naive: {args.naive_repeat})")
+    rows = []
+    for path in (plain, gz):
+        results = {}
+        for method in ("grep-C", "grep", "reader", "naive"):
+            n = args.naive_repeat if method == "naive" else args.repeat
+            runs = [run_one(method, path) for _ in range(n)]
+            results[method] = {
+                "t": statistics.median(r["elapsed"] for r in runs),
+                "cpu": statistics.median(r["cpu"] for r in runs),
+                "rss": max(r["rss_mb"] for r in runs),
+                "counts": runs[0]["counts"],
+            }
+        if results["reader"]["counts"] != results["naive"]["counts"]:
+            print(f"WARNING: reader and naive loop disagree on {path.name}: "
+                  f"{results['reader']['counts']} vs {results['naive']['counts']}")
+        for method, r in results.items():
+            rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / results["grep-C"]["t"],
+                         r["t"] / results["grep"]["t"], results["naive"]["t"] / r["t"], r["cpu"],
+                         r["cpu"] / results["grep-C"]["cpu"], results["naive"]["cpu"] / r["cpu"], r["rss"]))
+        print(f"{path.name}: counts {results['reader']['counts']}; grep matching lines "
+              f"{results['grep']['counts']['matching_lines']}")
+    print("\nwall = elapsed seconds; cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
+          "grep -cE in the C locale, x/grep in the current locale; naive/x = how many times faster than "
+          "the naive loop")
+    print(f"{'file':26s} {'method':7s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep':>7s} "
+          f"{'naive/x':>7s} {'cpu s':>6s} {'cpu x/grep-C':>12s} {'cpu naive/x':>11s} {'peak RSS MB':>11s}")
+    for name, method, t, mbs, rc, rg, rn, cpu, cc, cn, rss in rows:
+        print(f"{name:26s} {method:7s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rg:7.2f} {rn:7.1f} {cpu:6.2f} "
+              f"{cc:12.2f} {cn:11.1f} {rss:11.0f}")
+    if not args.keep:
+        for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
+            p.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
