@@ -33,12 +33,7 @@ def readers() -> dict[str, ModuleType]:
     """Reader modules by format name."""
     out = {}
     for name in _READER_MODULES:
-        try:
-            mod = import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a reader not written yet
-            if exc.name != f"{__name__}.{name}":
-                raise
-            continue
+        mod = import_module(f"{__name__}.{name}")
         for fmt in getattr(mod, "FORMATS", (mod.FORMAT,)):
             out[fmt] = mod
     return out
