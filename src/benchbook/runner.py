@@ -228,7 +228,9 @@ def this_interpreter_kernel():
             spec = Path(tmp, "kernels", KERNEL)
             spec.mkdir(parents=True)
             (spec / "kernel.json").write_text(json.dumps({
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                # the kernel app logs a TCP-encryption notice per kernel; only errors matter here
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                         "--IPKernelApp.log_level=ERROR"],
                 "display_name": "Python 3 (benchbook)", "language": "python",
             }))
             old = os.environ.get("JUPYTER_PATH")
