@@ -8,9 +8,7 @@ in the library it calls shows up as a disagreement. One real `benchbook run` plu
 
 from __future__ import annotations
 
-import ast
 import csv
-import io
 import json
 import math
 import re
@@ -29,6 +27,7 @@ from benchbook.chapters import dense_sparse as ds
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
 import projects  # noqa: E402  (tests/ is on sys.path)
+from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -62,44 +61,6 @@ def project(tmp_path_factory):
 def executed(project):
     out = Chapter(project, STUDY).execute(log=lambda msg: None)
     return nbformat.read(out, as_version=4)
-
-
-def glued(nb) -> dict:
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            if not name:
-                continue
-            data = o["data"]
-            text = data.get("application/papermill.record/text/markdown") or \
-                data.get("application/papermill.record/text/plain")
-            try:
-                out[name] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                out[name] = text
-    return out
-
-
-def html_tables(html_text: str) -> dict[str, pd.DataFrame]:
-    import lxml.html
-
-    out = {}
-    for table in lxml.html.fromstring(html_text).iter("table"):
-        caption = table.find("caption")
-        if caption is not None:
-            snippet = lxml.html.tostring(table, encoding="unicode")
-            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet), keep_default_na=False)[0]
-    return out
-
-
-def nb_tables(nb) -> dict[str, pd.DataFrame]:
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            if "text/html" in o.get("data", {}) and "<caption" in o["data"]["text/html"]:
-                out.update(html_tables(o["data"]["text/html"]))
-    return out
 
 
 def nb_text(nb) -> str:

@@ -8,8 +8,6 @@ the chapter's code or in the library it calls shows up as a disagreement. One re
 
 from __future__ import annotations
 
-import ast
-import io
 import json
 import subprocess
 import sys
@@ -24,6 +22,7 @@ import yaml
 from benchbook.published import parse_quantity
 from benchbook.runner import Chapter
 import projects  # noqa: E402  (tests/ is on sys.path)
+from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -68,46 +67,6 @@ def project(tmp_path_factory):
 def executed(project):
     out = Chapter(project, STUDY).execute(log=lambda msg: None)
     return nbformat.read(out, as_version=4)
-
-
-def glued(nb) -> dict:
-    """Values the notebook glued, by name (numbers as numbers, text as text)."""
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            if not name:
-                continue
-            data = o["data"]
-            text = data.get("application/papermill.record/text/markdown") or \
-                data.get("application/papermill.record/text/plain")
-            try:
-                out[name] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                out[name] = text
-    return out
-
-
-def html_tables(html_text: str) -> dict[str, pd.DataFrame]:
-    """Tables of an HTML fragment or page, by caption."""
-    import lxml.html
-
-    out = {}
-    for table in lxml.html.fromstring(html_text).iter("table"):
-        caption = table.find("caption")
-        if caption is not None:
-            snippet = lxml.html.tostring(table, encoding="unicode")
-            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet), keep_default_na=False)[0]
-    return out
-
-
-def nb_tables(nb) -> dict[str, pd.DataFrame]:
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            if "text/html" in o.get("data", {}) and "<caption" in o["data"]["text/html"]:
-                out.update(html_tables(o["data"]["text/html"]))
-    return out
 
 
 # ---------------------------------------------------------------- independent recomputation

@@ -11,7 +11,6 @@ the rendered page, its links to the chapters' sections, and the intro's glued su
 from __future__ import annotations
 
 import ast
-import io
 import json
 import math
 import shutil
@@ -32,6 +31,7 @@ from benchbook.chapters import CHAPTERS, chapter_module, synthesis
 from benchbook.facts import FactsError
 from benchbook.runner import Chapter, default_parameters
 import projects  # noqa: E402  (tests/ is on sys.path)
+from pages import html_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -70,18 +70,6 @@ def glued(nb) -> dict:
                     out[name] = ast.literal_eval(text)
                 except (ValueError, SyntaxError):
                     out[name] = text
-    return out
-
-
-def html_tables(html_text: str) -> dict[str, pd.DataFrame]:
-    import lxml.html
-
-    out = {}
-    for table in lxml.html.fromstring(html_text).iter("table"):
-        caption = table.find("caption")
-        if caption is not None:
-            snippet = lxml.html.tostring(table, encoding="unicode")
-            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet), keep_default_na=False)[0]
     return out
 
 
