@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchbook import report
 from benchbook.chapters import dense_sparse as ds
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
@@ -235,7 +236,7 @@ def test_the_chapter_follows_changed_data(tmp_path):
     r = ds.analyse(data)
     assert r.values["qwen35_27b_errors"] == 8
     assert r.values["qwen35_27b_per100_blocked_read_path"] == pytest.approx(200 / 161)
-    bad = ds.mismatches(r)
+    bad = report.mismatches(r.comparison)
     assert {("qwen3.5-27b (dense)", "Errors"), ("Read tool with blocked path", "27B")} <= set(zip(bad["row"], bad["column"]))
     assert r.ledger.set_index("id").loc["read-42pct-27b", "recomputed"] == "25%"
 

@@ -189,19 +189,20 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
 def published_layout(published: Published, comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:
     """One published table in its own layout, each cell 'published → reproduced'.
 
-    A cell outside the tolerance is marked ✗, a cell the data cannot give is marked n/a.
+    A cell outside the tolerance is marked ✗. Cells are matched by position (the order
+    compare_published wrote them), so tables that repeat a row label still line up.
     """
     table = next(t for t in published.tables if t.id == table_id)
-    cells = comparison[comparison["table"] == table_id].set_index(["row", "column"])
+    compared = iter(comparison[comparison["table"] == table_id].itertuples())
     rows = []
-    for row in table.rows:
-        out = {}
-        for col, text in zip(table.columns, row):
-            if (row[0], col) not in cells.index:
-                out[col] = text
+    for cells, exprs in zip(table.rows, table.values):
+        row = {}
+        for col, text, expr in zip(table.columns, cells, exprs):
+            if expr is None:
+                row[col] = text
                 continue
-            c = cells.loc[(row[0], col)]
-            mark = " ✗" if c["within"] is False or c["within"] == False else ""  # noqa: E712
-            out[col] = f"{text} → {c['reproduced']}{mark}"
-        rows.append(out)
+            c = next(compared)
+            mark = " ✗" if c.within is False or c.within == False else ""  # noqa: E712
+            row[col] = f"{text} → {c.reproduced}{mark}"
+        rows.append(row)
     return pd.DataFrame(rows, columns=table.columns)

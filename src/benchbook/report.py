@@ -78,6 +78,30 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     return HTML(styler.to_html())
 
 
+LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+
+
+def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Each published table in its own layout, every cell 'published → reproduced'."""
+    from .claims import published_layout
+
+    return [(f"{t.title} [{t.source}]", published_layout(published, comparison, t.id)) for t in published.tables]
+
+
+def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Published cells outside their tolerance, with the difference."""
+    c = comparison[comparison["within"] == False]  # noqa: E712
+    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
+                         "published": c["published"], "reproduced": c["reproduced"],
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+
+
+def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it."""
+    cols = LEDGER_COLUMNS[:5] + list(extra) + LEDGER_COLUMNS[5:]
+    return ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+
+
 def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
     """Write each tidy table as CSV plus one zip of all of them; return the paths."""
     folder = Path(folder)

@@ -620,23 +620,6 @@ def reference_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
-def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
-    return [(f"{t.title} [{t.source}]", (claims_mod.published_layout(r.published, r.comparison, t.id)))
-            for t in r.published.tables]
-
-
-def mismatches(r: Results) -> pd.DataFrame:
-    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
-    return (pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
-                         "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")}))
-
-
-def ledger_display(r: Results) -> pd.DataFrame:
-    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
-    return (r.ledger[cols].rename(columns={"id": "claim id"}).fillna(""))
-
-
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.configs.items():

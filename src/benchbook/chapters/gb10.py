@@ -626,22 +626,6 @@ def ingest_table(r: Results) -> pd.DataFrame:
     return r.data.report[["file", "format", "read", "ignored", "reasons"]]
 
 
-def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
-    return [(f"{t.title} [{t.source}]", claims_mod.published_layout(r.published, r.comparison, t.id))
-            for t in r.published.tables]
-
-
-def mismatches(r: Results) -> pd.DataFrame:
-    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
-    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"], "published": c["published"],
-                         "reproduced": c["reproduced"], "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
-
-
-def ledger_display(r: Results) -> pd.DataFrame:
-    cols = ["id", "claim", "published", "recomputed", "verdict", "within rounding", "difference", "tolerance", "kind", "note"]
-    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
-
-
 def glue_values(r: Results) -> dict:
     v = r.values
     out = {}

@@ -185,25 +185,6 @@ def strix_backends(r: Results) -> pd.DataFrame:
     })
 
 
-def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
-    """Each published table in its own layout, every cell 'published → reproduced'."""
-    return [(f"{t.title} [{t.source}]", claims_mod.published_layout(r.published, r.comparison, t.id))
-            for t in r.published.tables]
-
-
-def mismatches(r: Results) -> pd.DataFrame:
-    """Cells outside their tolerance, with the difference."""
-    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
-    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
-                         "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
-
-
-def ledger_display(r: Results) -> pd.DataFrame:
-    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
-    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
-
-
 def glue_values(r: Results) -> dict:
     """Numbers quoted in the chapter's prose, keyed by role rather than by run name.
 

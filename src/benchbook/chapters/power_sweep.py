@@ -308,39 +308,6 @@ def label_rows(published, comparison: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def comparison_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
-    """Each published table in its own layout, every cell 'published → reproduced'."""
-    out = []
-    for t in r.published.tables:
-        cmp = r.comparison[r.comparison["table"] == t.id]
-        it = iter(cmp.itertuples())
-        rows = []
-        for cells, exprs in zip(t.rows, t.values):
-            row = {}
-            for col, text, expr in zip(t.columns, cells, exprs):
-                if expr is None:
-                    row[col] = text
-                    continue
-                c = next(it)
-                mark = " ✗" if c.within is False or c.within == False else ""  # noqa: E712
-                row[col] = f"{text} → {c.reproduced}{mark}"
-            rows.append(row)
-        out.append((f"{t.title} [{t.source}]", pd.DataFrame(rows, columns=t.columns)))
-    return out
-
-
-def mismatches(r: Results) -> pd.DataFrame:
-    c = r.comparison[r.comparison["within"] == False]  # noqa: E712
-    return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
-                         "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
-
-
-def ledger_display(r: Results) -> pd.DataFrame:
-    cols = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
-    return r.ledger[cols].rename(columns={"id": "claim id"}).fillna("")
-
-
 # ---------------------------------------------------------------- tables shown in the chapter
 
 
