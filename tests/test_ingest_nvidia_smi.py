@@ -17,6 +17,7 @@ import pytest
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import nvidia_smi as smi
+from files import write  # noqa: E402  (tests/ is on sys.path)
 
 REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 QUERY = ["index", "timestamp", "name", "power.draw [W]", "power.limit [W]", "memory.used [MiB]",
@@ -41,15 +42,6 @@ def power_log(gpus=4, times=3, *, units=True, limit=250.0):
         lines += [sample(i, t + timedelta(milliseconds=2 * i), draw=200 + 10 * i + k, limit=limit,
                          units=units) for i in range(gpus)]
     return "\n".join(lines) + "\n"
-
-
-def write(tmp_path, name, text, *, gz=False):
-    path = tmp_path / name
-    if gz:
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_multi_gpu_samples_over_time(tmp_path):

@@ -6,7 +6,6 @@ followed by a `..._created` gauge, histograms as `_bucket{le}` / `_count` / `_su
 
 from __future__ import annotations
 
-import gzip
 import math
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import prometheus as prom
+from files import write  # noqa: E402  (tests/ is on sys.path)
 
 MODEL = "Qwen/Qwen3.6-35B-A3B-FP8"
 TTFT_BUCKETS = ("0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.5,0.75,1.0,2.5,5.0,7.5,10.0,"
@@ -93,15 +93,6 @@ def vllm_dump(*, prompt=339968, gen=120000, drafts=1000, draft_tokens=2000, acce
     if spec:
         text += spec_block(drafts, draft_tokens, accepted, per_pos)
     return text
-
-
-def write(tmp_path, name, text, *, gz=False):
-    path = tmp_path / name
-    if gz:
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
 
 
 def sample_lines(text):

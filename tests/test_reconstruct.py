@@ -18,6 +18,7 @@ import pytest
 from benchbook.published import load_published, parse_quantity
 from benchbook.reconstruct import h100, strix
 from benchbook.study import load_study
+from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 H100_DIR = ROOT / "data" / "h100-dense-vs-moe-mtp"
@@ -41,11 +42,6 @@ CONFLICTS = {
 RESTATED = {"dense-p99-c32-stated-twice": "h100_dense_c32_p99_ttft_s"}
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     """Each study generated twice into fresh folders."""
@@ -66,7 +62,7 @@ def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
 @pytest.mark.parametrize("key,committed", [("h100", H100_DIR), ("strix", STRIX_DIR)])
 def test_generation_is_deterministic_and_matches_committed_data(built, key, committed):
     first, second = built[key]
-    assert _files(first) == _files(second)
+    assert tree_bytes(first) == tree_bytes(second)
     for name in GENERATED:
         assert (first / name).read_bytes() == (committed / name).read_bytes(), \
             f"{committed / name} differs from what the generator writes; regenerate it"

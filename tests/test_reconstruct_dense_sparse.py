@@ -21,16 +21,13 @@ from benchbook.analysis import tool_failures as tf
 from benchbook.published import load_published, parse_quantity
 from benchbook.reconstruct import dense_sparse
 from benchbook.study import load_study, sha256_file
+from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "3090-dense-vs-sparse"
 PUBLISHED = DATA / "published.yml"
 GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS")
 MIB_TO_GB = 1.048576e-3
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +65,11 @@ def _prints_like(value: float, text: str) -> bool:
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
     first, second = built
-    assert _files(first) == _files(second)
+    assert tree_bytes(first) == tree_bytes(second)
     for name in GENERATED:
         assert (first / name).read_bytes() == (DATA / name).read_bytes(), \
             f"{DATA / name} differs from what the generator writes; regenerate it"
-    for rel, data in _files(first).items():
+    for rel, data in tree_bytes(first).items():
         if rel.startswith("raw/"):
             assert (DATA / rel).read_bytes() == data, rel
 

@@ -20,6 +20,7 @@ from benchbook.expr import evaluate
 from benchbook.published import load_published, parse_quantity
 from benchbook.reconstruct import gb10
 from benchbook.study import load_study
+from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "gb10-mtp"
@@ -35,10 +36,6 @@ CONFLICTS = {"mtp_c_spec_draft_tokens", "mtp_c_spec_acceptance_rate"}
 CANNOT_HOLD = {"claim load-longer"}
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     dirs = []
@@ -51,11 +48,11 @@ def built(tmp_path_factory):
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
     first, second = built
-    assert _files(first) == _files(second)
+    assert tree_bytes(first) == tree_bytes(second)
     for name in GENERATED:
         assert (first / name).read_bytes() == (DATA / name).read_bytes(), f"{DATA / name} is stale; regenerate it"
-    assert {k: v for k, v in _files(first).items() if k.startswith("raw/")} == \
-           {k: v for k, v in _files(DATA).items() if k.startswith("raw/")}
+    assert {k: v for k, v in tree_bytes(first).items() if k.startswith("raw/")} == \
+           {k: v for k, v in tree_bytes(DATA).items() if k.startswith("raw/")}
 
 
 def test_folder_is_compact_and_listed():

@@ -21,6 +21,7 @@ import pytest
 from benchbook.published import load_published, parse_quantity
 from benchbook.reconstruct import power_sweep
 from benchbook.study import load_study, read_checksums
+from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "power-sweep"
@@ -55,10 +56,6 @@ EXPECTED_MISSES = {
 }
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
     dirs = []
@@ -74,7 +71,7 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
     first, second = built
-    assert _files(first) == _files(second)
+    assert tree_bytes(first) == tree_bytes(second)
     for name in GENERATED:
         assert (first / name).read_bytes() == (DATA / name).read_bytes(), \
             f"{DATA / name} differs from what the generator writes; regenerate it"
