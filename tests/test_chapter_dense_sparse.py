@@ -40,14 +40,6 @@ MIB_TO_GB = 1.048576e-3
 # ---------------------------------------------------------------- the project copy
 
 
-def _toc_files(node) -> list[str]:
-    if isinstance(node, dict):
-        return ([node["file"]] if "file" in node else []) + [f for v in node.values() for f in _toc_files(v)]
-    if isinstance(node, list):
-        return [f for v in node for f in _toc_files(v)]
-    return []
-
-
 def copy_project(dest: Path, with_toc_entry: bool = False) -> Path:
     """A book of this chapter only (see tests/projects.py)."""
     return projects.copy_project(dest, chapters=[STUDY])
