@@ -58,6 +58,8 @@ def ingest_study(study: Study | str | Path) -> StudyData:
             for key, value in context.items():
                 if key not in df.columns:
                     df[key] = value
+            if name == "windows":
+                df = _with_year(df, entry.context.get("date"))
             frames.setdefault(name, []).append(df)
         report.append(dict(file=entry.path, format=result.format, read=result.read,
                            ignored=result.ignored,
@@ -76,6 +78,16 @@ def ingest_study(study: Study | str | Path) -> StudyData:
     if problems:
         raise StudyReadError(study.root, problems, report)
     return StudyData(study, out, report)
+
+
+def _with_year(windows: pd.DataFrame, date) -> pd.DataFrame:
+    """Log lines print no year: take it from the file's manifest date (none: left empty)."""
+    year = str(date or "")[:4]
+    if windows.empty or not year.isdigit() or windows["timestamp"].notna().all():
+        return windows
+    from .ingest.vllm_log import add_timestamps
+
+    return add_timestamps(windows, int(year))
 
 
 def _context(study: Study, entry) -> dict:

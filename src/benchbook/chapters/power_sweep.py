@@ -55,7 +55,7 @@ def analyse(data_dir, published_file=None, overhead_w: float = 0.0, directional_
                   mix_threshold=float(mix_threshold))
     data = ingest_study(data_dir)
     models = model_table(data)
-    windows = timestamps(data["windows"])
+    windows = data["windows"]  # timestamps filled by load.ingest_study
     windows, limits = join_power(windows, data["gpu_samples"], models, data.study)
     windows = join_completions(windows, data["access"])
     windows = windows.merge(models[["config", "prefix", "label"]], on="config", how="left")
@@ -86,20 +86,6 @@ def model_table(data: StudyData) -> pd.DataFrame:
                          gpus=tuple(int(g) for g in gpus) if gpus else None,
                          max_num_seqs=(cfg.get("serve_args") or {}).get("max_num_seqs")))
     return pd.DataFrame(rows)
-
-
-def timestamps(windows: pd.DataFrame) -> pd.DataFrame:
-    """Fill `timestamp` from the printed MM-DD time and the year of the manifest's date."""
-    if windows.empty or windows["timestamp"].notna().all():
-        return windows
-    from ..ingest import vllm_log
-
-    parts = []
-    for src, w in windows.groupby("source_file", sort=False):
-        date = str(w["run_date"].iloc[0]) if "run_date" in w and pd.notna(w["run_date"].iloc[0]) else ""
-        year = int(date[:4]) if date[:4].isdigit() else pd.Timestamp.now().year
-        parts.append(vllm_log.add_timestamps(w, year))
-    return pd.concat(parts).sort_index()
 
 
 def _folder(path) -> str:

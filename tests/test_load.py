@@ -1,0 +1,37 @@
+"""ingest_study: manifest context on every row, and log windows dated by the manifest."""
+
+import pandas as pd
+
+from benchbook.load import ingest_study
+from benchbook.study import write_checksums
+
+LOG = (
+    "INFO 12-31 23:59:55 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+    "Avg generation throughput: 50.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"
+    "INFO 01-01 00:00:05 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+    "Avg generation throughput: 40.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"
+)
+
+
+def study(tmp_path, date_line: str):
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw/server.log").write_text(LOG)
+    (tmp_path / "study.yml").write_text(
+        "study: s\ntitle: S\nlabel: l\nreconstructed: false\nconfigs:\n  a: {platform: X, model: M}\n"
+        f"files:\n  - {{path: raw/server.log, config: a, name: srv{date_line}}}\n"
+    )
+    write_checksums(tmp_path)
+    return ingest_study(tmp_path)
+
+
+def test_windows_take_their_year_from_the_manifest_date(tmp_path):
+    w = study(tmp_path, ", date: '2025-12-31'")["windows"]
+    assert list(w["timestamp"]) == [pd.Timestamp("2025-12-31 23:59:55"), pd.Timestamp("2026-01-01 00:00:05")]
+    assert set(w["config"]) == {"a"} and set(w["model"]) == {"M"} and set(w["run_date"]) == {"2025-12-31"}
+
+
+def test_without_a_date_timestamps_stay_empty_rather_than_guessed(tmp_path):
+    w = study(tmp_path, "")["windows"]
+    assert len(w) == 2 and w["timestamp"].isna().all()
