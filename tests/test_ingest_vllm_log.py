@@ -536,3 +536,45 @@ def test_generated_mixed_log_agrees_with_the_naive_loop(tmp_path):
     w = vllm_log.read(plain_path).tables["windows"]
     assert set(w["log_format"]) == {"v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33"}
     assert np.all(np.diff(w["line"].to_numpy()) > 0)
+
+
+# ---------------------------------------------------------------- the two paths agree
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def repo_logs() -> list[Path]:
+    """Every vLLM server log shipped in data/ (plain and .gz)."""
+    found = []
+    for path in sorted((REPO / "data").glob("*/raw/**/*")):
+        if path.is_file() and path.suffix in (".log", ".gz") and ingest.detect(path) is vllm_log:
+            found.append(path)
+    return found
+
+
+def test_repo_ships_server_logs():
+    assert len(repo_logs()) >= 5
+
+
+@pytest.mark.parametrize("lines", [
+    mixed_log(), [v[1] for v in VARIANTS], [s[0] for s in SPECS], BOOT,
+    [line.replace(TAG, TAG_011) for line in mixed_log()] + ["\x1b[32mINFO\x1b[0m:     10.0.0.1:5 - \"GET /health HTTP/1.1\" 200"],
+    ["2026-05-30T07:55:21Z " + line for line in mixed_log()],
+], ids=["mixed", "stats-variants", "spec-variants", "boot", "coloured", "date-prefixed"])
+def test_columnar_and_byte_paths_agree_on_lines(tmp_path, monkeypatch, lines):
+    """The polars pass and the byte path give the same tables, counts and reasons."""
+    path = write(tmp_path, lines * 3)
+    columnar = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "COLUMNAR", False)
+    assert_same(columnar, vllm_log.read(path))
+
+
+def test_columnar_and_byte_paths_agree_on_shipped_and_generated_logs(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("log_ingest", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    paths = [*repo_logs(), *bench.ensure_inputs(tmp_path, 0.4, seed=11)]
+    columnar = {p: vllm_log.read(p) for p in paths}
+    monkeypatch.setattr(vllm_log, "COLUMNAR", False)
+    for p in paths:
+        assert_same(columnar[p], vllm_log.read(p))

@@ -38,9 +38,11 @@ Candidate lines that are not valid UTF-8 are counted, never decoded with replace
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -51,11 +53,14 @@ from ..tables import SCHEMAS, Column, columns
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, open_text
+from .vllm_log_scan import ChunkScan, Scanner
 
 FORMAT = "vllm-server-log"
 TABLES = ("windows", "access", "spec_decode", "boot")
 
 CHUNK_BYTES = 8 << 20  # read per step; the working memory does not grow with the file
+WORKERS = 2  # chunks scanned at once (polars releases the GIL)
+COLUMNAR = True  # False: every chunk through the byte path (tests compare the two)
 
 OTHER = "other log line"
 CONTINUATION = "traceback/continuation line"
@@ -147,7 +152,8 @@ _ANCHOR = re.compile(rb"\.py:\d+\]" + _ESC + rb" (?:"
                      + b"|".join(rb"(?=(?P<%s>%s))" % (k.encode(), p) for k, p in _KINDS.items()) + rb")?")
 
 # client host (the ephemeral port is dropped), request line, status
-_HOST = rb"([^\s:\[\]]+|\[[^\]\s]*\])(?::\d+)?"
+_HOST_NAME = rb"[^\s:\[\]]+|\[[^\]\s]*\]"
+_HOST = rb"(" + _HOST_NAME + rb")(?::\d+)?"
 _ACCESS = re.compile(rb'INFO:     ' + _HOST + rb' - "([^"\n]*)" (\d{3})')
 _ACCESS_ANSI = re.compile(  # chunks where uvicorn coloured its lines (it ran on a TTY)
     rb"INFO" + _ESC + rb": +" + _ESC + _HOST + _ESC + rb' - "([^"\n]*)" ' + _ESC + rb"(\d{3})")
@@ -244,12 +250,32 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
     try:
-        for buf, partial in _chunks(path):
-            state.scan(buf, partial)
+        with ThreadPoolExecutor(WORKERS) as pool:
+            pending: deque = deque()  # (chunk, its columnar scan) in file order
+            first = 1
+            for buf, partial in _chunks(path):
+                if partial or not COLUMNAR:  # a cut-off last line: the byte path decides
+                    while pending:
+                        state.merge(*pending.popleft())
+                    state.scan(buf, partial)
+                    continue
+                pending.append((buf, pool.submit(_scanner().scan, buf, first)))
+                first += buf.count(b"\n")
+                while len(pending) > WORKERS:  # bounded: the memory does not grow with the file
+                    state.merge(*pending.popleft())
+            while pending:
+                state.merge(*pending.popleft())
         return state.result()
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+@functools.cache
+def _scanner() -> Scanner:
+    """The columnar scanner, built from this module's byte templates."""
+    return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
+                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME)
 
 
 def _chunks(path: Path):
@@ -298,9 +324,48 @@ class _State:
         self.access_lines: list[np.ndarray] = []
         self.access_codes: list[np.ndarray] = []
         self.access_keys: dict[tuple, int] = {}  # distinct (host, request, status) -> code
+        self.access_lines_seen: dict[tuple, int] = {}  # (port-less line, coloured) -> code or -1
         self.procs: dict[bytes, bytes] = {}  # text before the time -> process name
         self.header_lines = 0  # lines with a vLLM header that are none of the kinds
         self.reasons: Counter = Counter()
+
+    def merge(self, buf: bytes, scan: Future) -> None:
+        """Add one chunk's columnar scan, parsing the lines it handed back; a chunk that is
+        not UTF-8 goes through the byte path instead."""
+        cs: ChunkScan | None = scan.result()
+        if cs is None:
+            self.scan(buf, False)
+            return
+        if cs.stats is not None:
+            self._add_v1(cs.stats)
+        self._stats_slow(cs.slow["stats"])
+        if cs.spec is not None:
+            self.spec.append(cs.spec)
+        self.reasons[UNKNOWN_SPEC] += cs.spec_two_rates
+        self._spec_slow(cs.slow["spec"], _Rows())
+        self._v0prefix_slow(cs.slow["v0prefix"], [])
+        self._boot_lines(cs.slow["boot"])
+        if cs.access_lines is not None:
+            coloured = b"INFO\x1b[" in buf
+            keys = [self._access_key(k, coloured) for k in cs.access_keys]
+            known = np.array([k >= 0 for k in keys], dtype=bool)
+            codes = np.array(keys, dtype=np.int32)[cs.access_codes]
+            keep = known[cs.access_codes]
+            self.access_lines.append(cs.access_lines[keep])
+            self.access_codes.append(codes[keep])
+        self.header_lines += cs.header_lines
+        self.lines += cs.lines
+
+    def _access_key(self, line: bytes, coloured: bool) -> int:
+        """The code of the (host, request, status) an access-line key holds; -1 when the
+        line holds none."""
+        code = self.access_lines_seen.get((line, coloured))
+        if code is None:
+            m = (_ACCESS_ANSI if coloured else _ACCESS).search(line)
+            known = self.access_keys
+            code = -1 if m is None else known.setdefault(m.group(1, 2, 3), len(known))
+            self.access_lines_seen[line, coloured] = code
+        return code
 
     def _rows(self) -> int:
         return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.v0_prefix)
@@ -393,9 +458,14 @@ class _State:
 
     def _stats(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
         (numbers, matches, times, procs, sites), others = self._candidates(buf, nl, spans, _V1_MSG, coloured)
-        v1 = _Rows(numbers, [m.groups() for m in matches], times, procs, sites)
-        v0 = _Rows()
+        self._stats_slow(others, _Rows(numbers, [m.groups() for m in matches], times, procs, sites))
+
+    def _stats_slow(self, others: list, v1: _Rows | None = None) -> None:
+        """Parse stats lines with the full-line templates (V1 in any field order, V0); add
+        them, and the `v1` rows already parsed, to the windows."""
+        v1, v0 = v1 or _Rows(), _Rows()
         for n, line in others:
+            line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             if (m := _V1.fullmatch(line)) is not None:
                 v1.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
             elif (m := _V0.fullmatch(line)) is not None:
@@ -405,20 +475,27 @@ class _State:
             else:
                 self.reasons[UNKNOWN_STATS] += 1
         if v1.numbers:
-            cols = v1.columns(_V1_FIELDS)
-            engine, engines = cols.get("engine", np.full(len(v1.numbers), b"")), cols.pop("engines", None)
-            cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
-            cols["log_format"] = _v1_format(cols)
-            self.windows.append(cols)
+            self._add_v1(v1.columns(_V1_FIELDS))
         if v0.numbers:
             cols = v0.columns(_V0_FIELDS)
             cols["log_format"] = np.full(len(cols["line"]), "v0", dtype=object)
             self.windows.append(cols)
 
+    def _add_v1(self, cols: dict) -> None:
+        """V1 stats rows as column arrays: engine index or "aggregated", template."""
+        engine, engines = cols.get("engine", np.full(len(cols["line"]), b"")), cols.pop("engines", None)
+        cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
+        cols["log_format"] = _v1_format(cols)
+        self.windows.append(cols)
+
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
         (numbers, matches, _, procs, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
-        found = list(zip(numbers, procs, matches))
+        self._v0prefix_slow(others, list(zip(numbers, procs, matches)))
+
+    def _v0prefix_slow(self, others: list, found: list) -> None:
+        """V0's separate prefix-cache lines by the full-line template, with those `found`."""
         for n, line in others:
+            line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             if (m := _V0_PREFIX.fullmatch(line)) is not None:
                 found.append((n, m["proc"] or b"", m))
             else:
@@ -434,8 +511,12 @@ class _State:
             self.reasons[UNKNOWN_SPEC] += one.count(False)
             fast = [[v for v, ok in zip(seq, one) if ok] for seq in fast]
             groups = [g for g, ok in zip(groups, one) if ok]
-        rows = _Rows(fast[0], groups, *fast[2:])
+        self._spec_slow(others, _Rows(fast[0], groups, *fast[2:]))
+
+    def _spec_slow(self, others: list, rows: _Rows) -> None:
+        """SpecDecoding lines by the full-line template, added with the `rows` parsed."""
         for n, line in others:
+            line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             m = _SPEC.fullmatch(line)
             if m is not None and _one_rate(m):
                 rows.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
@@ -445,7 +526,12 @@ class _State:
             self.spec.append(rows.columns(_SPEC_FIELDS))
 
     def _boot(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
-        for n, line in self._candidates(buf, nl, spans, _NEVER, True)[1]:
+        self._boot_lines(self._candidates(buf, nl, spans, _NEVER, True)[1])
+
+    def _boot_lines(self, others: list) -> None:
+        """Start-up facts of candidate lines (any number per line)."""
+        for n, line in others:
+            line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             head = _HEAD_RX.match(line)
             try:
                 message = line[head.end():].decode() if head else line.decode()

@@ -1,0 +1,235 @@
+r"""The columnar pass over one chunk of a vLLM server log: polars string kernels, no
+Python work per line.
+
+`vllm_log` reads a log in chunks of whole lines. For a chunk that is valid UTF-8 this
+module splits it into lines and, with one vectorised expression each, finds the
+candidate lines, parses the stats and SpecDecoding lines that follow the strict templates
+(formats.md's field order, after a plain header), turns every uvicorn access line into a
+key without its ephemeral port, and counts the lines with a vLLM header. polars releases
+the GIL, so two chunks are scanned at once on two cores while the next one is read.
+
+What it cannot decide it hands back as (line number, bytes): candidate lines off the
+strict templates (ANSI colour inside, V0 lines, other field orders, start-up facts), which
+`vllm_log` parses with its full-line templates, exactly as for a chunk that is not UTF-8.
+The patterns are `vllm_log`'s own byte templates, translated (ASCII `\d`, `\w`, `\s`, as
+Python's bytes patterns mean them), so both paths accept the same lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class ChunkScan:
+    """What one chunk gave: rows as column arrays, lines for the full-line templates."""
+
+    lines: int  # lines in the chunk
+    header_lines: int  # lines with a vLLM header that are no candidate of any kind
+    stats: dict | None = None  # column arrays of the fast stats rows (vllm_log._Rows layout)
+    spec: dict | None = None
+    spec_two_rates: int = 0  # SpecDecoding lines printing both or neither rate field
+    slow: dict[str, list] = field(default_factory=dict)  # kind -> [(line number, bytes)]
+    access_lines: np.ndarray | None = None  # line numbers of candidate access lines
+    access_codes: np.ndarray | None = None  # index into access_keys
+    access_keys: list[bytes] = field(default_factory=list)  # distinct port-less access lines
+
+
+def to_rust(pattern: bytes) -> str:
+    r"""A Python bytes pattern as a Rust-regex str pattern with the same ASCII meaning of
+    `\d`, `\w` and `\s` (Rust's are Unicode-aware); the byte range `\x80-\xff` (any byte
+    of a multi-byte UTF-8 character) becomes any non-ASCII character."""
+    text = pattern.decode("ascii").replace(r"\x80-\xff", r"\x{80}-\x{10FFFF}")
+    # classes inside [...] first: `[^()\s]` -> `[^()\t\n\v\f\r ]`
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            inside = _inside_class(text, i)
+            repl = _ASCII.get(nxt)
+            if repl is not None:
+                out.append(repl[1] if inside else repl[0])
+            else:
+                out.append(text[i:i + 2])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_ASCII = {"d": ("[0-9]", "0-9"), "w": ("[0-9A-Za-z_]", "0-9A-Za-z_"), "s": (r"[\t\n\x0B\f\r ]", r"\t\n\x0B\f\r ")}
+
+
+def _inside_class(text: str, pos: int) -> bool:
+    """Is position `pos` of a regex inside a `[...]` class? (the patterns here never nest)."""
+    depth, i = False, 0
+    while i < pos:
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "[" and not depth:
+            depth = True
+        elif text[i] == "]" and depth:
+            depth = False
+        i += 1
+    return depth
+
+
+class Scanner:
+    """Compiled-once expressions for one chunk at a time (thread-safe: no state)."""
+
+    def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
+                 host_name: bytes):
+        import polars as pl  # imported here: only a log read pays for it
+
+        self.pl = pl
+        # `file.py:N] `: where vLLM's header ends and the message starts
+        self.anchor = r"\.py:[0-9]+\]" + to_rust(esc) + " "
+        self.kind_rx = {kind: self.anchor + "(?:" + to_rust(p) + ")" for kind, p in kinds.items()}
+        # the message from the anchor on, as the byte path's fast templates match it
+        site = r"^(?P<site_tail>\.py:[0-9]+\]" + to_rust(esc) + ") "
+        self.stats_rx = site + to_rust(stats_msg) + "$"
+        self.spec_rx = site + to_rust(spec_msg) + "$"
+        # the header before the anchor, read as the byte path reads it: the time is the 14
+        # characters before the last space, after at least one other character
+        self.head_rx = r".(?P<time>..-.. ..:..:..) (?P<site_head>[^ ]*)$"
+        self.proc_rx = r"\(([^()\t\n\x0B\f\r ]+) pid=[0-9]+\)"
+        self.stats_names = list(re.compile(stats_msg).groupindex)
+        self.spec_names = list(re.compile(spec_msg).groupindex)
+        # an access line from its level word on, without the client's ephemeral port
+        self.access_cut = r"^(INFO: +(?:" + to_rust(host_name) + r")):[0-9]+"
+
+    def lines(self, buf: bytes):
+        """The chunk's lines (without their "\n") as a polars Series, or None when the
+        chunk is not valid UTF-8."""
+        pl = self.pl
+        try:
+            text = pl.Series([buf[:-1]], dtype=pl.Binary).cast(pl.String)
+        except pl.exceptions.ComputeError:
+            return None
+        s = text.str.split("\n").explode()
+        if b"\r" in buf:  # "\r\n" line ends
+            s = s.str.strip_suffix("\r")
+        return s
+
+    def scan(self, buf: bytes, first_line: int) -> ChunkScan | None:
+        """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8."""
+        pl = self.pl
+        s = self.lines(buf)
+        if s is None:
+            return None
+        t = pl.col("t")
+        df = pl.DataFrame({"t": s}).with_row_index("i")
+        has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
+        stats = has("Avg prompt throughput")
+        spec = (has("SpecDecoding metrics") | has("Draft acceptance rate")) & ~stats
+        v0prefix = has("Prefix cache hit rate: GPU") & ~stats
+        df = df.with_columns(
+            stats.alias("stats"), spec.alias("spec"), v0prefix.alias("v0prefix"),
+            t.str.contains(self.anchor).alias("header"), has("INFO").alias("info"))
+        c = pl.col
+        df = df.with_columns(
+            (c("spec") & t.str.contains(self.kind_rx["spec"])).alias("spec"),
+            (c("v0prefix") & ~c("spec") & t.str.contains(self.kind_rx["v0prefix"])).alias("v0prefix"),
+            (c("header") & ~c("stats") & ~c("spec") & t.str.contains(self.kind_rx["boot"])).alias("boot"),
+            (c("info") & t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:")).alias("access"))
+        df = df.with_columns((c("boot") & ~c("v0prefix")).alias("boot"))
+        counts = df.select((c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & ~c("boot")).sum())
+        out = ChunkScan(lines=len(s), header_lines=int(counts.item()))
+
+        def parse(flag: str, rx: str):
+            pos = t.str.find(self.anchor)
+            raw = t.cast(pl.Binary)
+            return df.lazy().filter(c(flag)).select(
+                "i", "t",
+                raw.bin.slice(0, pos).cast(pl.String).str.extract_groups(self.head_rx).alias("h"),
+                raw.bin.slice(0, pos).cast(pl.String).alias("head"),
+                raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
+
+        start = t.str.find("INFO", literal=True)
+
+        key = t.cast(pl.Binary).bin.slice(start).cast(pl.String)
+        if b"\x1b" in buf:
+            key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+        lazy = [parse("stats", self.stats_rx), parse("spec", self.spec_rx),
+                df.lazy().filter(c("access")).select("i", key.str.replace(self.access_cut, "${1}").alias("k")),
+                df.lazy().filter(c("v0prefix") | c("boot")).select("i", "t", "v0prefix")]
+        st, sp, ac, few = pl.collect_all(lazy)
+        out.stats, slow_stats = self._rows(st, self.stats_names, first_line)
+        out.spec, slow_spec = self._rows(sp, self.spec_names, first_line)
+        if out.spec is not None:
+            first, last = out.spec.pop("_rate_first_set"), out.spec.pop("_rate_last_set")
+            one = first != last
+            if not one.all():
+                out.spec_two_rates = int((~one).sum())
+                out.spec = {k: v[one] for k, v in out.spec.items()}
+        out.slow = {"stats": slow_stats, "spec": slow_spec,
+                    "v0prefix": self._slow_lines(few.filter(c("v0prefix")), first_line),
+                    "boot": self._slow_lines(few.filter(~c("v0prefix")), first_line)}
+        if len(ac):
+            codes, uniques = _factorize(ac["k"])
+            out.access_lines = ac["i"].to_numpy().astype(np.int64) + first_line
+            out.access_codes = codes
+            out.access_keys = [k.encode() for k in uniques]
+        return out
+
+    @staticmethod
+    def _slow_lines(df, first_line: int) -> list[tuple[int, bytes]]:
+        return [(i + first_line, text.encode()) for i, text in zip(df["i"].to_list(), df["t"].to_list())]
+
+    def _rows(self, df, names: list[str], first_line: int):
+        """Column arrays of the lines the strict template matched (as vllm_log._Rows gives
+        them) and the other lines as (number, bytes)."""
+        pl = self.pl
+        if not len(df):
+            return None, []
+        df = df.with_columns(pl.col("m").struct.unnest(), pl.col("h").struct.unnest())
+        ok = pl.col("time").is_not_null() & pl.col("site_tail").is_not_null()
+        slow = self._slow_lines(df.filter(~ok), first_line)
+        m = df.filter(ok)
+        n = len(m)
+        if not n:
+            return None, slow
+        head = m["head"]
+        procs = head.str.slice(0, head.str.len_chars() - m["site_head"].str.len_chars() - 16) \
+            .str.extract(self.proc_rx, 1)
+        from .vllm_log import _PRINTED, _TEXT  # the byte path's column conventions
+
+        cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line,
+                "time": _bytes(m["time"], "S14"), "proc": _bytes(procs),
+                "site": _bytes(m["site_head"] + m["site_tail"] + " ")}
+        for name in names:
+            col = m[name]
+            absent = col.null_count()
+            if name in _PRINTED:
+                cols[name + "_printed"] = col.is_not_null().to_numpy()
+            if name in ("rate_first", "rate_last"):
+                cols[f"_{name}_set"] = col.is_not_null().to_numpy()
+            if absent == n:
+                continue
+            if name in _TEXT:
+                cols[name] = _bytes(col)
+            else:
+                cols[name] = col.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        return cols, slow
+
+
+def _bytes(col, dtype=bytes) -> np.ndarray:
+    """A polars str column as a compact numpy bytes array (null -> b"")."""
+    import polars as pl
+
+    return np.array(col.cast(pl.Binary).fill_null(b"").to_list(), dtype=dtype)
+
+
+def _factorize(keys) -> tuple[np.ndarray, list[str]]:
+    """(code per row, distinct values) of a polars str Series, in first-seen order."""
+    import polars as pl
+
+    uniques = keys.unique(maintain_order=True)
+    codes = keys.replace_strict(uniques, pl.int_range(len(uniques), eager=True), return_dtype=pl.Int32)
+    return codes.to_numpy(), uniques.to_list()
