@@ -560,7 +560,12 @@ def test_repo_ships_server_logs():
     mixed_log(), [v[1] for v in VARIANTS], [s[0] for s in SPECS], BOOT,
     [line.replace(TAG, TAG_011) for line in mixed_log()] + ["\x1b[32mINFO\x1b[0m:     10.0.0.1:5 - \"GET /health HTTP/1.1\" 200"],
     ["2026-05-30T07:55:21Z " + line for line in mixed_log()],
-], ids=["mixed", "stats-variants", "spec-variants", "boot", "coloured", "date-prefixed"])
+    ["", "\r", "\r\r", REAL_STATS + "\r", '"' + REAL_ACCESS, "# " + REAL_STATS, REAL_STATS + "\x1f",
+     "\x00" + REAL_ACCESS, '"quoted, with a comma"', REAL_SPEC + "\t", "", ""],
+    ["", "\r", "\r\r", REAL_STATS + "\r", '"' + REAL_ACCESS, "# " + REAL_STATS, "\x00" + REAL_ACCESS,
+     '"quoted, with a comma"', REAL_SPEC + "\t", "", ""],
+], ids=["mixed", "stats-variants", "spec-variants", "boot", "coloured", "date-prefixed", "hostile-bytes",
+        "hostile-csv"])
 def test_columnar_and_byte_paths_agree_on_lines(tmp_path, monkeypatch, lines):
     """The polars pass and the byte path give the same tables, counts and reasons."""
     path = write(tmp_path, lines * 3)

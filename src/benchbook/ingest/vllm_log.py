@@ -758,6 +758,10 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 def _strs(values: np.ndarray) -> np.ndarray:
     """Compact bytes -> object array of str (one object per distinct value); b"" -> None."""
+    if values.dtype.kind == "S" and len(values):
+        uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
+        text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques.tolist()], dtype=object)
+        return text[codes.reshape(-1)]
     codes, uniques = pd.factorize(values)
     text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques] + [None], dtype=object)
     return text[codes]
@@ -833,7 +837,8 @@ def _frame(table: str, cols: dict, n: int, source: str) -> pd.DataFrame:
     for col in specs:
         values = source if col.name == "source_file" else cols.get(col.name)
         if isinstance(values, str):
-            values = np.full(n, values, dtype=object)
+            values, text = np.empty(n, dtype=object), values
+            values.fill(text)  # np.full is several times slower for objects
         if values is None:
             out[col.name] = pd.Series(index=index, dtype=col.dtype)
         elif col.dtype == "string" and _PYTHON_STRINGS and isinstance(values, np.ndarray):

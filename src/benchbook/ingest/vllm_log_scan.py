@@ -109,11 +109,13 @@ class Scanner:
         chunk is not valid UTF-8."""
         pl = self.pl
         try:
+            if b"\x1f" not in buf:  # polars' CSV splitter: one field per line, no quoting
+                return pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None, schema={"t": pl.String})["t"].fill_null("")
             text = pl.Series([buf[:-1]], dtype=pl.Binary).cast(pl.String)
         except pl.exceptions.ComputeError:
             return None
         s = text.str.split("\n").explode()
-        if b"\r" in buf:  # "\r\n" line ends
+        if b"\r\n" in buf:  # "\r\n" line ends
             s = s.str.strip_suffix("\r")
         return s
 
