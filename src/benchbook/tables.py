@@ -14,7 +14,9 @@ import pandas as pd
 @dataclass(frozen=True)
 class Column:
     name: str
-    dtype: str  # pandas dtype: "string", "Int64", "float64", "boolean", "object"
+    # pandas dtype: "string", "category" (text repeated on many rows of a log, stored once),
+    # "Int64", "float64", "boolean", "object"
+    dtype: str
     doc: str
     required: bool = False
 
@@ -105,12 +107,12 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
     ),
     # One row per periodic engine stats line of a vLLM server log (a 10-second window).
     "windows": _cols(
-        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("source_file", "category", "raw log, relative to the data folder", True),
         ("line", "Int64", "line number in the log (1-based)", True),
         ("time", "string", "timestamp as printed (MM-DD HH:MM:SS; no year)", True),
         ("timestamp", "datetime64[ns]", "timestamp with the year from the manifest's date, if known"),
-        ("process", "string", "process tag, e.g. APIServer, EngineCore_DP0"),
-        ("engine", "string", "engine index ('000') or 'aggregated'"),
+        ("process", "category", "process tag, e.g. APIServer, EngineCore_DP0"),
+        ("engine", "category", "engine index ('000') or 'aggregated'"),
         ("prompt_tps", "float64", "average prompt throughput over the window, tokens/s", True),
         ("generation_tps", "float64", "average generation throughput over the window, tokens/s", True),
         ("running", "Int64", "requests running", True),
@@ -120,17 +122,17 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("deferred", "Int64", "deferred requests (0.20+)"),
         ("kv_usage", "float64", "KV cache usage, fraction 0-1 (the log prints a percent)"),
         ("prefix_hit_rate", "float64", "prefix cache hit rate, fraction 0-1"),
-        ("log_format", "string", "which template matched: v1-0.10, v1-0.12, v1-0.20, v1-0.33, v0"),
+        ("log_format", "category", "which template matched: v1-0.10, v1-0.12, v1-0.20, v1-0.33, v0"),
     ),
     # One row per uvicorn access line (a completed HTTP request).
     "access": _cols(
-        ("source_file", "string", "raw log, relative to the data folder", True),
+        ("source_file", "category", "raw log, relative to the data folder", True),
         ("line", "Int64", "line number in the log", True),
-        ("method", "string", "HTTP method", True),
-        ("path", "string", "request path, e.g. /v1/chat/completions", True),
+        ("method", "category", "HTTP method", True),
+        ("path", "category", "request path, e.g. /v1/chat/completions", True),
         ("status", "Int64", "HTTP status code", True),
-        ("client", "string", "client address (redacted when private)"),
-        ("window_time", "string", "time of the next stats line: access lines carry no timestamp"),
+        ("client", "category", "client address (redacted when private)"),
+        ("window_time", "category", "time of the next stats line: access lines carry no timestamp"),
         ("window_line", "Int64", "line of that stats line"),
     ),
     # Speculative decoding: a `SpecDecoding metrics:` log line, or counters from /metrics.

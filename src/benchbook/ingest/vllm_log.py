@@ -275,7 +275,7 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
 def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
-                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME)
+                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED)
 
 
 def _chunks(path: Path):
@@ -592,8 +592,8 @@ class _State:
             raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
         merged = self._merge_v0_prefix(raw)
         self.reasons[ORPHAN_V0_PREFIX] += len(self.v0_prefix) - merged
-        cols = {"line": raw["line"], "time": _strs(raw["time"]), "process": _strs(raw["proc"]),
-                "engine": _strs(raw["engine"]), "log_format": raw.get("log_format"),
+        cols = {"line": raw["line"], "time": _strs(raw["time"]), "process": raw["proc"],
+                "engine": raw["engine"], "log_format": raw.get("log_format"),
                 "prompt_tps": raw["prompt_tps"], "generation_tps": raw["generation_tps"],
                 "kv_usage": raw["kv_usage"] / 100, "prefix_hit_rate": raw["prefix_hit_rate"] / 100}
         for name in ("running", "waiting", "swapped", "preemptions", "deferred"):
@@ -638,15 +638,18 @@ class _State:
             self.reasons[BAD_ACCESS] += int((~keep).sum())
             lines, codes = lines[keep], codes[keep]
             parsed = [p or ("", "", 0, "") for p in parsed]
-        method, path, client = (np.array([p[k] for p in parsed], dtype=object) for k in (0, 1, 3))
         status = np.array([p[2] for p in parsed], dtype=np.int64)
         # an access line has no time: it belongs to the next stats line (the window it ends in)
         wlines = windows["line"].to_numpy(dtype=np.int64)
         nxt = np.searchsorted(wlines, lines, side="right")
-        wtime = np.append(windows["time"].to_numpy(dtype=object, na_value=None), None)
-        cols = {"line": _ints(lines), "method": method[codes], "path": path[codes],
-                "status": _ints(status[codes]), "client": client[codes], "window_time": wtime[nxt],
+        wtime = pd.Categorical(windows["time"])
+        cols = {"line": _ints(lines), "status": _ints(status[codes]),
+                "window_time": pd.Categorical.from_codes(np.append(wtime.codes, -1)[nxt], wtime.categories),
                 "window_line": pd.arrays.IntegerArray(np.append(wlines, 0)[nxt], nxt == len(wlines))}
+        del nxt
+        for name, k in (("method", 0), ("path", 1), ("client", 3)):  # one code per row, text once
+            per_key = pd.Categorical([p[k] for p in parsed])
+            cols[name] = pd.Categorical.from_codes(per_key.codes[codes], per_key.categories)
         return _frame("access", cols, len(lines), self.source)
 
     def _spec_table(self) -> pd.DataFrame:
@@ -767,6 +770,16 @@ def _strs(values: np.ndarray) -> np.ndarray:
     return text[codes]
 
 
+def _categories(values: np.ndarray) -> pd.Categorical:
+    """Compact bytes -> categorical of str (each distinct text stored once); b"" -> missing."""
+    uniques, codes = np.unique(values, return_inverse=True)
+    text = [v.decode("utf-8", "replace") for v in uniques.tolist()]
+    index = {}  # decoding with replacements can make two byte strings one text
+    remap = np.array([-1 if not v else index.setdefault(t, len(index)) for v, t in zip(uniques.tolist(), text)],
+                     dtype=np.int32)
+    return pd.Categorical.from_codes(remap[codes.reshape(-1)], list(index))
+
+
 def _ints(values: np.ndarray) -> pd.arrays.IntegerArray:
     """float (NaN = missing) or int array -> nullable Int64."""
     if values.dtype.kind == "f":
@@ -837,8 +850,13 @@ def _frame(table: str, cols: dict, n: int, source: str) -> pd.DataFrame:
     for col in specs:
         values = source if col.name == "source_file" else cols.get(col.name)
         if isinstance(values, str):
-            values, text = np.empty(n, dtype=object), values
-            values.fill(text)  # np.full is several times slower for objects
+            if col.dtype == "category":
+                values = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [values])
+            else:
+                values, text = np.empty(n, dtype=object), values
+                values.fill(text)  # np.full is several times slower for objects
+        if col.dtype == "category" and isinstance(values, np.ndarray) and values.dtype.kind == "S":
+            values = _categories(values)
         if values is None:
             out[col.name] = pd.Series(index=index, dtype=col.dtype)
         elif col.dtype == "string" and _PYTHON_STRINGS and isinstance(values, np.ndarray):

@@ -84,10 +84,11 @@ class Scanner:
     """Compiled-once expressions for one chunk at a time (thread-safe: no state)."""
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
-                 host_name: bytes):
+                 host_name: bytes, text: set[str], printed: set[str]):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
+        self.text, self.printed = text, printed  # fields kept as text; fields whose presence counts
         # `file.py:N] `: where vLLM's header ends and the message starts
         self.anchor = r"\.py:[0-9]+\]" + to_rust(esc) + " "
         self.kind_rx = {kind: self.anchor + "(?:" + to_rust(p) + ")" for kind, p in kinds.items()}
@@ -125,54 +126,42 @@ class Scanner:
         s = self.lines(buf)
         if s is None:
             return None
-        t = pl.col("t")
-        df = pl.DataFrame({"t": s}).with_row_index("i")
+        t, c = pl.col("t"), pl.col
         has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
-        stats = has("Avg prompt throughput")
-        spec = (has("SpecDecoding metrics") | has("Draft acceptance rate")) & ~stats
-        v0prefix = has("Prefix cache hit rate: GPU") & ~stats
-        df = df.with_columns(
-            stats.alias("stats"), spec.alias("spec"), v0prefix.alias("v0prefix"),
-            t.str.contains(self.anchor).alias("header"), has("INFO").alias("info"))
-        c = pl.col
-        df = df.with_columns(
-            (c("spec") & t.str.contains(self.kind_rx["spec"])).alias("spec"),
-            (c("v0prefix") & ~c("spec") & t.str.contains(self.kind_rx["v0prefix"])).alias("v0prefix"),
-            (c("header") & ~c("stats") & ~c("spec") & t.str.contains(self.kind_rx["boot"])).alias("boot"),
+        lf = pl.DataFrame({"t": s}).lazy().with_row_index("i").with_columns(
+            has("Avg prompt throughput").alias("stats"), t.str.contains(self.anchor).alias("header"),
+            (has("SpecDecoding metrics") | has("Draft acceptance rate")).alias("spec"),
+            has("Prefix cache hit rate: GPU").alias("v0prefix"), has("INFO").alias("info"))
+        lf = lf.with_columns(
+            (c("spec") & ~c("stats") & t.str.contains(self.kind_rx["spec"])).alias("spec"),
             (c("info") & t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:")).alias("access"))
-        df = df.with_columns((c("boot") & ~c("v0prefix")).alias("boot"))
-        counts = df.select((c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & ~c("boot")).sum())
-        out = ChunkScan(lines=len(s), header_lines=int(counts.item()))
-
-        def parse(flag: str, rx: str):
-            pos = t.str.find(self.anchor)
-            raw = t.cast(pl.Binary)
-            return df.lazy().filter(c(flag)).select(
-                "i", "t",
-                raw.bin.slice(0, pos).cast(pl.String).str.extract_groups(self.head_rx).alias("h"),
-                raw.bin.slice(0, pos).cast(pl.String).alias("head"),
-                raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
-
-        start = t.str.find("INFO", literal=True)
-
-        key = t.cast(pl.Binary).bin.slice(start).cast(pl.String)
+        lf = lf.with_columns(
+            (c("v0prefix") & ~c("stats") & ~c("spec") & t.str.contains(self.kind_rx["v0prefix"])).alias("v0prefix"))
+        lf = lf.with_columns(
+            (c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & t.str.contains(self.kind_rx["boot"]))
+            .alias("boot"))
+        key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
         if b"\x1b" in buf:
             key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
-        lazy = [parse("stats", self.stats_rx), parse("spec", self.spec_rx),
-                df.lazy().filter(c("access")).select("i", key.str.replace(self.access_cut, "${1}").alias("k")),
-                df.lazy().filter(c("v0prefix") | c("boot")).select("i", "t", "v0prefix")]
-        st, sp, ac, few = pl.collect_all(lazy)
-        out.stats, slow_stats = self._rows(st, self.stats_names, first_line)
-        out.spec, slow_spec = self._rows(sp, self.spec_names, first_line)
+        count, st, sp, ac, few = pl.collect_all([
+            lf.select((c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & ~c("boot")).sum()),
+            self._parse(lf.filter(c("stats")), self.stats_rx, self.stats_names),
+            self._parse(lf.filter(c("spec")), self.spec_rx, self.spec_names),
+            lf.filter(c("access")).select("i", key.str.replace(self.access_cut, "${1}").alias("k")),
+            lf.filter(c("v0prefix") | c("boot")).select("i", "t", "v0prefix"),
+        ])
+        out = ChunkScan(lines=len(s), header_lines=int(count.item()))
+        out.stats, slow_stats = self._columns(st, self.stats_names, first_line)
+        out.spec, slow_spec = self._columns(sp, self.spec_names, first_line)
         if out.spec is not None:
             first, last = out.spec.pop("_rate_first_set"), out.spec.pop("_rate_last_set")
             one = first != last
             if not one.all():
                 out.spec_two_rates = int((~one).sum())
                 out.spec = {k: v[one] for k, v in out.spec.items()}
+        v0 = few["v0prefix"]
         out.slow = {"stats": slow_stats, "spec": slow_spec,
-                    "v0prefix": self._slow_lines(few.filter(c("v0prefix")), first_line),
-                    "boot": self._slow_lines(few.filter(~c("v0prefix")), first_line)}
+                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
         if len(ac):
             codes, uniques = _factorize(ac["k"])
             out.access_lines = ac["i"].to_numpy().astype(np.int64) + first_line
@@ -180,45 +169,54 @@ class Scanner:
             out.access_keys = [k.encode() for k in uniques]
         return out
 
-    @staticmethod
-    def _slow_lines(df, first_line: int) -> list[tuple[int, bytes]]:
-        return [(i + first_line, text.encode()) for i, text in zip(df["i"].to_list(), df["t"].to_list())]
-
-    def _rows(self, df, names: list[str], first_line: int):
-        """Column arrays of the lines the strict template matched (as vllm_log._Rows gives
-        them) and the other lines as (number, bytes)."""
+    def _parse(self, lf, rx: str, names: list[str]):
+        """The plan that parses candidate lines: header by position, message by `rx`,
+        numbers as floats, `ok` where both matched."""
         pl = self.pl
+        t, c = pl.col("t"), pl.col
+        raw = t.cast(pl.Binary)
+        pos = t.str.find(self.anchor)
+        head = raw.bin.slice(0, pos).cast(pl.String)
+        text = [n for n in names if n in self.text]
+        return (lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                          raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
+                .unnest("h", "m")
+                .with_columns(
+                    (c("time").is_not_null() & c("site_tail").is_not_null()).alias("ok"),
+                    c("head").str.slice(0, c("head").str.len_chars() - c("site_head").str.len_chars() - 16)
+                    .str.extract(self.proc_rx, 1).alias("proc"),
+                    (c("site_head") + c("site_tail") + " ").alias("site"),
+                    *[c(n).is_not_null().alias(f"{n}_printed") for n in names if n in self.printed],
+                    *[c(n).is_not_null().alias(f"_{n}_set") for n in ("rate_first", "rate_last") if n in names],
+                    *[c(n).cast(pl.Float64) for n in names if n not in text]))
+
+    def _columns(self, df, names: list[str], first_line: int):
+        """Column arrays of the rows the strict template matched (as vllm_log._Rows gives
+        them) and the other lines as (number, bytes)."""
         if not len(df):
             return None, []
-        df = df.with_columns(pl.col("m").struct.unnest(), pl.col("h").struct.unnest())
-        ok = pl.col("time").is_not_null() & pl.col("site_tail").is_not_null()
-        slow = self._slow_lines(df.filter(~ok), first_line)
+        ok = df["ok"]
+        slow = _lines(df.filter(~ok), first_line)
         m = df.filter(ok)
         n = len(m)
         if not n:
             return None, slow
-        head = m["head"]
-        procs = head.str.slice(0, head.str.len_chars() - m["site_head"].str.len_chars() - 16) \
-            .str.extract(self.proc_rx, 1)
-        from .vllm_log import _PRINTED, _TEXT  # the byte path's column conventions
-
         cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line,
-                "time": _bytes(m["time"], "S14"), "proc": _bytes(procs),
-                "site": _bytes(m["site_head"] + m["site_tail"] + " ")}
+                "time": _bytes(m["time"], "S14"), "proc": _bytes(m["proc"]), "site": _bytes(m["site"])}
+        for name in m.columns:
+            if name.endswith("_set") or name.endswith("_printed"):
+                cols[name] = m[name].to_numpy()
         for name in names:
             col = m[name]
-            absent = col.null_count()
-            if name in _PRINTED:
-                cols[name + "_printed"] = col.is_not_null().to_numpy()
-            if name in ("rate_first", "rate_last"):
-                cols[f"_{name}_set"] = col.is_not_null().to_numpy()
-            if absent == n:
+            if col.null_count() == n:  # not printed in this chunk: vllm_log fills it in
                 continue
-            if name in _TEXT:
-                cols[name] = _bytes(col)
-            else:
-                cols[name] = col.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+            cols[name] = _bytes(col) if name in self.text else col.to_numpy()
         return cols, slow
+
+
+def _lines(df, first_line: int) -> list[tuple[int, bytes]]:
+    """(line number, bytes) of the rows of a frame with the index `i` and the text `t`."""
+    return [(i + first_line, text.encode()) for i, text in zip(df["i"].to_list(), df["t"].to_list())]
 
 
 def _bytes(col, dtype=bytes) -> np.ndarray:
