@@ -155,11 +155,13 @@ def test_registry_redacts_every_text_column_a_reader_forgets():
     result.tables["t"] = pd.DataFrame({
         "run_id": ["r:gpu-node-7.corp"], "note": pd.array([CASES["env-secret"][0]], dtype="string"),
         "obj": [CASES["password-arg"][0]], "n": [1.5],
+        "cat": pd.Categorical([CASES["api-key"][0]]),
     })
     result.ignore("bad value " + PLANT["github-token"])
     out = ingest._redacted(result)
     text = cells(out)
     assert PLANT["env-secret"] not in text and PLANT["password-arg"] not in text and PLANT["github-token"] not in text
+    assert PLANT["api-key"] not in text and isinstance(out.tables["t"]["cat"].dtype, pd.CategoricalDtype)
     assert out.tables["t"]["run_id"].iloc[0] == "r:gpu-node-7.corp"  # identity columns are not rewritten
     assert out.ignored == 1 and sum(out.reasons.values()) == 1
 

@@ -18,6 +18,7 @@ from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pandas as pd
 
 from .errors import IngestError
@@ -109,7 +110,15 @@ def _redacted(result: IngestResult) -> IngestResult:
 
     for name, df in result.tables.items():
         for col in df.columns:
-            if col in _NOT_REDACTED or not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+            if col in _NOT_REDACTED:
+                continue
+            if isinstance(df[col].dtype, pd.CategoricalDtype):  # text stored once: redact the categories
+                redacted = _redacted_categories(df[col])
+                if redacted is not None:
+                    df = df.copy() if df is result.tables[name] else df
+                    df[col] = redacted
+                continue
+            if not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
                 continue
             values = [v for v in df[col].dropna().unique() if isinstance(v, str)]
             if not values or not has_secret("\n".join(values)):
@@ -126,6 +135,21 @@ def _redacted(result: IngestResult) -> IngestResult:
             reasons[redact(reason)] += n
         result.reasons = reasons
     return result
+
+
+def _redacted_categories(values: pd.Series) -> pd.Categorical | None:
+    """A categorical column with its text categories redacted (two categories may become
+    one), or None when none holds a secret."""
+    from ..redact import has_secret, redact
+
+    cats = values.cat.categories
+    text = [c for c in cats if isinstance(c, str)]
+    if not text or not has_secret("\n".join(text)):
+        return None
+    new = [redact(c) if isinstance(c, str) else c for c in cats]
+    index: dict = {}
+    remap = np.array([index.setdefault(c, len(index)) for c in new] + [-1], dtype=np.int64)
+    return pd.Categorical.from_codes(remap[values.cat.codes.to_numpy()], list(index))
 
 
 def _first_bad_byte(path: Path, exc: UnicodeDecodeError) -> int:
