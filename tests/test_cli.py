@@ -76,3 +76,45 @@ def test_list_names_every_chapter(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(["list"]) == 0
     assert "h100-dense-vs-moe-mtp" in capsys.readouterr().out
+
+
+def _generated_log(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("log_ingest", ROOT / "benchmarks" / "log_ingest.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.ensure_inputs(tmp_path, 0.3, seed=5)[0]
+
+
+def test_ingest_streams_a_server_log_in_batches(tmp_path, capsys, monkeypatch):
+    """A log is written batch by batch; the CSV is the same as from the whole table."""
+    from benchbook import ingest
+    from benchbook.ingest import vllm_log
+
+    log = _generated_log(tmp_path)
+    whole = ingest.read(log)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 10_000)
+    for table in ("windows", "access"):
+        out = tmp_path / f"{table}.csv"
+        assert main(["ingest", str(log), "--table", table, "--out", str(out), "--batch-rows", "100"]) == 0
+        printed = capsys.readouterr().out
+        assert printed.count("lines read") == 1 and whole.summary() in printed
+        got = pd.read_csv(out)
+        want = pd.read_csv(__import__("io").StringIO(whole.tables[table].to_csv(index=False)))
+        pd.testing.assert_frame_equal(got[list(want.columns)], want)
+        assert len(got) == len(whole.tables[table]) > 100
+
+
+def test_ingest_refuses_columns_the_csv_cannot_hold(tmp_path):
+    """A later batch with a filled column the CSV's header lacks is an error naming the
+    file, not a silent drop; an empty one is left out, a missing one left empty."""
+    import pytest
+
+    from benchbook.cli import _in_columns
+    from benchbook.ingest import IngestError
+
+    header = ["a", "b"]
+    assert _in_columns(Path("f.log"), pd.DataFrame({"a": [1], "c": [None]}), header).columns.tolist() == header
+    with pytest.raises(IngestError, match=r"f\.log.*\['c'\]"):
+        _in_columns(Path("f.log"), pd.DataFrame({"a": [1], "c": ["x"]}), header)

@@ -583,3 +583,60 @@ def test_columnar_and_byte_paths_agree_on_shipped_and_generated_logs(tmp_path, m
     monkeypatch.setattr(vllm_log, "COLUMNAR", False)
     for p in paths:
         assert_same(columnar[p], vllm_log.read(p))
+
+
+# ---------------------------------------------------------------- streaming in batches
+
+
+def joined(batches: list[dict], name: str, whole: pd.DataFrame) -> pd.DataFrame:
+    """One table from the batches, repeated text as plain objects (categories differ per
+    batch), in the columns of `whole`: the optional columns it lacks are empty in every batch."""
+    assert len({tuple(b[name].columns) for b in batches}) == 1  # every batch has the same columns
+    frames = [b[name] for b in batches if len(b[name])] or [batches[-1][name]]
+    out = pd.concat([as_objects(f) for f in frames], ignore_index=True)
+    extra = [c for c in out.columns if c not in whole.columns]
+    if "kv_device" in extra:  # printed on every V1 line; `read` keeps it only when not all GPU
+        assert set(out.pop("kv_device").dropna()) <= {"GPU"}
+        extra.remove("kv_device")
+    assert out[extra].isna().all().all()
+    return out[list(whole.columns)]
+
+
+def as_objects(df: pd.DataFrame) -> pd.DataFrame:
+    return df.astype({c: object for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)})
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 50])
+def test_batches_join_to_the_whole_file(tmp_path, monkeypatch, batch_rows):
+    """Each row in exactly one batch, access lines keep a window that comes in a later batch,
+    V0 prefix-cache lines stay with their window, and the counts are the whole file's."""
+    v0, v0_prefix = VARIANTS[-2][1], ("INFO 08-07 13:50:00 metrics.py:396] Prefix cache hit rate: GPU: 12.50%, "
+                                      "CPU: 0.00%")
+    lines = (mixed_log() + [v0, v0_prefix, REAL_ACCESS, REAL_ACCESS]) * 4 + [REAL_ACCESS]
+    path = write(tmp_path, lines)
+    whole = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 600)  # batches are cut between chunks
+    log = vllm_log.LogStream(path, batch_rows=batch_rows)
+    batches = list(log)
+    assert len(batches) > (2 if batch_rows < 50 else 1)
+    for name in vllm_log.TABLES:
+        got = joined(batches, name, whole.tables[name])
+        pd.testing.assert_frame_equal(got, as_objects(whole.tables[name]), check_dtype=False)
+        assert log.result.rows[name] == len(whole.tables[name])
+    assert (log.result.read, log.result.ignored, log.result.reasons) == (whole.read, whole.ignored, whole.reasons)
+    assert whole.tables["access"]["window_line"].isna().sum() == 3  # the access lines after the last window
+    assert log.result.summary() == whole.summary()
+
+
+def test_batches_of_a_generated_log(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("log_ingest", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    plain_path, _ = bench.ensure_inputs(tmp_path, 0.5, seed=3)
+    whole = vllm_log.read(plain_path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 20_000)
+    batches = list(vllm_log.LogStream(plain_path, batch_rows=300))
+    assert len(batches) > 5
+    for name in vllm_log.TABLES:
+        got = joined(batches, name, whole.tables[name])
+        pd.testing.assert_frame_equal(got, as_objects(whole.tables[name]), check_dtype=False)

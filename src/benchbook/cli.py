@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True, help="CSV file to write")
     s.add_argument("--table", help="which table, when the files yield several (e.g. runs, requests)")
     s.add_argument("--format", help="skip detection and use this format")
+    s.add_argument("--batch-rows", type=int, default=200_000,
+                   help="rows per batch when streaming a server log (memory grows with it; default 200000)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("validate", help="check a study folder (manifest, files, checksums)")
@@ -124,24 +126,46 @@ def cmd_build(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    frames = []
-    for path in args.files:
-        result = ingest.read(path, fmt=args.format)
-        print(result.summary())
-        names = list(result.tables)
-        table = args.table or (names[0] if len(names) == 1 else None)
-        if table is None:
-            raise IngestError(path, None, f"yields several tables ({', '.join(names)}); choose one with --table")
-        if table not in result.tables:
-            raise IngestError(path, None, f"has no table {table!r}; it yields: {', '.join(names)}")
-        frames.append(result.tables[table])
-    import pandas as pd
-
-    out = pd.concat(frames, ignore_index=True)
+    """Write one table of the files as one CSV, batch by batch: a server log of any size
+    is streamed, so the memory does not grow with it."""
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(args.out, index=False)
-    print(f"wrote {len(out)} rows to {args.out}")
+    header: list[str] | None = None
+    written = 0
+    with open(args.out, "w", encoding="utf-8", newline="") as fh:
+        for path in args.files:
+            batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
+            for tables in batches:
+                table = _ingest_table(path, tables, args.table)
+                df = tables[table]
+                if header is None:
+                    header = list(df.columns)
+                    fh.write(",".join(header) + "\n")
+                df = _in_columns(path, df, header)
+                df.to_csv(fh, index=False, header=False)
+                written += len(df)
+            print(batches.result.summary())
+    print(f"wrote {written} rows to {args.out}")
     return 0
+
+
+def _ingest_table(path: Path, tables: dict, wanted: str | None) -> str:
+    names = list(tables)
+    table = wanted or (names[0] if len(names) == 1 else None)
+    if table is None:
+        raise IngestError(path, None, f"yields several tables ({', '.join(names)}); choose one with --table")
+    if table not in tables:
+        raise IngestError(path, None, f"has no table {table!r}; it yields: {', '.join(names)}")
+    return table
+
+
+def _in_columns(path: Path, df, header: list[str]):
+    """`df` in the CSV's columns: those it lacks are empty; one it has beyond them is an
+    error unless empty (a CSV's header cannot grow once written)."""
+    extra = [c for c in df.columns if c not in header]
+    if extra and df[extra].notna().any().any():
+        raise IngestError(path, None, f"has column(s) {extra} with values that the CSV begun from the files "
+                          f"before it lacks ({', '.join(header)}); write it to a CSV of its own")
+    return df.reindex(columns=header)
 
 
 def cmd_validate(args) -> int:

@@ -100,6 +100,32 @@ def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = N
     return _redacted(result)
 
 
+class Batches:
+    """A raw file's tables in batches, for files too big to hold as tables: a reader that
+    can stream (the vLLM server log) gives batches of about `batch_rows` rows; any other
+    gives its tables as one batch. Each batch is redacted like `read`'s tables. After the
+    loop, `result` holds the counts and reasons for the whole file (and no tables)."""
+
+    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000):
+        self.path, self.fmt, self.batch_rows = Path(path), fmt, batch_rows
+        self.result: IngestResult | None = None
+
+    def __iter__(self):
+        mod = readers()[self.fmt] if self.fmt in readers() else None
+        if mod is None and self.fmt is None:
+            mod = detect(self.path)
+        if mod is None or not hasattr(mod, "LogStream"):
+            res = read(self.path, fmt=self.fmt)
+            tables, res.tables = res.tables, {}
+            self.result = res
+            yield tables
+            return
+        stream = mod.LogStream(self.path, batch_rows=self.batch_rows)
+        for tables in stream:
+            yield _redacted(IngestResult(path=str(self.path), format=mod.FORMAT, tables=tables)).tables
+        self.result = _redacted(stream.result)
+
+
 # Identity columns are left alone: they join tables and name files, and hold no free text.
 _NOT_REDACTED = {"run_id", "source_file", "format"}
 

@@ -43,6 +43,7 @@ import gc
 import re
 from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -223,14 +224,18 @@ def sniff(head: str, path=None) -> bool:
 # ---------------------------------------------------------------- reading
 
 
+@dataclass
 class LogIngestResult(IngestResult):
-    """An IngestResult whose summary speaks of lines and windows."""
+    """An IngestResult whose summary speaks of lines and windows; `rows` counts the rows
+    per table (also when the tables were taken in batches by LogStream)."""
+
+    rows: Counter = field(default_factory=Counter)
 
     def summary(self) -> str:
-        windows = len(self.tables.get("windows", ()))
-        text = (f"{self.path} [{self.format}]: {self.read} lines read, {windows} windows found, "
+        rows = self.rows or Counter({name: len(df) for name, df in self.tables.items()})
+        text = (f"{self.path} [{self.format}]: {self.read} lines read, {rows['windows']} windows found, "
                 f"{self.ignored} lines ignored")
-        rows = ", ".join(f"{name} {len(df)}" for name, df in self.tables.items())
+        rows = ", ".join(f"{name} {n}" for name, n in rows.items())
         if rows:
             text += f" -> rows: {rows}"
         if self.reasons:
@@ -243,32 +248,74 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     """Read one vLLM server log (plain or .gz) into windows, access, spec_decode and boot.
 
     `run_prefix` is accepted for the reader interface; log rows carry no run id."""
-    path = Path(path)
-    if not path.is_file():
-        raise IngestError(path, None, "file not found; expected a vLLM server log")
-    state = _State(str(path))
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
-    try:
-        with ThreadPoolExecutor(WORKERS) as pool:
-            pending: deque = deque()  # (chunk, its columnar scan) in file order
-            first = 1
-            for buf, partial in _chunks(path):
-                if partial or not COLUMNAR:  # a cut-off last line: the byte path decides
-                    while pending:
-                        state.merge(*pending.popleft())
-                    state.scan(buf, partial)
-                    continue
-                pending.append((buf, pool.submit(_scanner().scan, buf, first)))
-                first += buf.count(b"\n")
-                while len(pending) > WORKERS:  # bounded: the memory does not grow with the file
+    log = LogStream(path, batch_rows=None)
+    for tables in log:  # one batch: the whole file
+        pass
+    log.result.tables = tables
+    log.result.rows = Counter()  # the tables say it
+    return log.result
+
+
+class LogStream:
+    """A log's tables in batches of about `batch_rows` rows, in line order, for logs too big
+    to hold as tables (the memory stays bounded whatever the file size).
+
+    Iterate to get dicts of the four tables; each row comes in exactly one batch, and an
+    access line's window may be in a later batch (its `window_line` and `window_time` are
+    set all the same). Every batch has the same columns: the optional ones too, empty
+    where not printed. Batches end between chunks, so one can hold a chunk's rows more
+    than `batch_rows`. After the loop, `result` holds the whole file's counts (`read`,
+    `ignored`, `reasons`, and row counts per table in `rows`) with no tables. With
+    `batch_rows=None` the only batch is the whole file (that is `read`).
+    """
+
+    def __init__(self, path: Path, batch_rows: int | None = 200_000):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise IngestError(self.path, None, "file not found; expected a vLLM server log")
+        self.batch_rows = batch_rows
+        self.result: LogIngestResult | None = None
+        self.rows: Counter = Counter()
+
+    def __iter__(self):
+        state = _State(str(self.path), all_columns=self.batch_rows is not None)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
+        try:
+            for _ in _scan_file(self.path, state):
+                if (self.batch_rows and state.last_window is not None
+                        and state.pending_rows() >= self.batch_rows):
+                    yield self._counted(state.take(state.last_window))
+            yield self._counted(state.take(None))
+            self.result = state.counts(self.rows)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _counted(self, tables: dict) -> dict:
+        for name, df in tables.items():
+            self.rows[name] += len(df)
+        return tables
+
+
+def _scan_file(path: Path, state: _State):
+    """Feed the file's chunks to `state` in order (two scanned at once); yields after each."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+        pending: deque = deque()  # (chunk, its columnar scan) in file order
+        for buf, partial in _chunks(path):
+            if partial or not COLUMNAR:  # a cut-off last line: the byte path decides
+                while pending:
                     state.merge(*pending.popleft())
-            while pending:
+                state.scan(buf, partial)
+                yield
+                continue
+            pending.append((buf, pool.submit(_scanner().scan, buf)))
+            while len(pending) > WORKERS:  # bounded: the memory does not grow with the file
                 state.merge(*pending.popleft())
-        return state.result()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+                yield
+        while pending:
+            state.merge(*pending.popleft())
+            yield
 
 
 @functools.cache
@@ -313,8 +360,9 @@ def _chunks(path: Path):
 class _State:
     """What the chunks gave so far: column arrays per chunk, counts and reasons."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, all_columns: bool = False):
         self.source = source
+        self.all_columns = all_columns  # every optional column in every table, printed or not
         self.lines = 0  # lines of the chunks scanned so far
         self.windows: list[dict] = []  # column arrays, one dict per chunk and template
         self.spec: list[dict] = []
@@ -328,6 +376,9 @@ class _State:
         self.procs: dict[bytes, bytes] = {}  # text before the time -> process name
         self.header_lines = 0  # lines with a vLLM header that are none of the kinds
         self.reasons: Counter = Counter()
+        self.merged = 0  # V0 prefix-cache lines joined to their window (batches taken so far)
+        self.last_window: int | None = None  # line of the latest stats line (batches end before it)
+        self.last_window_time: bytes = b""
 
     def merge(self, buf: bytes, scan: Future) -> None:
         """Add one chunk's columnar scan, parsing the lines it handed back; a chunk that is
@@ -336,15 +387,20 @@ class _State:
         if cs is None:
             self.scan(buf, False)
             return
+        base = self.lines  # the scan numbered the chunk's lines from 1
+        moved = lambda lines: [(n + base, line) for n, line in lines]  # noqa: E731
+        for cols in (cs.stats, cs.spec, cs.access_lines):
+            if cols is not None:
+                (cols["line"] if isinstance(cols, dict) else cols)[:] += base
         if cs.stats is not None:
             self._add_v1(cs.stats)
-        self._stats_slow(cs.slow["stats"])
+        self._stats_slow(moved(cs.slow["stats"]))
         if cs.spec is not None:
             self.spec.append(cs.spec)
         self.reasons[UNKNOWN_SPEC] += cs.spec_two_rates
-        self._spec_slow(cs.slow["spec"], _Rows())
-        self._v0prefix_slow(cs.slow["v0prefix"], [])
-        self._boot_lines(cs.slow["boot"])
+        self._spec_slow(moved(cs.slow["spec"]), _Rows())
+        self._v0prefix_slow(moved(cs.slow["v0prefix"]), [])
+        self._boot_lines(moved(cs.slow["boot"]))
         if cs.access_lines is not None:
             coloured = b"INFO\x1b[" in buf
             keys = [self._access_key(k, coloured) for k in cs.access_keys]
@@ -355,6 +411,18 @@ class _State:
             self.access_codes.append(codes[keep])
         self.header_lines += cs.header_lines
         self.lines += cs.lines
+
+    def _add_windows(self, cols: dict) -> None:
+        """Keep one template's stats rows of a chunk; note the latest window."""
+        self.windows.append(cols)
+        i = int(np.argmax(cols["line"]))
+        if self.last_window is None or cols["line"][i] > self.last_window:
+            self.last_window, self.last_window_time = int(cols["line"][i]), bytes(cols["time"][i])
+
+    def pending_rows(self) -> int:
+        """Rows parsed and not yet taken as tables."""
+        return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.boot)
+                + sum(map(len, self.access_lines)))
 
     def _access_key(self, line: bytes, coloured: bool) -> int:
         """The code of the (host, request, status) an access-line key holds; -1 when the
@@ -479,14 +547,14 @@ class _State:
         if v0.numbers:
             cols = v0.columns(_V0_FIELDS)
             cols["log_format"] = np.full(len(cols["line"]), "v0", dtype=object)
-            self.windows.append(cols)
+            self._add_windows(cols)
 
     def _add_v1(self, cols: dict) -> None:
         """V1 stats rows as column arrays: engine index or "aggregated", template."""
         engine, engines = cols.get("engine", np.full(len(cols["line"]), b"")), cols.pop("engines", None)
         cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
         cols["log_format"] = _v1_format(cols)
-        self.windows.append(cols)
+        self._add_windows(cols)
 
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
         (numbers, matches, _, procs, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
@@ -566,14 +634,25 @@ class _State:
 
     # -- the tables
 
-    def result(self) -> IngestResult:
-        res = LogIngestResult(path=self.source, format=FORMAT)
+    def take(self, cutoff: int | None) -> dict[str, pd.DataFrame]:
+        """The tables of the rows before line `cutoff` (all when None), removed from the state.
+
+        A batch ends just before a stats line, so the access lines of the batch know their
+        window, and a V0 prefix-cache line (printed after its stats line) stays with it."""
+        keep = _Later(self, cutoff)
         windows, merged = self._windows_table()
-        res.tables = {"windows": windows, "access": self._access_table(windows),
-                      "spec_decode": self._spec_table(), "boot": self._boot_table()}
+        self.merged += merged
+        tables = {"windows": windows, "access": self._access_table(windows, keep.window),
+                  "spec_decode": self._spec_table(), "boot": self._boot_table()}
+        keep.restore(self)
+        return tables
+
+    def counts(self, rows: Counter) -> LogIngestResult:
+        """The whole file's counts, once every row was taken: `rows` per table."""
+        res = LogIngestResult(path=self.source, format=FORMAT, rows=rows)
         res.read = self.lines
-        used = sum(len(res.tables[t]) for t in ("windows", "access", "spec_decode"))
-        ignored = self.lines - used - self.boot_lines - merged
+        used = sum(rows[t] for t in ("windows", "access", "spec_decode"))
+        ignored = self.lines - used - self.boot_lines - self.merged
         reasons = Counter({r: n for r, n in self.reasons.items() if n})
         specific = sum(reasons.values())
         other = max(0, min(self.header_lines, ignored - specific))
@@ -598,14 +677,15 @@ class _State:
                 "kv_usage": raw["kv_usage"] / 100, "prefix_hit_rate": raw["prefix_hit_rate"] / 100}
         for name in ("running", "waiting", "swapped", "preemptions", "deferred"):
             cols[name] = _ints(raw[name])
-        # fields without a schema column: kept only when the log printed them
+        # fields without a schema column: kept only when the log printed them (in every
+        # batch of a LogStream, so that its batches have the same columns)
         for name in ("corrupted", "kv_fetch_waiting", "kv_fetch_in_progress", "kv_fetch_completed"):
-            if not np.isnan(raw[name]).all():
+            if self.all_columns or not np.isnan(raw[name]).all():
                 cols[name] = _ints(raw[name])
         for name in ("external_prefix_hit_rate", "mm_hit_rate", "cpu_kv_usage", "cpu_prefix_hit_rate"):
-            if not np.isnan(raw[name]).all():
+            if self.all_columns or not np.isnan(raw[name]).all():
                 cols[name] = raw[name] / 100
-        if ((raw["device"] != b"") & (raw["device"] != b"GPU")).any():
+        if self.all_columns or ((raw["device"] != b"") & (raw["device"] != b"GPU")).any():
             cols["kv_device"] = _strs(raw["device"])
         return _frame("windows", cols, n, self.source), merged
 
@@ -625,7 +705,9 @@ class _State:
                 merged += 1
         return merged
 
-    def _access_table(self, windows: pd.DataFrame) -> pd.DataFrame:
+    def _access_table(self, windows: pd.DataFrame, later: tuple | None = None) -> pd.DataFrame:
+        """Access rows with the window each ends in: the next stats line, which may be
+        `later` (line, time) when it belongs to the next batch."""
         if not self.access_lines:
             return _frame("access", {}, 0, self.source)
         lines = np.concatenate(self.access_lines)
@@ -641,8 +723,12 @@ class _State:
         status = np.array([p[2] for p in parsed], dtype=np.int64)
         # an access line has no time: it belongs to the next stats line (the window it ends in)
         wlines = windows["line"].to_numpy(dtype=np.int64)
+        wtimes = windows["time"]
+        if later is not None:
+            wlines = np.append(wlines, later[0])
+            wtimes = pd.concat([wtimes, pd.Series([later[1]], dtype=wtimes.dtype)], ignore_index=True)
         nxt = np.searchsorted(wlines, lines, side="right")
-        wtime = pd.Categorical(windows["time"])
+        wtime = pd.Categorical(wtimes)
         cols = {"line": _ints(lines), "status": _ints(status[codes]),
                 "window_time": pd.Categorical.from_codes(np.append(wtime.codes, -1)[nxt], wtime.categories),
                 "window_line": pd.arrays.IntegerArray(np.append(wlines, 0)[nxt], nxt == len(wlines))}
@@ -656,7 +742,8 @@ class _State:
         raw = _concat(self.spec)
         n = len(raw.get("line", ()))
         if not n:
-            return _frame("spec_decode", {}, 0, self.source)
+            return _frame("spec_decode", {"log_format": np.zeros(0, dtype=object)} if self.all_columns else {},
+                          0, self.source)
         for name in _SPEC_FIELDS:  # fields no line printed
             raw.setdefault(name, np.full(n, np.nan))
         first = raw["rate_first_printed"]
@@ -678,7 +765,57 @@ class _State:
         cols = {name: np.array(col, dtype=object) for name, col in zip(names, zip(*self.boot))}
         if self.boot:
             cols["value_num"] = cols["value_num"].astype(np.float64)
+        elif self.all_columns:
+            cols = {name: np.zeros(0, dtype=object) for name in ("time", "process")}
         return _frame("boot", cols, len(self.boot), self.source)
+
+
+class _Later:
+    """The rows at or after a batch's cutoff line, set aside while the batch's tables are
+    built from the state, then put back."""
+
+    def __init__(self, state: _State, cutoff: int | None):
+        self.window = None
+        if cutoff is None:
+            self.windows, self.spec, self.v0_prefix, self.boot, self.access = [], [], [], [], ([], [])
+            return
+        self.windows = _split_parts(state.windows, cutoff)
+        self.spec = _split_parts(state.spec, cutoff)
+        self.v0_prefix = [row for row in state.v0_prefix if row[0] >= cutoff]
+        state.v0_prefix = [row for row in state.v0_prefix if row[0] < cutoff]
+        self.boot = [row for row in state.boot if row[0] >= cutoff]
+        state.boot = [row for row in state.boot if row[0] < cutoff]
+        now, later = ([], []), ([], [])
+        for lines, codes in zip(state.access_lines, state.access_codes):
+            before = lines < cutoff
+            for side, mask in ((now, before), (later, ~before)):
+                if mask.any():
+                    side[0].append(lines[mask])
+                    side[1].append(codes[mask])
+        state.access_lines, state.access_codes = now
+        self.access = later
+        self.window = (cutoff, state.last_window_time.decode("utf-8", "replace"))
+
+    def restore(self, state: _State) -> None:
+        state.windows, state.spec = self.windows, self.spec
+        state.v0_prefix, state.boot = self.v0_prefix, self.boot
+        state.access_lines, state.access_codes = self.access
+
+
+def _split_parts(parts: list[dict], cutoff: int) -> list[dict]:
+    """Keep the rows before `cutoff` in `parts` (in place); return those at or after it."""
+    later, now = [], []
+    for p in parts:
+        before = p["line"] < cutoff
+        if before.all():
+            now.append(p)
+        elif not before.any():
+            later.append(p)
+        else:
+            now.append({k: v[before] for k, v in p.items()})
+            later.append({k: v[~before] for k, v in p.items()})
+    parts[:] = now
+    return later
 
 
 # ---------------------------------------------------------------- helpers

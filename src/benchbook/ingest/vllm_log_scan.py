@@ -120,7 +120,7 @@ class Scanner:
             s = s.str.strip_suffix("\r")
         return s
 
-    def scan(self, buf: bytes, first_line: int) -> ChunkScan | None:
+    def scan(self, buf: bytes, first_line: int = 1) -> ChunkScan | None:
         """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8."""
         pl = self.pl
         s = self.lines(buf)
