@@ -1,6 +1,6 @@
 """Speed of the vLLM server-log reader against `grep -cE` and a naive per-line `re` loop.
 
-Usage: python benchmarks/log_ingest.py [--size-mb 200] [--repeat 3] [--workdir DIR] [--keep]
+Usage: python benchmarks/log_ingest.py [--size-mb 1000] [--repeat 3] [--workdir DIR] [--keep]
 
 Generates a realistic mixed server log deterministically (seeded): start-up blocks of
 several vLLM versions, bursts and idle gaps, 10-second stats lines, SpecDecoding lines,
@@ -8,13 +8,16 @@ uvicorn access lines (completions, health checks, /metrics scrapes), request log
 long prompts in some segments, warnings, tracebacks, tqdm progress lines. Then times,
 each in a fresh subprocess, on the plain file and its .gz copy:
 
-- our reader, `benchbook.ingest.vllm_log.read` (import time excluded);
-- `grep -cE` with a pattern equivalent to the reader's candidate filter (`gzip -dc | grep`
-  for .gz), in the C locale and in the current one;
+- our reader, `benchbook.ingest.vllm_log.read`: whole tables (import time excluded);
+- the same reader streaming, `vllm_log.LogStream`: batches of 200k rows, each dropped once
+  counted, as a consumer that aggregates or writes out the rows would;
+- `grep -cE` (`gzip -dc | grep` for .gz) with two patterns: the fixed phrases the reader
+  looks for (C locale and the current one), and the full templates, which match exactly
+  the lines the reader turns into rows (the table says whether the counts agree);
 - a naive loop: every line through every regex.
 
-and prints time, MB/s (uncompressed), ratio to grep, ratio to the naive loop and the
-peak RSS of the measuring process. Not part of the tests (a tiny smoke run is).
+and prints time, MB/s (uncompressed), the ratios to both greps and to the naive loop, and
+the peak RSS of the measuring process. Not part of the tests (a tiny smoke run is).
 """
 
 from __future__ import annotations
@@ -35,15 +38,32 @@ from pathlib import Path
 
 GENERATOR_VERSION = 4
 
-# What the reader looks for, as one extended regex of fixed strings: the message starts its
-# header scan notes (stats, SpecDecoding, V0 prefix line, start-up facts) and the literal
-# that starts a uvicorn access line.
+# Two `grep -cE` baselines. GREP_PATTERN: the fixed phrases the reader looks for first (a
+# stats line, SpecDecoding, V0 prefix line, start-up facts, the start of a uvicorn access
+# line): grep's fastest case, a literal search, and a lower bound for any parser.
 GREP_PATTERN = (
     r"Avg prompt throughput|SpecDecoding metrics|Draft acceptance rate|Prefix cache hit rate: GPU"
     r"|KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished"
     r"|CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took"
     r"|server version|LLM engine \(v|Resolved architecture|INFO:     "
 )
+
+# GREP_TEMPLATES: the same lines the reader turns into rows, matched by the templates (as
+# POSIX EREs): header, stats fields, SpecDecoding fields, access line, start-up facts. Its
+# count must equal the reader's rows (windows + access + spec_decode + start-up lines); the
+# table says whether it does.
+_N = r"-?([0-9]+(\.[0-9]*)?|nan|inf)"
+_H = r"..-.. ..:..:..( |[.,][0-9]+ )\[?[^] ]+\.py:[0-9]+\] "
+GREP_TEMPLATES = "|".join([
+    _H + r"(Engine [0-9]+|[0-9]+ Engines Aggregated): Avg prompt throughput: " + _N + r" tokens/s, Avg generation "
+    r"throughput: " + _N + r" tokens/s, Running: [0-9]+ reqs, Waiting: [0-9]+ reqs.*KV cache usage: " + _N + "%",
+    _H + r"(Engine [0-9]+: )?SpecDecoding metrics: .*Mean acceptance length: " + _N + r", .*Accepted: [0-9]+ tokens, "
+    r"Drafted: [0-9]+ tokens, Per-position acceptance rate: " + _N + "(, " + _N + ")*",
+    r'INFO:     [^ :]+(:[0-9]+)? - "[A-Z]+ [^"]* HTTP/[0-9.]+" [0-9]{3}',
+    _H + r"(.* KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished|"
+    r"CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took|vLLM (API )?server "
+    r"version|Initializing an? (V1 )?LLM engine|Resolved architecture)",
+])
 
 # ---------------------------------------------------------------- generator
 
@@ -302,13 +322,27 @@ def reader_counts(path: Path) -> dict:
             "spec_decode": len(t["spec_decode"]), "boot_lines": int(t["boot"]["line"].nunique())}
 
 
-def grep_count(path: Path, locale: str) -> dict:
+def stream_counts(path: Path) -> dict:
+    """The same tables in batches (vllm_log.LogStream), each dropped once counted: what a
+    consumer that aggregates or writes out the rows keeps in memory."""
+    from benchbook.ingest import vllm_log
+
+    log = vllm_log.LogStream(path)
+    boot_lines = set()
+    for tables in log:
+        boot_lines.update(tables["boot"]["line"].tolist())
+    rows = log.result.rows
+    return {"lines": log.result.read, "windows": rows["windows"], "access": rows["access"],
+            "spec_decode": rows["spec_decode"], "boot_lines": len(boot_lines)}
+
+
+def grep_count(path: Path, locale: str, pattern: str = GREP_PATTERN) -> dict:
     env = dict(os.environ, LC_ALL=locale) if locale else dict(os.environ)
     q = lambda s: "'" + s.replace("'", "'\\''") + "'"  # noqa: E731
     if path.suffix == ".gz":
-        cmd = f"gzip -dc {q(str(path))} | grep -cE {q(GREP_PATTERN)}"
+        cmd = f"gzip -dc {q(str(path))} | grep -cE {q(pattern)}"
     else:
-        cmd = f"grep -cE {q(GREP_PATTERN)} {q(str(path))}"
+        cmd = f"grep -cE {q(pattern)} {q(str(path))}"
     out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, env=env)
     if out.returncode not in (0, 1):
         raise SystemExit(out.stderr)
@@ -318,13 +352,19 @@ def grep_count(path: Path, locale: str) -> dict:
 def _measure(method: str, path: Path) -> None:
     """Run one method in this (fresh) process and print elapsed seconds and peak RSS."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    if method == "reader":
-        import benchbook.ingest.vllm_log  # noqa: F401  (import time excluded)
+    if method in ("reader", "stream"):
+        import polars  # noqa: F401  (import time excluded: the reader imports it on first use)
+
+        import benchbook.ingest.vllm_log  # noqa: F401
     start, cpu = time.perf_counter(), _cpu()
     if method == "reader":
         counts = reader_counts(path)
+    elif method == "stream":
+        counts = stream_counts(path)
     elif method == "naive":
         counts = naive_counts(path)
+    elif method == "grep-T":
+        counts = grep_count(path, "C", GREP_TEMPLATES)
     else:
         counts = grep_count(path, "C" if method == "grep-C" else "")
     elapsed, cpu = time.perf_counter() - start, _cpu() - cpu
@@ -348,9 +388,12 @@ def run_one(method: str, path: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", "naive")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size-mb", type=float, default=200.0)
+    ap.add_argument("--size-mb", type=float, default=1000.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "benchbook-bench")
@@ -368,7 +411,7 @@ def main() -> None:
     rows = []
     for path in (plain, gz):
         results = {}
-        for method in ("grep-C", "grep", "reader", "naive"):
+        for method in METHODS:
             n = args.naive_repeat if method == "naive" else args.repeat
             runs = [run_one(method, path) for _ in range(n)]
             results[method] = {
@@ -377,23 +420,29 @@ def main() -> None:
                 "rss": max(r["rss_mb"] for r in runs),
                 "counts": runs[0]["counts"],
             }
-        if results["reader"]["counts"] != results["naive"]["counts"]:
-            print(f"WARNING: reader and naive loop disagree on {path.name}: "
-                  f"{results['reader']['counts']} vs {results['naive']['counts']}")
+        counts = results["reader"]["counts"]
+        for other in ("stream", "naive"):
+            if results[other]["counts"] != counts:
+                print(f"WARNING: reader and {other} disagree on {path.name}: {counts} vs {results[other]['counts']}")
+        rows_made = counts["windows"] + counts["access"] + counts["spec_decode"] + counts["boot_lines"]
+        templated = results["grep-T"]["counts"]["matching_lines"]
+        print(f"{path.name}: counts {counts}; grep -cE literals: {results['grep-C']['counts']['matching_lines']} "
+              f"lines; grep -cE templates: {templated} lines "
+              f"({'= the reader' if templated == rows_made else 'WARNING: the reader made'} {rows_made} rows)")
+        base_c, base_t, naive = results["grep-C"], results["grep-T"], results["naive"]
         for method, r in results.items():
-            rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / results["grep-C"]["t"],
-                         r["t"] / results["grep"]["t"], results["naive"]["t"] / r["t"], r["cpu"],
-                         r["cpu"] / results["grep-C"]["cpu"], results["naive"]["cpu"] / r["cpu"], r["rss"]))
-        print(f"{path.name}: counts {results['reader']['counts']}; grep matching lines "
-              f"{results['grep']['counts']['matching_lines']}")
-    print("\nwall = elapsed seconds; cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
-          "grep -cE in the C locale, x/grep in the current locale; naive/x = how many times faster than "
-          "the naive loop")
-    print(f"{'file':26s} {'method':7s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep':>7s} "
-          f"{'naive/x':>7s} {'cpu s':>6s} {'cpu x/grep-C':>12s} {'cpu naive/x':>11s} {'peak RSS MB':>11s}")
-    for name, method, t, mbs, rc, rg, rn, cpu, cc, cn, rss in rows:
-        print(f"{name:26s} {method:7s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rg:7.2f} {rn:7.1f} {cpu:6.2f} "
-              f"{cc:12.2f} {cn:11.1f} {rss:11.0f}")
+            rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / base_c["t"], r["t"] / base_t["t"],
+                         naive["t"] / r["t"], r["cpu"], r["cpu"] / base_c["cpu"], r["cpu"] / base_t["cpu"], r["rss"]))
+    print("\nwall = elapsed seconds, cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to grep -cE with the "
+          "reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates (C locale; the "
+          "same lines the reader turns into rows); naive/x = how many times faster than the per-line loop; "
+          "grep = the phrases in the current locale; reader = vllm_log.read (whole tables), stream = "
+          "vllm_log.LogStream (batches of 200k rows)")
+    print(f"{'file':26s} {'method':7s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "
+          f"{'naive/x':>7s} {'cpu s':>6s} {'cpu x/grep-C':>12s} {'cpu x/grep-T':>12s} {'peak RSS MB':>11s}")
+    for name, method, t, mbs, rc, rt, rn, cpu, cc, ct, rss in rows:
+        print(f"{name:26s} {method:7s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {rn:7.1f} {cpu:6.2f} "
+              f"{cc:12.2f} {ct:12.2f} {rss:11.0f}")
     if not args.keep:
         for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
             p.unlink(missing_ok=True)
