@@ -32,7 +32,8 @@ def timed_build(project: Path) -> tuple[float, list[str]]:
     return elapsed, re.findall(r"\] executed (\S+) in", proc.stdout + proc.stderr)
 
 
-def change_one_chapter(project: Path) -> None:
+def change_h100(project: Path) -> None:
+    """One H100 run's TTFTs 1 % slower: read by the H100 and Strix Halo chapters and the synthesis."""
     from benchbook.study import write_checksums
 
     data = project / "data/h100-dense-vs-moe-mtp"
@@ -43,18 +44,40 @@ def change_one_chapter(project: Path) -> None:
     write_checksums(data)
 
 
+def change_power_sweep(project: Path) -> None:
+    """One nvidia-smi sample of the power sweep 1 W higher: read by its chapter and the synthesis."""
+    import gzip
+
+    from benchbook.study import write_checksums
+
+    data = project / "data/power-sweep"
+    smi = sorted(data.glob("raw/*/*/nvidia-smi.csv.gz"))[0]
+    lines = gzip.decompress(smi.read_bytes()).decode().splitlines(keepends=True)
+    fields = lines[1].split(", ")
+    fields[3] = f"{float(fields[3].split()[0]) + 1:.2f} W"
+    lines[1] = ", ".join(fields)
+    smi.write_bytes(gzip.compress("".join(lines).encode(), mtime=0))
+    write_checksums(data)
+
+
+CHANGES = {"h100": change_h100, "power-sweep": change_power_sweep}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--change", nargs="+", choices=list(CHANGES), default=list(CHANGES),
+                    help="whose data to change after the no-op build (one build each)")
     args = ap.parse_args()
-    rows = {"from clean": [], "no-op": [], "one chapter's data changed": []}
+    steps = [("from clean", None), ("no-op", None),
+             *((f"{name} data changed", CHANGES[name]) for name in args.change)]
+    rows = {label: [] for label, _ in steps}
     executed = {}
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             project = Path(tmp)
             copy_project(project)
-            for label, prepare in (("from clean", None), ("no-op", None),
-                                   ("one chapter's data changed", change_one_chapter)):
+            for label, prepare in steps:
                 if prepare:
                     prepare(project)
                 seconds, ran = timed_build(project)

@@ -433,8 +433,8 @@ def main() -> None:
         for method, r in results.items():
             rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / base_c["t"], r["t"] / base_t["t"],
                          naive["t"] / r["t"], r["cpu"], r["cpu"] / base_c["cpu"], r["cpu"] / base_t["cpu"], r["rss"]))
-    print("\nwall = elapsed seconds, cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to grep -cE with the "
-          "reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates (C locale; the "
+    print("\nwall = elapsed seconds, cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to grep -cE "
+          "with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates (C locale; the "
           "same lines the reader turns into rows); naive/x = how many times faster than the per-line loop; "
           "grep = the phrases in the current locale; reader = vllm_log.read (whole tables), stream = "
           "vllm_log.LogStream (batches of 200k rows)")

@@ -558,7 +558,8 @@ def test_repo_ships_server_logs():
 
 @pytest.mark.parametrize("lines", [
     mixed_log(), [v[1] for v in VARIANTS], [s[0] for s in SPECS], BOOT,
-    [line.replace(TAG, TAG_011) for line in mixed_log()] + ["\x1b[32mINFO\x1b[0m:     10.0.0.1:5 - \"GET /health HTTP/1.1\" 200"],
+    [line.replace(TAG, TAG_011) for line in mixed_log()]
+    + ['\x1b[32mINFO\x1b[0m:     10.0.0.1:5 - "GET /health HTTP/1.1" 200'],
     ["2026-05-30T07:55:21Z " + line for line in mixed_log()],
     ["", "\r", "\r\r", REAL_STATS + "\r", '"' + REAL_ACCESS, "# " + REAL_STATS, REAL_STATS + "\x1f",
      "\x00" + REAL_ACCESS, '"quoted, with a comma"', REAL_SPEC + "\t", "", ""],

@@ -1,7 +1,14 @@
 r"""Reader for vLLM server logs: stats windows, access lines, spec decoding, start-up facts.
 
-Users keep months of `vllm serve` output, so the file is streamed in large byte chunks and
-only candidate lines are parsed; the rest is counted, not looked at one by one:
+Users keep months of `vllm serve` output, so the file is read in 8 MB chunks of whole lines
+and never held at once. Each chunk valid as UTF-8 goes through a columnar pass
+(`vllm_log_scan`, polars string kernels, two chunks at once) that finds the candidate lines,
+parses those on the strict templates and counts the rest; any other chunk, and the lines
+the columnar pass hands back, go through the byte path below, which gives the same rows
+(tests compare the two on every log the project ships). `LogStream` yields the tables in
+batches for logs too big to hold as tables; `read` is its one-batch case.
+
+The byte path:
 
 - one regex scan per chunk, anchored on the end of vLLM's log header (`file.py:N] `),
   counts the header lines and notes those whose message starts like a periodic stats line,

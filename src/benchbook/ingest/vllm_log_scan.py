@@ -111,7 +111,9 @@ class Scanner:
         pl = self.pl
         try:
             if b"\x1f" not in buf:  # polars' CSV splitter: one field per line, no quoting
-                return pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None, schema={"t": pl.String})["t"].fill_null("")
+                lines = pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None,
+                                    schema={"t": pl.String})
+                return lines["t"].fill_null("")  # a blank line reads as null
             text = pl.Series([buf[:-1]], dtype=pl.Binary).cast(pl.String)
         except pl.exceptions.ComputeError:
             return None
