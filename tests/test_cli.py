@@ -118,3 +118,14 @@ def test_ingest_refuses_columns_the_csv_cannot_hold(tmp_path):
     assert _in_columns(Path("f.log"), pd.DataFrame({"a": [1], "c": [None]}), header).columns.tolist() == header
     with pytest.raises(IngestError, match=r"f\.log.*\['c'\]"):
         _in_columns(Path("f.log"), pd.DataFrame({"a": [1], "c": ["x"]}), header)
+
+
+def test_ingest_of_a_cut_off_gzip_log_is_a_clear_error(tmp_path, capsys):
+    import gzip
+
+    log = _generated_log(tmp_path)
+    broken = tmp_path / "broken.log.gz"
+    broken.write_bytes(gzip.compress(log.read_bytes())[:-5000])
+    assert main(["ingest", str(broken), "--table", "windows", "--out", str(tmp_path / "w.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "broken.log.gz" in err and "gzip" in err and "Traceback" not in err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 from collections import Counter
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
@@ -70,8 +71,7 @@ def detect(path: str | Path) -> ModuleType:
 
 def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = None) -> IngestResult:
     """Read one raw file into tidy tables, detecting its format unless `fmt` is given."""
-    if not Path(path).is_file():
-        raise IngestError(path, None, "is a folder; expected a file" if Path(path).is_dir() else "file not found")
+    _must_be_file(path)
     if fmt is not None:
         try:
             mod = readers()[fmt]
@@ -82,8 +82,21 @@ def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = N
     path = Path(path)
     if fmt is not None and not read_head(path, 8192).strip():
         raise IngestError(path, None, f"file is empty; expected {fmt} data")
-    try:
+    with _reader_errors(path, mod):
         result = mod.read(path, run_prefix=run_prefix)
+    return _redacted(result)
+
+
+def _must_be_file(path: str | Path) -> None:
+    if not Path(path).is_file():
+        raise IngestError(path, None, "is a folder; expected a file" if Path(path).is_dir() else "file not found")
+
+
+@contextmanager
+def _reader_errors(path: Path, mod: ModuleType):
+    """Whatever goes wrong inside a reader comes out as an IngestError naming the file."""
+    try:
+        yield
     except IngestError:
         raise
     except UnicodeDecodeError as exc:
@@ -97,7 +110,6 @@ def read(path: str | Path, *, fmt: str | None = None, run_prefix: str | None = N
         raise IngestError(path, None, f"the {getattr(mod, 'FORMAT', mod.__name__)} reader failed unexpectedly "
                           f"({type(exc).__name__}: {exc}); this is a bug in benchbook: please report it "
                           "with this file") from exc
-    return _redacted(result)
 
 
 class Batches:
@@ -111,6 +123,7 @@ class Batches:
         self.result: IngestResult | None = None
 
     def __iter__(self):
+        _must_be_file(self.path)
         mod = readers()[self.fmt] if self.fmt in readers() else None
         if mod is None and self.fmt is None:
             mod = detect(self.path)
@@ -121,7 +134,12 @@ class Batches:
             yield tables
             return
         stream = mod.LogStream(self.path, batch_rows=self.batch_rows)
-        for tables in stream:
+        batches = iter(stream)
+        while True:
+            with _reader_errors(self.path, mod):
+                tables = next(batches, None)
+            if tables is None:
+                break
             yield _redacted(IngestResult(path=str(self.path), format=mod.FORMAT, tables=tables)).tables
         self.result = _redacted(stream.result)
 
