@@ -292,8 +292,8 @@ class LogStream:
             for _ in _scan_file(self.path, state):
                 if (self.batch_rows and state.last_window is not None
                         and state.pending_rows() >= self.batch_rows):
-                    yield self._counted(state.take(state.last_window))
-            yield self._counted(state.take(None))
+                    yield self._counted(state.take(everything=False))
+            yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
         finally:
             if gc_was_enabled:
@@ -396,9 +396,11 @@ class _State:
             return
         base = self.lines  # the scan numbered the chunk's lines from 1
         moved = lambda lines: [(n + base, line) for n, line in lines]  # noqa: E731
-        for cols in (cs.stats, cs.spec, cs.access_lines):
+        for cols in (cs.stats, cs.spec):
             if cols is not None:
-                (cols["line"] if isinstance(cols, dict) else cols)[:] += base
+                cols["line"] += base
+        if cs.access_lines is not None:
+            cs.access_lines += base
         if cs.stats is not None:
             self._add_v1(cs.stats)
         self._stats_slow(moved(cs.slow["stats"]))
@@ -641,12 +643,13 @@ class _State:
 
     # -- the tables
 
-    def take(self, cutoff: int | None) -> dict[str, pd.DataFrame]:
-        """The tables of the rows before line `cutoff` (all when None), removed from the state.
+    def take(self, everything: bool) -> dict[str, pd.DataFrame]:
+        """The tables of the rows parsed so far, removed from the state: all of them, or
+        those before the latest stats line (a batch).
 
         A batch ends just before a stats line, so the access lines of the batch know their
         window, and a V0 prefix-cache line (printed after its stats line) stays with it."""
-        keep = _Later(self, cutoff)
+        keep = _Later(self, None if everything else self.last_window)
         windows, merged = self._windows_table()
         self.merged += merged
         tables = {"windows": windows, "access": self._access_table(windows, keep.window),
