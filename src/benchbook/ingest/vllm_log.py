@@ -740,7 +740,8 @@ class _State:
         nxt = np.searchsorted(wlines, lines, side="right")
         wtime = pd.Categorical(wtimes)
         cols = {"line": _ints(lines), "status": _ints(status[codes]),
-                "window_time": pd.Categorical.from_codes(np.append(wtime.codes, -1)[nxt], wtime.categories),
+                "window_time": pd.Categorical.from_codes(np.append(wtime.codes, -1)[nxt], wtime.categories)
+                .remove_unused_categories(),  # categories: the values (a batch's windows may have none)
                 "window_line": pd.arrays.IntegerArray(np.append(wlines, 0)[nxt], nxt == len(wlines))}
         del nxt
         for name, k in (("method", 0), ("path", 1), ("client", 3)):  # one code per row, text once
