@@ -129,3 +129,12 @@ def test_ingest_of_a_cut_off_gzip_log_is_a_clear_error(tmp_path, capsys):
     assert main(["ingest", str(broken), "--table", "windows", "--out", str(tmp_path / "w.csv")]) == 1
     err = capsys.readouterr().err
     assert "broken.log.gz" in err and "gzip" in err and "Traceback" not in err
+
+
+def test_a_failed_ingest_leaves_no_partial_csv(tmp_path, capsys):
+    files = sorted((STRIX / "raw/llama-bench").glob("*.jsonl"))
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    out = tmp_path / "lb.csv"
+    assert main(["ingest", str(files[0]), str(bad), "--out", str(out)]) == 1
+    assert not out.exists() and not list(tmp_path.glob("*.part"))

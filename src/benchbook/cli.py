@@ -129,21 +129,25 @@ def cmd_ingest(args) -> int:
     """Write one table of the files as one CSV, batch by batch: a server log of any size
     is streamed, so the memory does not grow with it."""
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    part = args.out.with_name(args.out.name + ".part")  # the CSV appears only when complete
     header: list[str] | None = None
     written = 0
-    with open(args.out, "w", encoding="utf-8", newline="") as fh:
-        for path in args.files:
-            batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
-            for tables in batches:
-                table = _ingest_table(path, tables, args.table)
-                df = tables[table]
-                if header is None:
-                    header = list(df.columns)
-                    fh.write(",".join(header) + "\n")
-                df = _in_columns(path, df, header)
-                df.to_csv(fh, index=False, header=False)
-                written += len(df)
-            print(batches.result.summary())
+    try:
+        with open(part, "w", encoding="utf-8", newline="") as fh:
+            for path in args.files:
+                batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
+                for tables in batches:
+                    table = _ingest_table(path, tables, args.table)
+                    df = tables[table]
+                    if header is None:
+                        header = list(df.columns)
+                    df = _in_columns(path, df, header)
+                    df.to_csv(fh, index=False, header=fh.tell() == 0)  # the header once, first
+                    written += len(df)
+                print(batches.result.summary())
+        os.replace(part, args.out)
+    finally:
+        part.unlink(missing_ok=True)
     print(f"wrote {written} rows to {args.out}")
     return 0
 
