@@ -98,7 +98,8 @@ class Scanner:
         self.spec_rx = site + to_rust(spec_msg) + "$"
         # the header before the anchor, read as the byte path reads it: the time is the 14
         # characters before the last space, after at least one other character
-        self.head_rx = r".(?P<time>..-.. ..:..:..) (?P<site_head>[^ ]*)$"
+        a = "[ -~]"  # one printable ASCII character: the 14 characters are 14 bytes
+        self.head_rx = rf".(?P<time>{a}{a}-{a}{a} {a}{a}:{a}{a}:{a}{a}) (?P<site_head>[^ ]*)$"
         self.proc_rx = r"\(([^()\t\n\x0B\f\r ]+) pid=[0-9]+\)"
         self.stats_names = list(re.compile(stats_msg).groupindex)
         self.spec_names = list(re.compile(spec_msg).groupindex)
