@@ -124,10 +124,8 @@ class Batches:
 
     def __iter__(self):
         _must_be_file(self.path)
-        mod = readers()[self.fmt] if self.fmt in readers() else None
-        if mod is None and self.fmt is None:
-            mod = detect(self.path)
-        if mod is None or not hasattr(mod, "LogStream"):
+        mod = detect(self.path) if self.fmt is None else readers().get(self.fmt)
+        if mod is None or not hasattr(mod, "LogStream"):  # (read names an unknown format)
             res = read(self.path, fmt=self.fmt)
             tables, res.tables = res.tables, {}
             self.result = res
