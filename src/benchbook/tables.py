@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 
@@ -254,6 +255,15 @@ def conform(df: pd.DataFrame, table: str, *, check_required: bool = True) -> pd.
             ) from exc
     known = [c.name for c in schema]
     return out[known + [c for c in out.columns if c not in known]]
+
+
+def categorical(codes: np.ndarray, labels: list) -> pd.Categorical:
+    """A categorical column whose code i means `labels[i]` (-1: missing). Labels may repeat,
+    e.g. after decoding or redacting the categories, and are merged; None means missing."""
+    index: dict = {}
+    remap = np.array([-1 if lab is None else index.setdefault(lab, len(index)) for lab in labels] + [-1],
+                     dtype=np.int32)
+    return pd.Categorical.from_codes(remap[codes], list(index))
 
 
 def describe(table: str) -> pd.DataFrame:

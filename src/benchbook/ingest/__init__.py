@@ -19,9 +19,9 @@ from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
 import pandas as pd
 
+from ..tables import categorical
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, read_bytes, read_head
@@ -188,10 +188,7 @@ def _redacted_categories(values: pd.Series) -> pd.Categorical | None:
     text = [c for c in cats if isinstance(c, str)]
     if not text or not has_secret("\n".join(text)):
         return None
-    new = [redact(c) if isinstance(c, str) else c for c in cats]
-    index: dict = {}
-    remap = np.array([index.setdefault(c, len(index)) for c in new] + [-1], dtype=np.int64)
-    return pd.Categorical.from_codes(remap[values.cat.codes.to_numpy()], list(index))
+    return categorical(values.cat.codes.to_numpy(), [redact(c) if isinstance(c, str) else c for c in cats])
 
 
 def _first_bad_byte(path: Path, exc: UnicodeDecodeError) -> int:

@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ..redact import redact
-from ..tables import SCHEMAS, Column, columns
+from ..tables import SCHEMAS, Column, categorical, columns
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, open_text
@@ -291,7 +291,7 @@ class LogStream:
         try:
             for _ in _scan_file(self.path, state):
                 if (self.batch_rows and state.last_window is not None
-                        and state.pending_rows() >= self.batch_rows):
+                        and state.rows() >= self.batch_rows):
                     yield self._counted(state.take(everything=False))
             yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
@@ -428,11 +428,6 @@ class _State:
         if self.last_window is None or cols["line"][i] > self.last_window:
             self.last_window, self.last_window_time = int(cols["line"][i]), bytes(cols["time"][i])
 
-    def pending_rows(self) -> int:
-        """Rows parsed and not yet taken as tables."""
-        return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.boot)
-                + sum(map(len, self.access_lines)))
-
     def _access_key(self, line: bytes, coloured: bool) -> int:
         """The code of the (host, request, status) an access-line key holds; -1 when the
         line holds none."""
@@ -444,16 +439,17 @@ class _State:
             self.access_lines_seen[line, coloured] = code
         return code
 
-    def _rows(self) -> int:
+    def rows(self) -> int:
+        """Rows parsed and not yet taken as tables (V0 prefix-cache lines included)."""
         return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.v0_prefix)
-                + self.boot_lines + sum(map(len, self.access_lines)))
+                + len(self.boot) + sum(map(len, self.access_lines)))
 
     # -- one chunk
 
     def scan(self, buf: bytes, partial: bool) -> None:
         """Find and parse the candidate lines of `buf` (whole lines); count the rest."""
         if partial:
-            before = (self._rows(), Counter(self.reasons), self.header_lines)
+            before = (self.rows(), Counter(self.reasons), self.header_lines)
         nl = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10)
         cands: dict[str, list] = {kind: [] for kind in _KINDS}
         headers = 0
@@ -470,7 +466,7 @@ class _State:
             if spans:
                 getattr(self, "_" + kind)(buf, nl, spans, coloured)
         self._access(buf, nl, coloured and b"INFO\x1b[" in buf)
-        if partial and self._rows() == before[0]:  # the cut-off line gave nothing
+        if partial and self.rows() == before[0]:  # the cut-off line gave nothing
             self.reasons, self.header_lines, headers = before[1], before[2], 0
             self.reasons[PARTIAL] += 1
         self.header_lines += headers
@@ -909,23 +905,15 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 def _strs(values: np.ndarray) -> np.ndarray:
     """Compact bytes -> object array of str (one object per distinct value); b"" -> None."""
-    if values.dtype.kind == "S" and len(values):
-        uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
-        text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques.tolist()], dtype=object)
-        return text[codes.reshape(-1)]
-    codes, uniques = pd.factorize(values)
-    text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques] + [None], dtype=object)
-    return text[codes]
+    uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
+    text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques.tolist()] + [None], dtype=object)
+    return text[codes.reshape(-1)]  # (not through `_categories`: no need to merge equal texts here)
 
 
 def _categories(values: np.ndarray) -> pd.Categorical:
     """Compact bytes -> categorical of str (each distinct text stored once); b"" -> missing."""
-    uniques, codes = np.unique(values, return_inverse=True)
-    text = [v.decode("utf-8", "replace") for v in uniques.tolist()]
-    index = {}  # decoding with replacements can make two byte strings one text
-    remap = np.array([-1 if not v else index.setdefault(t, len(index)) for v, t in zip(uniques.tolist(), text)],
-                     dtype=np.int32)
-    return pd.Categorical.from_codes(remap[codes.reshape(-1)], list(index))
+    uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
+    return categorical(codes.reshape(-1), [v.decode("utf-8", "replace") if v else None for v in uniques.tolist()])
 
 
 def _ints(values: np.ndarray) -> pd.arrays.IntegerArray:
