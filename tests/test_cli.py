@@ -4,12 +4,14 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchbook.cli import main
 
 ROOT = Path(__file__).parents[1]
 H100 = ROOT / "data/h100-dense-vs-moe-mtp"
 STRIX = ROOT / "data/strix-halo-baseline"
+REAL_LOGS = ROOT.parent / "shared" / "samples" / "real" / "vllm-server-logs"
 
 
 def test_ingest_bench_json_writes_requested_table(tmp_path, capsys):
@@ -22,10 +24,73 @@ def test_ingest_bench_json_writes_requested_table(tmp_path, capsys):
     assert len(df) == 40 and {"ttft_s", "tpot_s", "ok"} <= set(df.columns)
 
 
-def test_ingest_needs_table_choice_when_file_yields_several(tmp_path, capsys):
+def test_ingest_several_tables_into_one_csv_file_is_a_clear_error(tmp_path, capsys):
     src = next((H100 / "raw/h100-dense").glob("*.json"))
     assert main(["ingest", str(src), "--out", str(tmp_path / "x.csv")]) == 1
-    assert "choose one with --table" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert src.name in err and "yields several tables (runs, requests, run_stats)" in err
+    assert "give a folder as --out" in err and "choose one with --table" in err
+    assert list(tmp_path.iterdir()) == []  # no CSV, no .part
+
+
+def test_ingest_without_table_writes_every_table_of_a_bench_json_to_a_folder(tmp_path, capsys):
+    from benchbook import ingest
+
+    src = next((H100 / "raw/h100-moe-mtp").glob("*concurrency4-*.json"))
+    out = tmp_path / "tables"  # created
+    assert main(["ingest", str(src), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    whole = ingest.read(src)
+    assert sorted(p.name for p in out.iterdir()) == ["requests.csv", "run_stats.csv", "runs.csv"]
+    for table, df in whole.tables.items():
+        assert len(pd.read_csv(out / f"{table}.csv")) == len(df) > 0
+        assert f"wrote {len(df)} rows of {table} to {out / f'{table}.csv'}" in printed
+    assert "[vllm-bench-serve]: 41 records read, 0 ignored" in printed
+
+
+def test_ingest_without_table_streams_a_real_server_log_into_a_folder(tmp_path, capsys, monkeypatch):
+    """Each table batch by batch into its own CSV, the same as from the whole tables."""
+    import io
+
+    from benchbook import ingest
+    from benchbook.ingest import vllm_log
+
+    src = REAL_LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log"
+    if not src.is_file():
+        pytest.skip(f"real samples not present at {REAL_LOGS}")
+    whole = ingest.read(src)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 1000)
+    out = tmp_path / "log"
+    assert main(["ingest", str(src), "--out", str(out), "--batch-rows", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert whole.summary() in printed and printed.count("lines read") == 1
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{t}.csv" for t in vllm_log.TABLES)
+    for table, df in whole.tables.items():
+        got = pd.read_csv(out / f"{table}.csv")
+        want = pd.read_csv(io.StringIO(df.to_csv(index=False)))
+        pd.testing.assert_frame_equal(got[list(want.columns)], want)
+        assert f"wrote {len(df)} rows of {table}" in printed
+    assert {t: len(df) > 0 for t, df in whole.tables.items()} == {
+        "windows": True, "access": True, "spec_decode": False, "boot": True}  # an empty one: a header only
+
+
+def test_ingest_folder_refused_when_out_is_a_file(tmp_path, capsys):
+    src = next((H100 / "raw/h100-dense").glob("*.json"))
+    taken = tmp_path / "results"
+    taken.write_text("x")
+    assert main(["ingest", str(src), "--out", str(taken)]) == 1
+    err = capsys.readouterr().err
+    assert f"{taken}: exists and is not a folder" in err and "ending in .csv" in err
+    assert taken.read_text() == "x"
+
+
+def test_a_failed_ingest_into_a_folder_leaves_no_csv(tmp_path, capsys):
+    src = next((H100 / "raw/h100-dense").glob("*.json"))
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    out = tmp_path / "out"
+    assert main(["ingest", str(src), str(bad), "--out", str(out)]) == 1
+    assert list(out.iterdir()) == []  # the first file's tables were not renamed into place
 
 
 def test_ingest_several_llama_bench_files_into_one_table(tmp_path, capsys):

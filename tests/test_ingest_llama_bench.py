@@ -463,3 +463,173 @@ def test_real_build_5921_rows_keep_old_fields_out_of_params():
     assert set(df.flash_attn) <= {0, 1} and df.params.notna().all()
     assert not df.params.str.contains("defrag_thold|n_cpu_moe|devices|no_host").any()
     assert set(df.backend) == {"ROCm", "Vulkan"}
+
+
+# --- runs that crashed: stderr captured with 2>&1, written the way llama.cpp and the shell print it ---
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "samples" / "real" / "llama-bench"
+GEERLING = REAL / "geerlingguy_ai-benchmarks_20_rx580_vulkan.log"
+
+VK_CMD = "$ ./build/bin/llama-bench -m models/Llama-3.2-3B-Instruct-Q4_K_M.gguf -p 512 -n 0 -ngl 99\n"
+VK_BANNER = """\
+ggml_vulkan: Found 1 Vulkan devices:
+ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
+load_backend: loaded Vulkan backend from /opt/llama.cpp/build/bin/libggml-vulkan.so
+load_backend: loaded CPU backend from /opt/llama.cpp/build/bin/libggml-cpu-zen4.so
+"""
+MD_HEAD = """\
+| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+"""
+DEVICE_LOST = """\
+/opt/llama.cpp/build/bin/libggml-base.so(+0x16bbb) [0x7f3c1d2a6bbb]
+/opt/llama.cpp/build/bin/libggml-base.so(ggml_print_backtrace+0x21f) [0x7f3c1d2a701f]
+/lib/x86_64-linux-gnu/libstdc++.so.6(+0xbb0da) [0x7f3c1d0bb0da]
+terminate called after throwing an instance of 'vk::DeviceLostError'
+  what():  vk::Device::waitForFences: ErrorDeviceLost
+Aborted (core dumped)
+"""
+DEVICE_LOST_ERROR = ("terminate called after throwing an instance of 'vk::DeviceLostError' — "
+                     "what(): vk::Device::waitForFences: ErrorDeviceLost")
+ROCM_OOM = """\
+ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no
+ggml_cuda_init: GGML_CUDA_FORCE_CUBLAS: no
+ggml_cuda_init: found 1 ROCm devices:
+  Device 0: AMD Radeon 8060S Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32
+ggml_cuda_compute_forward: MUL_MAT failed
+ROCm error: out of memory
+  current device: 0, in function ggml_cuda_compute_forward at /src/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2313
+  err
+/src/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:73: ROCm error
+Segmentation fault (core dumped)
+"""
+ASSERT = """\
+/src/llama.cpp/ggml/src/ggml-vulkan/ggml-vulkan.cpp:5123: GGML_ASSERT(buf != nullptr && "failed to allocate buffer") failed
+#0  0x00007f3c1d2a6bbb in __GI___wait4 (pid=1234, stat_loc=0x0, options=0, usage=0x0) at ../sysdeps/unix/sysv/linux/wait4.c:30
+#1  0x00007f3c1d2a701f in ggml_print_backtrace () from /src/llama.cpp/build/bin/libggml-base.so
+Aborted (core dumped)
+"""
+
+
+def test_crashed_run_without_rows_is_one_failed_row(tmp_path):
+    path = write(tmp_path, "vk-crash.log", VK_CMD + VK_BANNER + MD_HEAD + DEVICE_LOST)
+    assert lb.sniff(path.read_text(), path)
+    res = lb.read(path)
+    df = table(res)
+    assert (res.format, res.read, len(df)) == ("llama-bench-md", 1, 1)
+    row = df.iloc[0]
+    assert (row.status, row.error, row.backend) == ("failed", DEVICE_LOST_ERROR, "Vulkan")
+    assert row.model_filename == "models/Llama-3.2-3B-Instruct-Q4_K_M.gguf"
+    # -p 512 -n 0: the command line runs one test, so the row names it
+    assert (row.test, row.n_prompt, row.n_gen, row.n_depth) == ("pp", 512, 0, 0)
+    assert math.isnan(row.avg_ts) and row.params == "n_prompt=512;n_gen=0;ngl=99"
+    assert res.reasons == {lb.CRASH: 6, lb.BANNER: 4, "non-table line": 1}  # the command line
+    assert f"run failed: {DEVICE_LOST_ERROR}" in res.summary()
+
+
+def test_crash_without_table_header_is_recognised_by_its_banner(tmp_path):
+    pytest.importorskip("benchbook.ingest.vllm_bench", reason="detect() needs every registered reader")
+    from benchbook.ingest import detect, read
+
+    path = write(tmp_path, "rocm.txt", ROCM_OOM)
+    assert detect(path) is lb
+    res = read(path)
+    row = table(res).iloc[0]
+    assert (res.format, res.read) == ("llama-bench-log", 1)
+    assert (row.status, row.error, row.backend) == ("failed", "ROCm error: out of memory", "ROCm")  # not CUDA
+    assert pd.isna(row.test) and pd.isna(row.n_prompt) and pd.isna(row.model_filename)
+
+
+def test_crash_after_rows_keeps_the_rows_and_adds_the_failed_run(tmp_path):
+    cmd = "user@box:~/llama.cpp$ ./build/bin/llama-bench -m /m/qwen3.gguf -p 512,4096 -n 128 -fa 1\n"
+    rows = MD.split("\n")[3:6]  # the header, the separator and the pp512 row of the ROCm table
+    path = write(tmp_path, "partial.md", cmd + VK_BANNER + "\n".join(rows) + "\n" + ASSERT)
+    res = lb.read(path)
+    df = table(res)
+    assert (res.read, list(df.status)) == (2, ["ok", "failed"])
+    assert df.iloc[0].avg_ts == 812.34 and pd.isna(df.iloc[0].error)
+    failed = df.iloc[1]
+    assert failed.error == ('ggml-vulkan.cpp:5123: GGML_ASSERT(buf != nullptr && "failed to allocate buffer") '
+                            "failed")  # the signal line is not repeated after the cause
+    assert failed.backend == "Vulkan" and failed.model_filename == "/m/qwen3.gguf"
+    assert pd.isna(failed.test) and pd.isna(failed.n_prompt)  # pp512, pp4096 or tg128: unknown
+    assert failed.params == "n_prompt=512,4096;n_gen=128;fa=1"
+    assert list(df.run_id) == ["partial:0", "partial:1"]
+
+
+def test_signal_alone_is_the_error_and_appended_runs_each_count(tmp_path):
+    second = "$ llama-bench -m b.gguf -p 0 -n 64\n" + ROCM_OOM.replace("ROCm error: out of memory\n", "")
+    res = lb.read(write(tmp_path, "two.log", VK_CMD + VK_BANNER + DEVICE_LOST + second))
+    df = table(res)
+    assert list(df.error) == [DEVICE_LOST_ERROR, "Segmentation fault (core dumped)"]
+    assert list(df.backend) == ["Vulkan", "ROCm"] and list(df.test) == ["pp", "tg"]
+    assert res.summary().count("run failed:") == 2
+
+
+def test_crash_in_jsonl_and_json_keeps_the_complete_tests(tmp_path):
+    jsonl = jsonl_line(FIELDS_10269) + jsonl_line(FIELDS_6865)[:150] + "\n" + DEVICE_LOST
+    res = lb.read(write(tmp_path, "cut.jsonl", VK_BANNER + jsonl))
+    assert (res.format, list(table(res).status)) == ("llama-bench-jsonl", ["ok", "failed"])
+    assert res.reasons[lb.CUT] == 1 and res.reasons[lb.CRASH] == 6
+    whole = json_text([FIELDS_6865, FIELDS_10269])
+    cut = whole[: whole.index('"build_number": 10269')]  # the array stops inside the second object
+    res = lb.read(write(tmp_path, "cut.json", VK_BANNER + cut + "\n" + DEVICE_LOST))
+    df = table(res)
+    assert (res.format, list(df.status)) == ("llama-bench-json", ["ok", "failed"])
+    assert df.iloc[0].avg_ts == pytest.approx(1513.790461) and res.reasons[lb.CUT] == 1
+
+
+def test_banner_or_crash_text_alone_is_not_llama_bench(tmp_path):
+    assert not lb.sniff(VK_BANNER, None)  # a banner with no crash and no table
+    assert not lb.sniff("Segmentation fault (core dumped)\n", None)  # nothing says llama-bench
+    assert not lb.sniff(DEVICE_LOST, None)
+    with pytest.raises(IngestError, match="not llama-bench output"):
+        lb.read(write(tmp_path, "crash.txt", DEVICE_LOST))
+
+
+def test_failed_rows_only_may_leave_required_values_empty():
+    from benchbook.tables import SchemaError, conform
+
+    row = dict(run_id="a:0", source_file="a", format="llama-bench-md", test=None, n_prompt=None,
+               n_gen=None, n_depth=None, avg_ts=math.nan)
+    assert len(conform(pd.DataFrame([{**row, "status": "failed"}]), "llama_bench")) == 1
+    for status in ("ok", None):
+        with pytest.raises(SchemaError, match=r"column 'test'.*'a:0'.*unless status is 'failed'"):
+            conform(pd.DataFrame([{**row, "status": status}]), "llama_bench")
+
+
+def test_failed_rows_stay_out_of_best_of_and_values(tmp_path):
+    from benchbook.analysis.llama import best_of, llama_values, ok_rows
+
+    ok = table(lb.read(write(tmp_path, "ok.md", MD)))
+    crashed = table(lb.read(write(tmp_path, "vk.log", VK_CMD + VK_BANNER + DEVICE_LOST)))
+    both = pd.concat([ok.assign(config="rocm"), crashed.assign(config="vulkan")], ignore_index=True)
+    assert len(ok_rows(both)) == len(ok) and (ok_rows(both).status == "ok").all()
+    best = best_of(both)
+    assert "vulkan" not in set(best.best_config) and best.avg_ts.notna().all()
+    assert llama_values(both, "s") == llama_values(ok, "s")
+    assert llama_values(crashed, "s") == {}
+
+
+def test_real_rx580_log_with_a_crash_appended(tmp_path):
+    """geerlingguy's real run (command line, ggml_vulkan banner, build line, table), as if
+    a fifth test had then lost the device."""
+    if not GEERLING.is_file():
+        pytest.skip(f"real samples not present at {REAL}")
+    real = GEERLING.read_text()
+    want = table(lb.read(GEERLING))
+    res = lb.read(write(tmp_path, "rx580.log", real + DEVICE_LOST))
+    df = table(res)
+    assert res.read == len(want) + 1 == 5 and set(want.status) == {"ok"}
+    pd.testing.assert_frame_equal(df.iloc[:-1].drop(columns=["run_id", "source_file"]),
+                                  want.drop(columns=["run_id", "source_file"]))
+    failed = df.iloc[-1]
+    assert (failed.status, failed.error, failed.backend) == ("failed", DEVICE_LOST_ERROR, "Vulkan")
+    assert failed.build_number == 4696 and failed.build_commit == "e598697d"
+    assert failed.model_filename == "models/Llama-3.2-3B-Instruct-Q4_K_M.gguf"
+    assert failed.params == "n_gen=128;n_prompt=512,4096;pg=4096,128;ngl=99;r=2" and pd.isna(failed.test)
+    # only the banner and the command line survive of the real run: a crash before the table
+    head = real[: real.index("| model")]
+    res = lb.read(write(tmp_path, "rx580-crash.log", head + DEVICE_LOST))
+    assert lb.sniff(head + DEVICE_LOST, None) and res.format == "llama-bench-log"
+    assert list(table(res).status) == ["failed"] and table(res).iloc[0].backend == "Vulkan"

@@ -9,6 +9,7 @@ import gzip
 import importlib.util
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -380,3 +381,76 @@ def test_detect_picks_this_reader(tmp_path, monkeypatch):
     path = write(tmp_path / "detect.json", result_019())
     assert ingest.detect(path) is vllm_bench
     assert ingest.read(path).format == "vllm-bench-serve"
+
+
+# ---------------------------------------------------------------- several runs, their own settings
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "samples" / "real" / "vllm-bench-serve"
+NERDALERT = REAL / "nerdalert_results.jsonl"
+
+
+def test_keys_no_column_holds_go_to_extra_in_file_order(tmp_path):
+    obj = {**header(), "deployment": "kvcache", "gpu": "4xL40S", "replicas": 4, "flag": True,
+           "note": None, **tail(), "shape": {"a": 1}}
+    run = read(write(tmp_path / "x.json", obj)).tables["runs"].iloc[0]
+    extra = json.loads(run["extra"])
+    assert list(extra.items()) == [
+        ("endpoint_type", "openai"),  # kept: `backend` names the client here (see test_092_...)
+        ("tokenizer_id", "Qwen/Qwen3-8B"), ("burstiness", 1.0), ("request_goodput", None),
+        ("total_token_throughput", 216.0), ("deployment", "kvcache"), ("gpu", "4xL40S"), ("replicas", 4),
+        ("flag", True), ("note", None), ("max_output_tokens_per_s", 8.0), ("max_concurrent_requests", 4),
+        ("rtfx", 0.0), ("shape", "<object of 1, not kept>")]
+    assert '"gpu":"4xL40S","replicas":4' in run["extra"]  # compact
+    v092 = {k: v for k, v in obj.items() if k != "backend"}
+    assert "endpoint_type" not in json.loads(read(write(tmp_path / "y.json", v092)).tables["runs"]["extra"][0])
+    only = {k: v for k, v in {**header(), **tail()}.items() if k not in ("tokenizer_id", "burstiness",
+            "request_goodput", "total_token_throughput", "endpoint_type", "max_output_tokens_per_s",
+            "max_concurrent_requests", "rtfx")}
+    assert pd.isna(read(write(tmp_path / "z.json", only)).tables["runs"]["extra"][0])
+
+
+def test_extra_text_is_redacted(tmp_path):
+    obj = {**header(), "server": "http://10.1.2.3:8000/v1", **tail()}
+    extra = json.loads(read(write(tmp_path / "x.json", obj)).tables["runs"]["extra"][0])
+    assert extra["server"] == "http://[private-ip]/v1"
+
+
+def test_run_ids_come_from_position_not_from_labels(tmp_path):
+    """Two objects with the same label (or name) are two runs; ids are stable."""
+    objs = [{**header(label="sweep", request_rate=r), "run_name": "same", **tail()} for r in (1.0, 2.0, 1.0)]
+    path = write(tmp_path / "labels.json", *objs)
+    first, again = read(path).tables["runs"], read(path).tables["runs"]
+    assert list(first["run_id"]) == ["labels#1", "labels#2", "labels#3"] == list(again["run_id"])
+    assert list(first["label"]) == ["sweep"] * 3 and list(first["request_rate"]) == [1.0, 2.0, 1.0]
+    assert [json.loads(e)["run_name"] for e in first["extra"]] == ["same"] * 3
+
+
+def nerdalert_objects() -> list[dict]:
+    if not NERDALERT.is_file():
+        pytest.skip(f"real samples not present at {REAL}")
+    return [json.loads(line) for line in NERDALERT.read_text().splitlines() if line.strip()]
+
+
+def test_real_multi_run_jsonl_keeps_each_runs_settings():
+    """nerdalert: 9 `benchmark_serving.py --save-result` objects, one per line."""
+    objs = nerdalert_objects()
+    res = ingest.read(NERDALERT)
+    runs = res.tables["runs"]
+    assert len(objs) == len(runs) == res.read == 9 and res.ignored == 0
+    assert list(runs["run_id"]) == [f"nerdalert_results#{k}" for k in range(1, 10)]
+    assert runs["run_id"].is_unique and list(ingest.read(NERDALERT).tables["runs"]["run_id"]) == list(runs["run_id"])
+    assert list(runs["request_rate"]) == [float(o["request_rate"]) for o in objs]  # "inf" -> inf
+    assert [None if pd.isna(v) else v for v in runs["max_concurrency"]] == [o["max_concurrency"] for o in objs]
+    for key in ("model_id", "date", "label", "backend"):
+        assert [None if pd.isna(v) else v for v in runs[key]] == [o.get(key) for o in objs], key
+    assert list(runs["num_prompts"]) == [o["num_prompts"] for o in objs]
+    assert list(runs["duration_s"]) == [o["duration"] for o in objs]
+    for obj, extra in zip(objs, runs["extra"]):  # the script's own keys, line by line
+        held = json.loads(extra)
+        assert held["deployment"] == obj["deployment"] and held["gpu"] == obj["gpu"]
+        unknown = {k: v for k, v in obj.items() if k not in vllm_bench._HELD and not vllm_bench._STAT_KEY.match(k)}
+        assert held == unknown
+    assert len({e for e in runs["extra"]}) == 9  # every run's own values, not the first line's
+    stats = res.tables["run_stats"]
+    p99 = stats[(stats["metric"] == "ttft") & (stats["stat"] == "p99")].set_index("run_id")["value_s"]
+    assert list(p99[runs["run_id"]]) == pytest.approx([o["p99_ttft_ms"] / 1000 for o in objs])

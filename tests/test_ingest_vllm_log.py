@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -579,7 +580,9 @@ def test_columnar_and_byte_paths_agree_on_shipped_and_generated_logs(tmp_path, m
     spec = importlib.util.spec_from_file_location("log_ingest", BENCH)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    paths = [*repo_logs(), *bench.ensure_inputs(tmp_path, 0.4, seed=11)]
+    docker = [docker_prefixed(p, tmp_path / f"docker-{i}.log", ("Z", "+02:00")[i % 2])
+              for i, p in enumerate(repo_logs())]  # `docker logs -t` of every shipped log
+    paths = [*repo_logs(), *docker, *bench.ensure_inputs(tmp_path, 0.4, seed=11)]
     columnar = {p: vllm_log.read(p) for p in paths}
     monkeypatch.setattr(vllm_log, "COLUMNAR", False)
     for p in paths:
@@ -641,3 +644,80 @@ def test_batches_of_a_generated_log(tmp_path, monkeypatch):
     for name in vllm_log.TABLES:
         got = joined(batches, name, whole.tables[name])
         pd.testing.assert_frame_equal(got, as_objects(whole.tables[name]), check_dtype=False)
+
+
+# ---------------------------------------------------------------- `docker logs -t` timestamps
+
+REAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "samples" / "real" / "vllm-server-logs"
+DOCKER_START = np.datetime64("2026-04-07T14:03:21.123456789", "ns")
+DOCKER_STEP = np.timedelta64(1_000_003_001, "ns")  # a little over a second, every digit in use
+
+
+def docker_prefixed(src: Path, dst: Path, offset: str = "Z") -> Path:
+    """The same log as `docker logs -t` prints it: an RFC 3339 time (nanoseconds, then `Z`
+    or an offset such as +02:00) and a space before every line; line k gets START + k steps."""
+    raw = src.read_bytes()
+    raw = gzip.decompress(raw) if src.suffix == ".gz" else raw
+    lines = raw.split(b"\n")
+    stamped = [f"{DOCKER_START + k * DOCKER_STEP}{offset} ".encode() + line for k, line in enumerate(lines[:-1])]
+    dst.write_bytes(b"\n".join(stamped + [lines[-1]]))
+    return dst
+
+
+def assert_docker_reads_alike(src: Path, dst: Path, offset: str) -> dict[str, int]:
+    """Every line of the prefixed log is read as in the plain log; the windows' timestamps
+    are the prefix's wall time (offset dropped), their `time` what vLLM printed. Returns the
+    rows per table."""
+    plain, docker = vllm_log.read(src), vllm_log.read(docker_prefixed(src, dst, offset))
+    assert (docker.read, docker.ignored, docker.reasons) == (plain.read, plain.ignored, plain.reasons), src
+    for name in vllm_log.TABLES:
+        want, got = plain_tables(plain)[name], plain_tables(docker)[name]
+        if name == "windows":
+            stamps = got.pop("timestamp")
+            assert stamps.dtype == "datetime64[ns]" and want.pop("timestamp").isna().all()
+            expected = DOCKER_START + (got["line"].to_numpy(dtype=np.int64) - 1) * DOCKER_STEP
+            assert (stamps.to_numpy() == expected).all(), src
+            assert stamps.dt.year.eq(2026).all() and (stamps.empty or stamps.dt.nanosecond.ne(0).any())
+        pd.testing.assert_frame_equal(got, want, obj=f"{src.name} {name}")
+    return {name: len(df) for name, df in docker.tables.items()}
+
+
+def plain_tables(res) -> dict:
+    return {k: df.drop(columns="source_file") for k, df in res.tables.items()}
+
+
+def test_docker_timestamps_on_shipped_logs(tmp_path):
+    rows = Counter()
+    for i, src in enumerate(repo_logs()):
+        rows.update(assert_docker_reads_alike(src, tmp_path / f"d{i}.log", ("Z", "+02:00", "-05:00")[i % 3]))
+    assert min(rows.values()) > 50, rows  # stats, SpecDecoding, access and start-up lines, all prefixed
+
+
+def test_docker_timestamps_on_real_logs(tmp_path, monkeypatch):
+    if not REAL_LOGS.is_dir():
+        pytest.skip(f"real samples not present at {REAL_LOGS}")
+    logs = sorted(REAL_LOGS.glob("*.log"))
+    rows = Counter()
+    for i, src in enumerate(logs):
+        rows.update(assert_docker_reads_alike(src, tmp_path / f"r{i}.log", "Z"))
+    assert len(rows) == 4 and min(rows.values()) > 0, rows  # every kind of line, read when prefixed
+    docker = docker_prefixed(logs[0], tmp_path / "docker.log")
+    columnar = vllm_log.read(docker)
+    monkeypatch.setattr(vllm_log, "COLUMNAR", False)
+    assert_same(columnar, vllm_log.read(docker))
+
+
+def test_docker_timestamp_only_where_a_line_has_one(tmp_path, monkeypatch):
+    lines = [
+        "2026-04-07T14:03:21.5Z " + REAL_STATS,  # fewer digits
+        REAL_STATS,  # no prefix (e.g. the log before `docker logs -t` was used)
+        "2026-04-07T14:03:21+02:00 " + REAL_STATS,  # whole seconds
+        "2026-13-07T14:03:21.123456789Z " + REAL_STATS,  # not a date: read, no timestamp
+    ]
+    for columnar in (True, False):  # the polars pass and the byte path
+        monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+        w = read(tmp_path, lines).tables["windows"]
+        assert len(w) == 4 and set(w["time"]) == {"05-30 07:55:21"}
+        assert w["timestamp"].tolist()[0] == pd.Timestamp("2026-04-07 14:03:21.5")
+        assert w["timestamp"].tolist()[2] == pd.Timestamp("2026-04-07 14:03:21")
+        assert w["timestamp"].isna().tolist() == [False, True, False, True]

@@ -99,7 +99,9 @@ def _client_idle(sd, runs, threshold: float = 0.05):
 
 
 def _best_of_backends(sd, runs):
-    lb = sd["llama_bench"]
+    from .analysis.llama import ok_rows
+
+    lb = ok_rows(sd["llama_bench"])
     if not len(lb) or lb["config"].nunique() < 2:
         return []
     return [_c("best-of-backends", (

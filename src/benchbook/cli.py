@@ -56,8 +56,11 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("ingest", help="read raw files and write the tidy rows as CSV")
     s.add_argument("files", nargs="+", type=Path)
-    s.add_argument("--out", type=Path, required=True, help="CSV file to write")
-    s.add_argument("--table", help="which table, when the files yield several (e.g. runs, requests)")
+    s.add_argument("--out", type=Path, required=True,
+                   help="a CSV file (name ending in .csv) for one table: the one chosen with --table, "
+                        "or the only one the files yield; otherwise a folder (created if missing) that "
+                        "gets every table the files yield as <table>.csv")
+    s.add_argument("--table", help="write only this table (e.g. runs, requests) to the CSV file --out")
     s.add_argument("--format", help="skip detection and use this format")
     s.add_argument("--batch-rows", type=int, default=200_000,
                    help="rows per batch when streaming a server log (memory grows with it; default 200000)")
@@ -126,40 +129,81 @@ def cmd_build(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    """Write one table of the files as one CSV, batch by batch: a server log of any size
-    is streamed, so the memory does not grow with it."""
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    part = args.out.with_name(args.out.name + ".part")  # the CSV appears only when complete
-    header: list[str] | None = None
-    written = 0
+    """Write the files' tables as CSV, batch by batch: a server log of any size is
+    streamed, so the memory does not grow with it. One table to the CSV file --out (the one
+    --table names, or the only one there is), or every table to the folder --out."""
+    one_file = args.table is not None or args.out.suffix.lower() == ".csv"
+    if not one_file and args.out.exists() and not args.out.is_dir():
+        raise IngestError(args.out, None, "exists and is not a folder; expected a folder for one "
+                          "<table>.csv per table, or a name ending in .csv (with --table if several)")
+    writers: dict[str, _CsvWriter] = {}
     try:
-        with open(part, "w", encoding="utf-8", newline="") as fh:
-            for path in args.files:
-                batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
-                for tables in batches:
-                    table = _ingest_table(path, tables, args.table)
-                    df = tables[table]
-                    if header is None:
-                        header = list(df.columns)
-                    df = _in_columns(path, df, header)
-                    df.to_csv(fh, index=False, header=fh.tell() == 0)  # the header once, first
-                    written += len(df)
-                print(batches.result.summary())
-        os.replace(part, args.out)
+        for path in args.files:
+            batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
+            for tables in batches:
+                for table, df in _tables_to_write(path, tables, args, writers).items():
+                    if table not in writers:
+                        writers[table] = _CsvWriter(args.out if one_file else args.out / f"{table}.csv")
+                    writers[table].write(path, df)
+            print(batches.result.summary())
+        for writer in writers.values():
+            writer.commit()
     finally:
-        part.unlink(missing_ok=True)
-    print(f"wrote {written} rows to {args.out}")
+        for writer in writers.values():
+            writer.discard()
+    for table, writer in writers.items():
+        print(f"wrote {writer.rows} rows of {table} to {writer.path}")
     return 0
 
 
-def _ingest_table(path: Path, tables: dict, wanted: str | None) -> str:
+def _tables_to_write(path: Path, tables: dict, args, writers: dict) -> dict:
+    """The tables of one batch that go to --out: the chosen one, the only one, or all."""
+    if args.table is not None:
+        return {args.table: tables[_ingest_table(path, tables, args.table)]}
+    if args.out.suffix.lower() != ".csv":
+        return tables
     names = list(tables)
-    table = wanted or (names[0] if len(names) == 1 else None)
-    if table is None:
-        raise IngestError(path, None, f"yields several tables ({', '.join(names)}); choose one with --table")
-    if table not in tables:
-        raise IngestError(path, None, f"has no table {table!r}; it yields: {', '.join(names)}")
-    return table
+    if len(names) > 1:
+        raise IngestError(path, None, f"yields several tables ({', '.join(names)}) and --out {args.out} is "
+                          "one CSV file: give a folder as --out (one <table>.csv each), or choose one "
+                          "with --table")
+    if writers and names[0] not in writers:
+        raise IngestError(path, None, f"yields the table {names[0]}, unlike the files before it "
+                          f"({', '.join(writers)}); give a folder as --out, or ingest it on its own")
+    return tables
+
+
+class _CsvWriter:
+    """One table's CSV, written batch by batch to `<path>.part` and renamed to `path` only
+    when every file was read (a failed ingest leaves no partial CSV)."""
+
+    def __init__(self, path: Path):
+        self.path, self.part = path, path.with_name(path.name + ".part")
+        self.header: list[str] | None = None
+        self.rows = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(self.part, "w", encoding="utf-8", newline="")
+
+    def write(self, source: Path, df) -> None:
+        if self.header is None:
+            self.header = list(df.columns)
+        df = _in_columns(source, df, self.header)
+        df.to_csv(self.fh, index=False, header=self.fh.tell() == 0)  # the header once, first
+        self.rows += len(df)
+
+    def commit(self) -> None:
+        self.fh.close()
+        os.replace(self.part, self.path)
+
+    def discard(self) -> None:
+        self.fh.close()
+        self.part.unlink(missing_ok=True)
+
+
+def _ingest_table(path: Path, tables: dict, wanted: str) -> str:
+    if wanted not in tables:
+        raise IngestError(path, None, f"has no table {wanted!r}; it yields: {', '.join(tables)}")
+    return wanted
 
 
 def _in_columns(path: Path, df, header: list[str]):

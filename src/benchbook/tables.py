@@ -57,6 +57,9 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("spec_num_drafts", "Int64", "speculative drafts in the run"),
         ("spec_draft_tokens", "Int64", "draft tokens proposed"),
         ("spec_accepted_tokens", "Int64", "draft tokens accepted"),
+        ("extra", "string", "the result object's other top-level keys (those no column above holds, e.g. "
+                            "tokenizer_id, burstiness, or a script's own deployment, gpu), as compact JSON; "
+                            "a list or object there is named, not copied"),
     ),
     # One row per request of a run that kept its per-request arrays.
     "requests": _cols(
@@ -82,7 +85,8 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("value_s", "float64", "value in seconds (the file has milliseconds)", True),
         ("origin", "string", "reported (from the file) or computed (from requests)", True),
     ),
-    # One row per llama-bench test.
+    # One row per llama-bench test, and one per run that crashed (status "failed"; the
+    # required test and rate columns may be empty on that row only, see _EMPTY_WHEN).
     "llama_bench": _cols(
         ("run_id", "string", "id of the test row within the study", True),
         ("source_file", "string", "raw file, relative to the data folder", True),
@@ -105,13 +109,18 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("stddev_ts", "float64", "sample standard deviation of tokens/s"),
         ("n_samples", "Int64", "repetitions"),
         ("test_time", "string", "UTC time of the test"),
+        ("status", "string", "ok (a measured test) or failed (a run that crashed: no rate, avg_ts NaN)"),
+        ("error", "string", "why a failed run failed, one line (e.g. terminate called after throwing "
+                            "an instance of 'vk::DeviceLostError' — what(): ...); empty when ok"),
     ),
     # One row per periodic engine stats line of a vLLM server log (a 10-second window).
     "windows": _cols(
         ("source_file", "category", "raw log, relative to the data folder", True),
         ("line", "Int64", "line number in the log (1-based)", True),
         ("time", "string", "timestamp as printed (MM-DD HH:MM:SS; no year)", True),
-        ("timestamp", "datetime64[ns]", "timestamp with the year from the manifest's date, if known"),
+        ("timestamp", "datetime64[ns]", "when the line carries an RFC 3339 prefix (docker logs -t, kubectl "
+                                        "--timestamps): that wall time as written, offset dropped (UTC for a "
+                                        "Z); otherwise the time with the year from the manifest's date, if known"),
         ("process", "category", "process tag, e.g. APIServer, EngineCore_DP0"),
         ("engine", "category", "engine index ('000') or 'aggregated'"),
         ("prompt_tps", "float64", "average prompt throughput over the window, tokens/s", True),
@@ -216,6 +225,10 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
 
 TABLE_NAMES = tuple(SCHEMAS)
 
+# Tables whose required values `conform` checks row by row, with the rows that may leave
+# them empty: a llama-bench run that crashed measured no test (column, value).
+_EMPTY_WHEN = {"llama_bench": ("status", "failed")}
+
 
 class SchemaError(ValueError):
     """A frame does not fit its table schema."""
@@ -246,15 +259,29 @@ def conform(df: pd.DataFrame, table: str, *, check_required: bool = True) -> pd.
             raise SchemaError(f"table {table!r}: missing required column(s) {missing}")
     for col in schema:
         if col.name not in out:
-            out[col.name] = pd.NA
+            out[col.name] = None  # (not pd.NA: an object NA cannot become float64)
         try:
             out[col.name] = out[col.name].astype(col.dtype)
         except (TypeError, ValueError) as exc:
             raise SchemaError(
                 f"table {table!r}, column {col.name!r}: expected {col.dtype} ({col.doc}): {exc}"
             ) from exc
+    if check_required and table in _EMPTY_WHEN:
+        _check_filled(out, table)
     known = [c.name for c in schema]
     return out[known + [c for c in out.columns if c not in known]]
+
+
+def _check_filled(df: pd.DataFrame, table: str) -> None:
+    """Every required value filled, except on the rows `_EMPTY_WHEN` exempts."""
+    col, value = _EMPTY_WHEN[table]
+    held = df[col].astype(object).ne(value).to_numpy()  # missing counts as not exempt
+    for c in SCHEMAS[table]:
+        empty = held & df[c.name].isna().to_numpy()
+        if c.required and empty.any():
+            first = df["run_id"].iloc[empty.argmax()] if "run_id" in df else df.index[empty.argmax()]
+            raise SchemaError(f"table {table!r}, column {c.name!r}: empty in {int(empty.sum())} row(s), "
+                              f"first {first!r}; expected a value ({c.doc}) unless {col} is {value!r}")
 
 
 def categorical(codes: np.ndarray, labels: list) -> pd.Categorical:

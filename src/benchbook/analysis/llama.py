@@ -1,16 +1,28 @@
-"""llama-bench results: test names, best of several backends, named values."""
+"""llama-bench results: test names, best of several backends, named values.
+
+The `llama_bench` table also holds runs that crashed (status "failed", avg_ts NaN, the test
+maybe unknown): best-of figures, spreads and values take `ok_rows` only.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
 
+def ok_rows(lb: pd.DataFrame) -> pd.DataFrame:
+    """The rows that measured a test: not those of runs that crashed (status "failed")."""
+    if "status" not in lb:  # a frame from before the column existed
+        return lb[lb["avg_ts"].notna()]
+    return lb[lb["status"].astype(object).ne("failed").to_numpy() & lb["avg_ts"].notna().to_numpy()]
+
+
 def test_name(row) -> str:
-    """llama-bench's own test label: pp512, tg128, pp512+tg128, with @ d<depth>."""
+    """llama-bench's own test label: pp512, tg128, pp512+tg128, with @ d<depth>; empty for
+    a failed run whose test is unknown."""
     parts = []
-    if row["n_prompt"] > 0:
+    if pd.notna(row["n_prompt"]) and row["n_prompt"] > 0:
         parts.append(f"pp{int(row['n_prompt'])}")
-    if row["n_gen"] > 0:
+    if pd.notna(row["n_gen"]) and row["n_gen"] > 0:
         parts.append(f"tg{int(row['n_gen'])}")
     name = "+".join(parts)
     depth = row.get("n_depth")
@@ -27,7 +39,7 @@ def with_test_names(lb: pd.DataFrame) -> pd.DataFrame:
 
 def best_of(lb: pd.DataFrame, by: str = "config") -> pd.DataFrame:
     """Per test, the best mean t/s over backends (an optimistic envelope), and who won."""
-    named = with_test_names(lb)
+    named = with_test_names(ok_rows(lb))
     idx = named.groupby("test_name")["avg_ts"].idxmax()
     best = named.loc[idx, ["test_name", by, "avg_ts", "stddev_ts"]]
     spread = named.groupby("test_name")["avg_ts"].agg(["min", "max"])
@@ -38,9 +50,9 @@ def best_of(lb: pd.DataFrame, by: str = "config") -> pd.DataFrame:
 
 def llama_values(lb: pd.DataFrame, prefix: str) -> dict[str, float]:
     """``<prefix>_best_<test>_tps`` and ``<name>_<test>_tps`` for depth-0 tests."""
-    if not len(lb):
+    named = with_test_names(ok_rows(lb))
+    if not len(named):
         return {}
-    named = with_test_names(lb)
     named = named[~named["test_name"].str.contains("@")]
     values = {f"{prefix}_best_{t}_tps": float(v) for t, v in named.groupby("test_name")["avg_ts"].max().items()}
     if "name" in named:

@@ -16,7 +16,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
-from ..analysis.llama import llama_values, with_test_names
+from ..analysis.llama import llama_values, ok_rows, with_test_names
 from ..analysis.serving import add_serving_metrics, run_values
 from ..caveats import authors_caveats, data_caveats
 from ..load import StudyData, ingest_study
@@ -54,7 +54,7 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
     params = dict(agents=agents, answer_tokens=answer_tokens, prompt_tokens=prompt_tokens,
                   long_prompt_tokens=long_prompt_tokens)
     data = ingest_study(data_dir)
-    llama = with_test_names(data["llama_bench"])
+    llama = with_test_names(ok_rows(data["llama_bench"]))  # failed runs: data["llama_bench"]
     server = add_serving_metrics(data["runs"], data["requests"], None)
     values = {**llama_values(llama, "strix"), **run_values(server), **backend_counts(llama)}
 
@@ -100,6 +100,7 @@ def files_table(r: Results) -> pd.DataFrame:
 
 def backend_counts(llama: pd.DataFrame) -> dict[str, float]:
     """``strix_<test>_backends``: how many backends ran each depth-0 test."""
+    llama = ok_rows(llama)
     flat = llama[~llama["test_name"].str.contains("@", na=False)]
     return {f"strix_{t}_backends": float(n) for t, n in flat.groupby("test_name")["config"].nunique().items()}
 
@@ -114,6 +115,7 @@ def _tests_in_order(llama: pd.DataFrame) -> list[str]:
 def per_test(llama: pd.DataFrame) -> pd.DataFrame:
     """One row per test: best and worst backend, with their rates and the spread."""
     rows = []
+    llama = ok_rows(llama)
     for test in _tests_in_order(llama):
         g = llama[llama["test_name"] == test].sort_values("avg_ts", ascending=False)
         best, worst = g.iloc[0], g.iloc[-1]
@@ -128,6 +130,7 @@ def per_test(llama: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
+    llama = ok_rows(llama)
     best = llama.groupby("test_name")["avg_ts"].transform("max")
     return llama.assign(share_of_best=llama["avg_ts"] / best)
 

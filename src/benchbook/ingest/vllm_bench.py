@@ -7,6 +7,16 @@ metrics are recomputed from them the way vLLM does, so a study can check what wa
 Counting: `read` = result objects + per-request entries. Failed requests are read and kept
 (ok=False). Requests with impossible values are kept too (ok=False, error says why) but
 counted as ignored, because they are excluded from the computed metrics.
+
+Run ids: a file with one result object gives the run id `<prefix>` (the manifest's name,
+else the file name without `.json`/`.json.gz`); a file with several (`--append-result`, or
+one object per line as in a JSONL of runs) gives `<prefix>#<k>`, k = 1, 2, ... in file
+order. Ids come from the position only, never from a `label`, `run_name` or `name` key in
+the object, so two objects with the same label keep distinct ids, and the same file always
+gives the same ids. Each object keeps its own settings (date, backend, label, model_id,
+request_rate, max_concurrency, ...); its other top-level keys, which no column holds (a
+script's `deployment` or `gpu`, `tokenizer_id`, `burstiness`, ...), go to the `extra`
+column as compact JSON, so none is dropped unseen.
 """
 
 from __future__ import annotations
@@ -36,6 +46,15 @@ _STAT_KEY = re.compile(r"^(mean|median|std|p[0-9.]+)_([a-z0-9_]+)_ms$")
 _CORE_ARRAYS = ("input_lens", "output_lens", "ttfts", "itls")
 _OTHER_ARRAYS = ("start_times", "errors", "latencies", "generated_texts")
 _LATENCIES = ("ttft", "tpot", "itl", "e2el")
+# Top-level keys a column or another table holds (with the `*_ms` statistics and the
+# per-request arrays); `endpoint_type` only when it stands in for `backend`.
+_HELD = {
+    "date", "backend", "label", "model_id", "num_prompts", "completed", "failed", "max_concurrency",
+    "request_rate", "duration", "output_throughput", "request_throughput", "total_input_tokens",
+    "total_output_tokens", "spec_decode_acceptance_rate", "spec_decode_acceptance_length",
+    "spec_decode_num_drafts", "spec_decode_draft_tokens", "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
+}
 _MAX_TTFT_S = 1e5
 # Reported values that can never be negative (checked so a corrupt file fails loudly).
 _NON_NEGATIVE = (
@@ -244,7 +263,22 @@ def _run_header(obj: dict, run_id: str, ctx) -> dict:
         "spec_num_drafts": _int(obj, "spec_decode_num_drafts", ctx),
         "spec_draft_tokens": _int(obj, "spec_decode_draft_tokens", ctx),
         "spec_accepted_tokens": _int(obj, "spec_decode_accepted_tokens", ctx),
+        "extra": _extra(obj),
     }
+
+
+def _extra(obj: dict):
+    """The object's top-level keys no column holds, as compact JSON in file order (a list
+    or object is named with its size, not copied); missing when there are none."""
+    held = _HELD | set(_CORE_ARRAYS + _OTHER_ARRAYS) | (set() if obj.get("backend") else {"endpoint_type"})
+    out = {}
+    for key, value in obj.items():
+        if key in held or _STAT_KEY.match(key):
+            continue
+        if isinstance(value, (list, dict)):
+            value = f"<{'list' if isinstance(value, list) else 'object'} of {len(value)}, not kept>"
+        out[key] = redact(value) if isinstance(value, str) else value  # free text: may name hosts
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":")) if out else pd.NA
 
 
 def _reported_summary(obj: dict, ctx) -> dict:

@@ -29,7 +29,11 @@ Templates (../shared/formats.md, section 2): V1 `Engine 000:` and `N Engines Agg
 lines of 0.10.1-0.11, 0.12-0.19, 0.20-0.22.1 and 0.33 (`log_format` v1-0.10, v1-0.12,
 v1-0.20, v1-0.33: the newest template the optional fields need, or the newer version the
 `loggers.py:N` call site names), and V0 lines (`Swapped`/`Pending`; v0), with or without the
-`(APIServer pid=N)` tag and any date, docker or journald prefix. Percentages become
+`(APIServer pid=N)` tag and any date, docker or journald prefix. A line that starts with an
+RFC 3339 time (`docker logs -t`, `kubectl logs --timestamps`: `2026-04-07T14:03:21.123456789Z `,
+or with an offset such as `+02:00`) gives its window's `timestamp`: that wall time as
+written, to the nanosecond, the offset dropped (so UTC for the usual `Z`); `time` stays
+the `MM-DD HH:MM:SS` vLLM printed. Percentages become
 fractions; `nan%` becomes NaN and the row is kept. Optional fields without a schema column
 (`Corrupted`, external and MM cache hit rates, `KV fetch`, V0's CPU KV usage and CPU prefix
 hit rate, a KV device other than GPU) are extra columns, present only when printed.
@@ -141,6 +145,9 @@ _SPEC_BODY = (
     rb"(?:, Avg Draft acceptance rate: " + _n("rate_last") + rb"%)?" + _END)
 _SPEC_MSG, _SPEC = re.compile(_SPEC_BODY), re.compile(_HEAD + _SPEC_BODY)
 _HEAD_RX = re.compile(_HEAD)
+# `docker logs -t` / `kubectl logs --timestamps`: an RFC 3339 time (any offset) before the line
+_STAMP = rb"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?:Z|[+-]\d\d:?\d\d) "
+_STAMP_RX = re.compile(_STAMP)
 _NEVER = re.compile(rb"(?!)")  # start-up lines always take the full-line path
 _STATS_KEY = b"Avg prompt throughput"
 _STATS_LOOSE = re.compile(rb"(?:(?:Engine \d+|\d+ Engines Aggregated): )?Avg prompt throughput: " + _NUMBER)
@@ -329,7 +336,7 @@ def _scan_file(path: Path, state: _State):
 def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
-                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED)
+                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP)
 
 
 def _chunks(path: Path):
@@ -491,10 +498,10 @@ class _State:
     def _candidates(self, buf: bytes, nl: np.ndarray, spans: list, fast: re.Pattern, coloured: bool):
         """Match each candidate message with the `fast` template (message start to line end).
 
-        Returns the fast rows as (line numbers, matches, times, processes, call sites) and
-        the other lines as (line number, line bytes with ANSI codes stripped) for the
-        full-line templates. The header is read by position: the time is the 14 bytes
-        before the space that precedes the file name."""
+        Returns the fast rows as (line numbers, matches, times, processes, call sites, RFC
+        3339 stamps) and the other lines as (line number, line bytes with ANSI codes
+        stripped) for the full-line templates. The header is read by position: the time is
+        the 14 bytes before the space that precedes the file name."""
         index = np.searchsorted(nl, [a for a, _ in spans])  # newlines before each line
         starts = np.append(0, nl + 1)[index].tolist()
         ends = nl[index].tolist()
@@ -513,11 +520,12 @@ class _State:
                 [seq[i] for i in keep] for seq in (spans, starts, numbers, spaces, matches, times))
         heads = [buf[s:q - 15] for s, q in zip(starts, spaces)]
         sites = [buf[q + 1:p] for q, (_, p) in zip(spaces, spans)]
+        stamps = [_stamp(buf, s) for s in starts]
         lines = []
         for n, s, e in slow:
             line = buf[s:e]
             lines.append((n, _ANSI.sub(b"", line) if coloured and b"\x1b" in line else line))
-        return (numbers, matches, times, self._procs(heads), sites), lines
+        return (numbers, matches, times, self._procs(heads), sites, stamps), lines
 
     def _procs(self, heads: list[bytes]) -> list[bytes]:
         """Process names from the text before the level word, e.g. `(APIServer pid=1) `."""
@@ -530,8 +538,8 @@ class _State:
         return [cache[h] for h in heads]
 
     def _stats(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
-        (numbers, matches, times, procs, sites), others = self._candidates(buf, nl, spans, _V1_MSG, coloured)
-        self._stats_slow(others, _Rows(numbers, [m.groups() for m in matches], times, procs, sites))
+        fast, others = self._candidates(buf, nl, spans, _V1_MSG, coloured)
+        self._stats_slow(others, _Rows(fast[0], [m.groups() for m in fast[1]], *fast[2:]))
 
     def _stats_slow(self, others: list, v1: _Rows | None = None) -> None:
         """Parse stats lines with the full-line templates (V1 in any field order, V0); add
@@ -540,9 +548,9 @@ class _State:
         for n, line in others:
             line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             if (m := _V1.fullmatch(line)) is not None:
-                v1.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+                v1.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"], _stamp(line))
             elif (m := _V0.fullmatch(line)) is not None:
-                v0.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+                v0.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"], _stamp(line))
             elif _HEAD_RX.match(line) is None and _STATS_LOOSE.search(line):
                 self.reasons[HEADERLESS_STATS] += 1
             else:
@@ -562,7 +570,7 @@ class _State:
         self._add_windows(cols)
 
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
-        (numbers, matches, _, procs, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
+        (numbers, matches, _, procs, _, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
         self._v0prefix_slow(others, list(zip(numbers, procs, matches)))
 
     def _v0prefix_slow(self, others: list, found: list) -> None:
@@ -592,7 +600,7 @@ class _State:
             line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             m = _SPEC.fullmatch(line)
             if m is not None and _one_rate(m):
-                rows.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"])
+                rows.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"], _stamp(line))
             else:
                 self.reasons[UNKNOWN_SPEC] += 1
         if rows.numbers:
@@ -673,12 +681,12 @@ class _State:
     def _windows_table(self) -> tuple[pd.DataFrame, int]:
         raw = _concat(self.windows)
         n = len(raw.setdefault("line", np.zeros(0, dtype=np.int64)))
-        for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time"]:  # fields of a template not used
+        for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time", "stamp"]:  # fields of a template not used
             raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
         merged = self._merge_v0_prefix(raw)
         self.reasons[ORPHAN_V0_PREFIX] += len(self.v0_prefix) - merged
-        cols = {"line": raw["line"], "time": _strs(raw["time"]), "process": raw["proc"],
-                "engine": raw["engine"], "log_format": raw.get("log_format"),
+        cols = {"line": raw["line"], "time": _strs(raw["time"]), "timestamp": _stamps(raw["stamp"]),
+                "process": raw["proc"], "engine": raw["engine"], "log_format": raw.get("log_format"),
                 "prompt_tps": raw["prompt_tps"], "generation_tps": raw["generation_tps"],
                 "kv_usage": raw["kv_usage"] / 100, "prefix_hit_rate": raw["prefix_hit_rate"] / 100}
         for name in ("running", "waiting", "swapped", "preemptions", "deferred"):
@@ -827,7 +835,7 @@ def _split_parts(parts: list[dict], cutoff: int) -> list[dict]:
 
 # ---------------------------------------------------------------- helpers
 
-_TEXT = {"proc", "time", "site", "engine", "engines", "device", "per_position"}
+_TEXT = {"proc", "time", "site", "stamp", "engine", "engines", "device", "per_position"}
 _PRINTED = {"rate_first", "accepted_tps", "prefix_hit_rate"}  # presence tells templates apart
 
 
@@ -835,21 +843,24 @@ class _Rows:
     """One chunk's matches of one template, turned into column arrays at the chunk's end
     so that millions of lines never live as Python tuples at once."""
 
-    def __init__(self, numbers=None, groups=None, times=None, procs=None, sites=None):
+    def __init__(self, numbers=None, groups=None, times=None, procs=None, sites=None, stamps=None):
         self.numbers, self.groups = numbers or [], groups or []
         self.times, self.procs, self.sites = times or [], procs or [], sites or []
+        self.stamps = stamps or []
 
-    def add(self, n: int, groups: tuple, time: bytes, proc: bytes, site: bytes) -> None:
+    def add(self, n: int, groups: tuple, time: bytes, proc: bytes, site: bytes, stamp: bytes) -> None:
         self.numbers.append(n)
         self.groups.append(groups)
         self.times.append(time)
         self.procs.append(proc)
         self.sites.append(site)
+        self.stamps.append(stamp)
 
     def columns(self, names: list[str]) -> dict[str, np.ndarray]:
         """float64 for numbers (absent -> NaN), compact bytes for text (absent -> b"")."""
         out = {"line": np.array(self.numbers, dtype=np.int64), "time": np.array(self.times, dtype="S14"),
-               "proc": np.array(self.procs, dtype=bytes), "site": np.array(self.sites, dtype=bytes)}
+               "proc": np.array(self.procs, dtype=bytes), "site": np.array(self.sites, dtype=bytes),
+               "stamp": np.array(self.stamps, dtype=bytes)}
         n = len(self.numbers)
         for name, col in zip(names, zip(*self.groups)):
             absent = col.count(None)
@@ -863,6 +874,22 @@ class _Rows:
             out[name] = (np.array(col, dtype=bytes) if name in _TEXT
                          else np.fromiter(map(float, col), dtype=np.float64, count=n))
         return out
+
+
+def _stamp(buf: bytes, start: int = 0) -> bytes:
+    """The wall time of an RFC 3339 prefix of the line at `start` (offset dropped), or b""."""
+    m = _STAMP_RX.match(buf, start)
+    return m["stamp"] if m else b""
+
+
+def _stamps(values: np.ndarray) -> np.ndarray:
+    """RFC 3339 wall times (b"" = none) as datetime64[ns]; NaT where none or not a date."""
+    out = np.full(len(values), np.datetime64("NaT"), dtype="datetime64[ns]")
+    has = values != b""
+    if has.any():
+        text = [v.decode() for v in values[has].tolist()]
+        out[has] = pd.to_datetime(text, format="ISO8601", errors="coerce").to_numpy(dtype="datetime64[ns]")
+    return out
 
 
 def _time_like(times: list[bytes]) -> np.ndarray:

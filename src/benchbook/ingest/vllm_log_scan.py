@@ -84,7 +84,7 @@ class Scanner:
     """Compiled-once expressions for one chunk at a time (thread-safe: no state)."""
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
-                 host_name: bytes, text: set[str], printed: set[str]):
+                 host_name: bytes, text: set[str], printed: set[str], stamp: bytes):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
@@ -101,6 +101,7 @@ class Scanner:
         a = "[ -~]"  # one printable ASCII character: the 14 characters are 14 bytes
         self.head_rx = rf".(?P<time>{a}{a}-{a}{a} {a}{a}:{a}{a}:{a}{a}) (?P<site_head>[^ ]*)$"
         self.proc_rx = r"\(([^()\t\n\x0B\f\r ]+) pid=[0-9]+\)"
+        self.stamp_rx = "^" + to_rust(stamp)  # an RFC 3339 time before the line (docker logs -t)
         self.stats_names = list(re.compile(stats_msg).groupindex)
         self.spec_names = list(re.compile(spec_msg).groupindex)
         # an access line from its level word on, without the client's ephemeral port
@@ -182,6 +183,7 @@ class Scanner:
         head = raw.bin.slice(0, pos).cast(pl.String)
         text = [n for n in names if n in self.text]
         return (lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                          t.str.extract(self.stamp_rx, 1).alias("stamp"),
                           raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
                 .unnest("h", "m")
                 .with_columns(
@@ -205,7 +207,8 @@ class Scanner:
         if not n:
             return None, slow
         cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line,
-                "time": _bytes(m["time"], "S14"), "proc": _bytes(m["proc"]), "site": _bytes(m["site"])}
+                "time": _bytes(m["time"], "S14"), "proc": _bytes(m["proc"]), "site": _bytes(m["site"]),
+                "stamp": _bytes(m["stamp"])}
         for name in m.columns:
             if name.endswith("_set") or name.endswith("_printed"):
                 cols[name] = m[name].to_numpy()
