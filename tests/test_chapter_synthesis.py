@@ -1,11 +1,12 @@
 """The synthesis chapter, executed for real on copies of the project.
 
-Its claims summary is compared with each chapter's own ledger (the chapter's analyse run
-here, on the same data); its key figures with values recomputed from the raw JSON with
-json and numpy, and its ceilings with the facts YAML read directly. Chapters whose data are
-deleted, whose registry entry has no module, or whose data are broken are listed as
-missing or failed, never filled in. One real `jupyter-book build` (marked `build`) checks
-the rendered page, its links to the chapters' sections, and the intro's glued summary.
+The synthesis reads what each chapter page computed (its declared outputs beside the
+executed notebook), so the fixtures execute the whole book first. Its claims summary is
+compared with each chapter's own ledger (the chapter's analyse run here, on the same data);
+its key figures with values recomputed from the raw JSON with json and numpy, and its
+ceilings with the facts YAML read directly. Chapters whose outputs are missing or broken are
+listed as missing or failed, never filled in. One real `jupyter-book build` (marked `build`)
+checks the rendered page, its links to the chapters' sections, and the intro's glued summary.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
 import numpy as np
 import pandas as pd
@@ -27,9 +27,10 @@ import yaml
 
 from benchbook import claims as claims_mod
 from benchbook.analysis.cost import CurrencyError
-from benchbook.chapters import CHAPTERS, chapter_module, synthesis
+from benchbook import registry
+from benchbook.chapters import synthesis
 from benchbook.facts import FactsError
-from benchbook.runner import Chapter, default_parameters
+from benchbook.runner import STUDIES_DIR, Chapter, refresh
 import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import html_tables  # noqa: E402  (tests/ is on sys.path)
 
@@ -38,6 +39,7 @@ BIN = Path(sys.executable).parent
 STUDY = "synthesis"
 H100 = "h100-dense-vs-moe-mtp"
 STRIX = "strix-halo-baseline"
+CHAPTERS = registry.get(STUDY).uses
 
 
 # ---------------------------------------------------------------- project copies
@@ -55,8 +57,14 @@ def project(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def executed(project):
-    out = Chapter(project, STUDY).execute(log=lambda msg: None)
-    return nbformat.read(out, as_version=4)
+    refresh(project, log=lambda msg: None)  # every chapter, then the synthesis that reads them
+    return nbformat.read(Chapter(project, STUDY).output, as_version=4)
+
+
+@pytest.fixture(scope="module")
+def outputs(project, executed):
+    """The folder the chapters wrote their declared outputs to."""
+    return project / STUDIES_DIR
 
 
 def glued(nb) -> dict:
@@ -79,15 +87,19 @@ def nb_html(nb) -> str:
 
 
 def own_ledger(project: Path, study: str):
-    """The chapter's own analysis, run here with its notebook's defaults on the project's data."""
-    module = chapter_module(study)
-    nb_path = project / "notebooks" / f"{study}.md"
-    params = default_parameters(jupytext.read(nb_path), nb_path)
-    params = {k: (str(project / v) if isinstance(v, str) and v.startswith("data/") else v) for k, v in params.items()}
+    """The chapter's own analysis, run here with the page's parameters on the project's data."""
+    import importlib
     import inspect
 
+    module = importlib.import_module(f"benchbook.chapters.{registry.get(study).module}")
+    params = Chapter(project, study).effective_parameters({})
+    params = {k: (str(project / v) if isinstance(v, str) and v.startswith("data/") else v) for k, v in params.items()}
     accepted = inspect.signature(module.analyse).parameters
     return module.analyse(**{k: v for k, v in params.items() if k in accepted}).ledger
+
+
+def run_in(outputs: Path, **kw):
+    return synthesis.analyse(ROOT / "data" / "facts", studies_dir=outputs, **kw)
 
 
 # ---------------------------------------------------------------- the executed page
@@ -116,7 +128,7 @@ def test_claims_summary_equals_each_chapters_own_ledger(project, executed):
     assert g["chapters_present"] == len(ok)
 
 
-def test_h100_key_figures_match_the_raw_json(executed):
+def test_h100_key_figures_match_the_raw_json(executed, outputs):
     """Decode as 1 / median TPOT and MTP acceptance length, from the bench arrays."""
     study = yaml.safe_load((ROOT / "data" / H100 / "study.yml").read_text(encoding="utf-8"))
     want = {}
@@ -127,7 +139,7 @@ def test_h100_key_figures_match_the_raw_json(executed):
             al = 1 + d["spec_decode_accepted_tokens"] / d["spec_decode_num_drafts"] \
                 if d.get("spec_decode_num_drafts") else math.nan
             want[f["config"]] = (1 / float(np.median(tpot)), al, float(np.median(d["ttfts"])))
-    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    r = run_in(outputs)
     kf = r.key_figures.set_index("config")
     for config, (decode, al, ttft) in want.items():
         assert kf.loc[config, "single_stream_decode_tps"] == pytest.approx(decode, rel=1e-9)
@@ -140,7 +152,7 @@ def test_h100_key_figures_match_the_raw_json(executed):
     assert g["decode_max_tps"] == pytest.approx(max(v[0] for v in want.values()), rel=1e-9)
 
 
-def test_h100_share_of_ceiling_from_the_yaml_by_hand(executed):
+def test_h100_share_of_ceiling_from_the_yaml_by_hand(executed, outputs):
     facts = {n: yaml.safe_load((ROOT / "data/facts" / n).read_text(encoding="utf-8"))
              for n in ("platforms.yml", "models.yml", "quantisation.yml")}
     h100 = facts["platforms.yml"]["platforms"]["h100-sxm5-80gb"]
@@ -152,16 +164,16 @@ def test_h100_share_of_ceiling_from_the_yaml_by_hand(executed):
     bytes_ = body * q["bytes_per_weight"]["value"] + table * q["head_bytes_per_weight"]["value"] + kv * (4096 + 511 / 2)
     ceiling = h100["memory_bandwidth"]["value"] * 1e9 / bytes_
     g = glued(executed)
-    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    r = run_in(outputs)
     decode = r.key_figures.set_index("config").loc["h100-dense", "single_stream_decode_tps"]
     assert g["pct__h100_dense"] == pytest.approx(100 * decode / ceiling, rel=1e-9)
     # MTP: the measured acceptance length multiplies the ceiling; the plain ratio is shown beside it
     assert g["pct__h100_moe_mtp"] == pytest.approx(g["plain__h100_moe_mtp"] / g["per_pass__h100_moe_mtp"], rel=1e-9)
 
 
-def test_every_key_figures_row_resolves_to_facts(executed):
+def test_every_key_figures_row_resolves_to_facts(executed, outputs):
     """Each chapter's platform, model, weight format and KV type strings map to registry entries."""
-    r = synthesis.analyse(ROOT / "data", ROOT / "data" / "facts", ROOT / "notebooks")
+    r = run_in(outputs)
     with_rows = {x.study for x in r.runs if x.has_key_figures and len(x.key_figures)}
     assert {H100, STRIX} <= with_rows
     for _, row in r.limits.iterrows():
@@ -205,57 +217,79 @@ def test_cache_key_covers_every_input_folder(project, tmp_path):
 
 
 @pytest.fixture
-def bare(tmp_path):
-    """Data, facts and notebooks only: enough for synthesis.analyse in-process."""
-    shutil.copytree(ROOT / "data", tmp_path / "data")
-    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
-    return tmp_path
+def bare(outputs, tmp_path):
+    """A copy of the chapters' outputs, to take apart."""
+    shutil.copytree(outputs, tmp_path / "studies", ignore=shutil.ignore_patterns("*.ipynb"))
+    return tmp_path / "studies"
 
 
-def run_in(folder: Path, **kw):
-    return synthesis.analyse(folder / "data", folder / "data" / "facts", folder / "notebooks", **kw)
-
-
-def test_a_deleted_data_folder_is_listed_as_missing_not_faked(bare):
-    shutil.rmtree(bare / "data" / STRIX)
+def test_a_chapter_without_outputs_is_listed_as_missing_not_faked(project, bare):
+    shutil.rmtree(bare / STRIX)
     r = run_in(bare)
     strix = r.run(STRIX)
-    assert strix.status == "missing" and f"no data folder {bare / 'data' / STRIX}" in strix.detail
+    assert strix.status == "missing" and "has not been executed" in strix.detail
     assert not (r.key_figures["study"] == STRIX).any()
     claims = r.claims.set_index("study")
     assert claims.loc[STRIX, "status"] == "missing" and pd.isna(claims.loc[STRIX, "total"])
     assert STRIX in synthesis.glue_values(r)["chapters_missing_names"]
-    # the H100 chapter still runs, without its Strix Halo comparison, and its counts are its own
-    counts = claims_mod.verdict_counts(own_ledger(bare, H100))
+    # the H100 chapter's counts are its own
+    counts = claims_mod.verdict_counts(own_ledger(project, H100))
     assert {v: int(claims.loc[H100, v]) for v in counts} == counts
     assert any("Not included" in c and STRIX in c for c in r.own_caveats["caveat"])
 
 
-def test_a_registered_chapter_without_module_is_missing(bare, monkeypatch):
-    monkeypatch.setitem(CHAPTERS, "imaginary-study", "imaginary")
+def test_a_chapter_in_the_registry_without_a_page_is_missing(bare, monkeypatch):
+    from dataclasses import replace
+
+    monkeypatch.setattr(registry, "CHAPTERS", tuple(replace(c, uses=c.uses + ("imaginary-study",))
+                                                    if c.id == STUDY else c for c in registry.CHAPTERS))
     r = run_in(bare)
     run = r.run("imaginary-study")
-    assert run.status == "missing"
-    assert "no chapter module benchbook.chapters.imaginary" in run.detail
-    assert "no data folder" in run.detail and "no notebook" in run.detail
+    assert run.status == "missing" and "has not been executed" in run.detail
 
 
-def test_a_chapter_whose_data_cannot_be_read_is_listed_as_failed(bare):
-    raw = next((bare / "data" / H100 / "raw" / "h100-moe-mtp").glob("*concurrency8-*.json"))
-    raw.write_text(raw.read_text(encoding="utf-8")[:1000], encoding="utf-8")  # truncated
+def test_a_chapter_whose_outputs_cannot_be_read_is_listed_as_failed(bare):
+    (bare / H100 / "chapter.json").write_text("{ not json", encoding="utf-8")
     r = run_in(bare)
     run = r.run(H100)
-    assert run.status == "failed" and run.detail
+    assert run.status == "failed" and "chapter.json" in run.detail
     assert not (r.key_figures["study"] == H100).any()
     assert r.claims.set_index("study").loc[H100, "status"] == "failed"
-    # the Strix Halo chapter reads the H100 data for its serving comparison, so it fails too
-    assert r.run(STRIX).status == "failed"
+    assert r.run(STRIX).status == "ok"  # the others are read as they are
+
+
+def test_the_synthesis_reads_what_a_chapter_computed_on_other_data(project, outputs, tmp_path):
+    """A chapter rerun on other data reaches the synthesis: its key figures come from the chapter's
+    outputs, and the synthesis is stale once the chapter's key changes."""
+    before = Chapter(project, STUDY).cache_key({})
+    changed = tmp_path / "h100"
+    shutil.copytree(project / "data" / H100, changed)
+    study = yaml.safe_load((changed / "study.yml").read_text(encoding="utf-8"))
+    dropped = [f["path"] for f in study["files"] if f["config"] == "h100-moe-mtp"]
+    for rel in dropped:
+        (changed / rel).unlink()
+    study["files"] = [f for f in study["files"] if f["path"] not in dropped]
+    del study["configs"]["h100-moe-mtp"]
+    (changed / "study.yml").write_text(yaml.safe_dump(study, sort_keys=False), encoding="utf-8")
+    from benchbook.study import write_checksums
+
+    write_checksums(changed)
+    h100 = Chapter(project, H100)
+    try:
+        h100.execute({"data_dir": str(changed)}, log=lambda m: None)
+        assert Chapter(project, STUDY).cache_key({}) != before
+        r = run_in(outputs)
+        assert set(r.key_figures.loc[r.key_figures["study"] == H100, "config"]) == {"h100-dense"}
+    finally:
+        h100.execute({}, log=lambda m: None)
+    assert Chapter(project, STUDY).cache_key({}) == before
 
 
 # ---------------------------------------------------------------- currency
 
 
-def test_api_comparison_needs_a_dated_rate(bare):
+def test_api_comparison_needs_a_dated_rate(outputs):
+    bare = outputs
     r = run_in(bare)
     lim = r.limits.set_index("config")
     assert lim.loc["h100-moe-mtp", "api_note"].startswith("not derivable")
@@ -273,8 +307,8 @@ def test_api_comparison_needs_a_dated_rate(bare):
         run_in(bare, api_price="anthropic-gpt-5.2")
 
 
-def test_usd_cloud_scenarios_divide_without_a_rate(bare):
-    r = run_in(bare)
+def test_usd_cloud_scenarios_divide_without_a_rate(outputs):
+    r = run_in(outputs)
     cs = synthesis.cloud_scenarios(r)
     assert set(cs["currency"]) == {"USD"}
     row = cs[(cs["config"] == "h100-moe-mtp") & (cs["price"] == "2.7 USD/h")].iloc[0]

@@ -140,7 +140,10 @@ def test_run_refuses_unknown_parameter_and_missing_folder(capsys, monkeypatch):
 def test_list_names_every_chapter(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     assert main(["list"]) == 0
-    assert "h100-dense-vs-moe-mtp" in capsys.readouterr().out
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "data/h100-dense-vs-moe-mtp/" in lines["h100-dense-vs-moe-mtp"]
+    assert "data/strix-halo-qwen3-30b-lhl/" in lines["strix-halo-qwen3-30b-lhl"]
+    assert "reads other chapters" in lines["synthesis"]
 
 
 def _generated_log(tmp_path):
@@ -203,3 +206,22 @@ def test_a_failed_ingest_leaves_no_partial_csv(tmp_path, capsys):
     out = tmp_path / "lb.csv"
     assert main(["ingest", str(files[0]), str(bad), "--out", str(out)]) == 1
     assert not out.exists() and not list(tmp_path.glob("*.part"))
+
+
+def test_needs_prints_each_chapter_s_contract(capsys, monkeypatch):
+    """Every role, kind and section of the registry's contract is named; an unknown id is an error."""
+    from benchbook import registry
+
+    monkeypatch.chdir(ROOT)
+    for spec in registry.chapters():
+        assert main(["needs", spec.id]) == 0
+        out = capsys.readouterr().out
+        if spec.contract is None:
+            assert all(u in out for u in spec.uses)
+            continue
+        for item in (*spec.contract.roles, *spec.contract.kinds):
+            assert f"  {item.name} " in out
+        for section in spec.contract.sections:
+            assert f"  {section.title}:" in out
+    assert main(["needs", "no-such-chapter"]) == 1
+    assert "no chapter 'no-such-chapter'" in capsys.readouterr().err

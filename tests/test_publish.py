@@ -192,10 +192,15 @@ def test_footer_escapes_and_lists_each_data_folder(tmp_path):
     assert ">Unpublished build</span> · built" in sphinx_meta.footer_html({**stamp, "version": None}, [a])
 
 
-def test_data_folders_are_the_study_folders_the_parameters_name():
-    root = Path(__file__).parents[1]
+def test_data_folders_are_the_study_folders_the_parameters_name(tmp_path):
+    from projects import copy_project
+
+    root = copy_project(tmp_path)
     folders = sphinx_meta.data_folders(root, STUDY)
     assert [f.name for f in folders] == [STUDY, "strix-halo-baseline"]
+    # the synthesis reads every chapter's outputs, so its footer names every chapter's data
+    names = {f.name for f in sphinx_meta.data_folders(root, "synthesis")}
+    assert {STUDY, "strix-halo-baseline", "gb10-mtp", "power-sweep", "3090-dense-vs-sparse", "facts"} <= names
 
 
 # ---------------------------------------------------------------- changes since

@@ -28,6 +28,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchbook.published import load_published
 from benchbook.runner import Chapter
 
 ROOT = Path(__file__).parents[1]
@@ -355,7 +356,9 @@ def table_rows(page, caption: str) -> list[list[str]]:
 
 @pytest.mark.browser
 def test_changes_section_shows_the_previous_versions_published_numbers(published, server, tab):
-    default_price = Chapter(published[0], STUDY).effective_parameters({})["price_per_hour"]
+    # the notebook's default (None) means the write-up's own price, from its published.yml
+    default_price = Chapter(published[0], STUDY).effective_parameters({})["price_per_hour"] or \
+        load_published(published[0] / "data" / STUDY / "published.yml").parameters["price_per_hour"]["value"]
     page = tab.open(chapter_url(server, OLD))
     section = page.locator("section#changes-since-the-previous-version")
     assert "no earlier published version" in section.inner_text()

@@ -7,10 +7,3 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-STUDIES = (
-    "h100-dense-vs-moe-mtp",
-    "3090-dense-vs-sparse",
-    "power-sweep",
-    "gb10-mtp",
-    "strix-halo-baseline",
-)

@@ -99,15 +99,17 @@ def _client_idle(sd, runs, threshold: float = 0.05):
 
 
 def _best_of_backends(sd, runs):
-    from .analysis.llama import ok_rows
+    from .analysis.llama import ok_rows, variants
 
     lb = ok_rows(sd["llama_bench"])
-    if not len(lb) or lb["config"].nunique() < 2:
+    builds = variants(lb) if len(lb) else lb.get("config", pd.Series(dtype=object))
+    if not len(lb) or builds.nunique() < 2:
         return []
+    names = sorted(builds.unique())
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     return [_c("best-of-backends", (
-        f"llama.cpp figures are the best of {lb['config'].nunique()} builds/backends per test "
-        f"({', '.join(sorted(lb['config'].unique()))}): an optimistic envelope that no single build "
-        "reaches on every test."))]
+        f"llama.cpp figures are the best of {len(names)} builds/backends per test ({shown}): an "
+        "optimistic envelope that no single build reaches on every test."))]
 
 
 def _unlike_models(configs: dict, compared: list[tuple[str, str]]):
@@ -119,9 +121,12 @@ def _unlike_models(configs: dict, compared: list[tuple[str, str]]):
             meaning = ("their ratio mixes hardware with model and software choices" if "platform" in diffs
                        else "on the same hardware, their ratio reflects the model and serving configuration")
             out.append(_c("unlike-models", (
-                f"{a} and {b} differ in {', '.join(diffs)} ({ca.get('model')} on {ca.get('platform')} vs "
-                f"{cb.get('model')} on {cb.get('platform')}): {meaning}.")))
+                f"{a} and {b} differ in {', '.join(diffs)} ({_on(ca)} vs {_on(cb)}): {meaning}.")))
     return out
+
+
+def _on(config: dict) -> str:
+    return f"{config.get('model') or 'model not stated'} on {config.get('platform') or 'platform not stated'}"
 
 
 def _currency(ledger: pd.DataFrame):

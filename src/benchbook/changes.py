@@ -18,26 +18,16 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 import pandas as pd
 
+from .contract import KeyNumbers
 from .sphinx_meta import stamped_version
 
 
-@dataclass(frozen=True)
-class Key:
-    """Which numbers of one tidy table to compare: rows by `index`, columns `values`."""
+def key_numbers(study: str) -> tuple:
+    """The chapter's declared key numbers (registry `ChapterSpec.key_numbers`; none if unknown)."""
+    from . import registry
 
-    table: str  # the download's file stem, e.g. "runs" for runs.csv
-    index: tuple[str, ...]
-    values: tuple[str, ...]
-    only_changes: bool = False  # show only rows that differ (long tables such as claims)
-
-
-# The key numbers of each chapter; a chapter not listed here compares nothing.
-KEY_NUMBERS: dict[str, tuple[Key, ...]] = {
-    "h100-dense-vs-moe-mtp": (
-        Key("runs", ("run_id",), ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
-        Key("claims", ("id",), ("verdict",), only_changes=True),
-    ),
-}
+    spec = next((c for c in registry.chapters() if c.id == study), None)
+    return spec.key_numbers if spec else ()
 
 
 @dataclass
@@ -82,7 +72,7 @@ def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous 
             "such as site/v0.1.0 (benchbook publish sets it)")
     prev = Previous(version=stamped_version(site) or site.name, site=site,
                     page=chapter_page(site, study))
-    for key in KEY_NUMBERS.get(study, ()) if keys is None else keys:
+    for key in key_numbers(study) if keys is None else keys:
         csv = find_download(prev.page, f"{key.table}.csv") if prev.page else None
         if csv is None:
             prev.missing.append(key.table)
@@ -91,7 +81,7 @@ def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous 
     return prev
 
 
-def side_by_side(key: Key, before: pd.DataFrame | None, now: pd.DataFrame, label: str) -> pd.DataFrame:
+def side_by_side(key: KeyNumbers, before: pd.DataFrame | None, now: pd.DataFrame, label: str) -> pd.DataFrame:
     """One row per index value: each key number as of `label` and now, and a status
     (same, changed, new, gone)."""
     index = list(key.index)
@@ -131,7 +121,7 @@ def _same(a: pd.Series, b: pd.Series) -> pd.Series:
 def compare(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame],
             keys=None) -> tuple[Previous | None, dict[str, pd.DataFrame]]:
     """The previous version (or None) and, per key table, the side-by-side frame."""
-    keys = KEY_NUMBERS.get(study, ()) if keys is None else keys
+    keys = key_numbers(study) if keys is None else keys
     prev = load_previous(previous_site, study, keys)
     if prev is None or prev.page is None:
         return prev, {}
@@ -163,7 +153,7 @@ def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]
 
     from .report import html as html_table
 
-    keys = {k.table: k for k in KEY_NUMBERS.get(study, ())}
+    keys = {k.table: k for k in key_numbers(study)}
     prev, tables = compare(study, previous_site, current)
     display(Markdown(summary(prev, tables)))
     for name, t in tables.items():

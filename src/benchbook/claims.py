@@ -19,7 +19,8 @@ from .expr import MissingValue, evaluate, names_in
 from .published import Published, PublishedError, Quantity, parse_quantity
 
 HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
-VERDICTS = (HOLDS, FAILS, UNKNOWN)
+NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
+VERDICTS = (HOLDS, FAILS, UNKNOWN, NOT_COMPARABLE)
 
 
 def check_claims(
@@ -27,9 +28,15 @@ def check_claims(
     values: dict[str, float],
     params: dict | None = None,
     currencies: dict[str, str] | None = None,
+    gate=None,
 ) -> pd.DataFrame:
-    """One ledger row per claim, in the order of published.yml."""
-    rows = [check_claim(c, values, params or {}, currencies or {}) for c in published.claims]
+    """One ledger row per claim, in the order of published.yml.
+
+    `gate` (benchbook.comparable.Gate) says which names draw on data that is not the
+    write-up's setup; a data claim over such names gets 'not comparable' and no verdict.
+    Consistency claims check the write-up against itself and are always judged.
+    """
+    rows = [check_claim(c, values, params or {}, currencies or {}, gate) for c in published.claims]
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
 
 
@@ -39,7 +46,7 @@ LEDGER_COLUMNS = [
 ]
 
 
-def check_claim(claim: dict, values: dict, params: dict, currencies: dict) -> dict:
+def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None) -> dict:
     where = f"claim {claim.get('id')}"
     q = parse_quantity(claim["published"], where)
     if "approx" in claim:
@@ -68,6 +75,9 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict) -> di
         raise PublishedError(f"{where}: kind {kind} needs a 'recompute' expression")
 
     used = names_in(expr)
+    if kind == "data" and gate is not None and (why := gate.reason(used)):
+        row.update(verdict=NOT_COMPARABLE, tolerance="", note=why)
+        return row
     money = {currencies[n] for n in used if n in currencies}
     money |= {s.currency for k, s in stated.items() if s.currency and k in used}
     needs = [n for n in claim.get("needs", []) if space.get(n) is None]
@@ -151,8 +161,12 @@ def verdict_counts(ledger: pd.DataFrame) -> dict[str, int]:
     return {v: int(counts.get(v, 0)) for v in VERDICTS}
 
 
-def compare_published(published: Published, values: dict, currencies: dict | None = None) -> pd.DataFrame:
-    """Every published table cell beside the value recomputed from the data."""
+def compare_published(published: Published, values: dict, currencies: dict | None = None,
+                      gate=None) -> pd.DataFrame:
+    """Every published table cell beside the value recomputed from the data.
+
+    A cell whose expression draws on data that is not the write-up's setup (`gate`) is
+    not evaluated: its note says what differs."""
     currencies = currencies or {}
     rows = []
     for table in published.tables:
@@ -165,6 +179,10 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
                     table=table.id, source=table.source, row=cells[0], column=col,
                     published=text, reproduced="n/a", difference=None, within=None, note="",
                 )
+                if gate is not None and (why := gate.reason(names_in(expr))):
+                    row["note"] = f"not comparable ({why})"
+                    rows.append(row)
+                    continue
                 money = {currencies[n] for n in names_in(expr) if n in currencies}
                 if q.currency and money and money != {q.currency}:
                     row["note"] = f"recomputed in {', '.join(sorted(money))}"

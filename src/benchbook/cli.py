@@ -66,8 +66,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="rows per batch when streaming a server log (memory grows with it; default 200000)")
     s.set_defaults(func=cmd_ingest)
 
-    s = sub.add_parser("validate", help="check a study folder (manifest, files, checksums)")
+    s = sub.add_parser("new", help="make a data folder for a chapter from raw files (writes study.yml)")
+    s.add_argument("chapter", help="the chapter the data is for, e.g. h100-dense-vs-moe-mtp")
+    s.add_argument("dir", type=Path, help="the new data folder (must not exist, or be empty)")
+    s.add_argument("files", nargs="+", type=Path, help="raw files: bench JSON, server logs, llama-bench output, ...")
+    s.set_defaults(func=cmd_new)
+
+    s = sub.add_parser("needs", help="what a chapter needs from a data folder: roles, run kinds, sections")
+    s.add_argument("chapter", help="a chapter id, e.g. gb10-mtp")
+    s.set_defaults(func=cmd_needs)
+
+    s = sub.add_parser("validate", help="check a data folder: manifest, files, checksums and the chapter's contract")
     s.add_argument("target", help="a study id or a data folder")
+    s.add_argument("--chapter", help="check against this chapter's contract (default: the folder's study id)")
     s.add_argument("--update-checksums", action="store_true",
                    help="accept the current raw files: rewrite SHA256SUMS")
     s.set_defaults(func=cmd_validate)
@@ -89,8 +100,35 @@ def cmd_list(args) -> int:
     for study in studies(repo):
         chapter = Chapter(repo, study)
         state = "up to date" if not chapter.is_stale() else "stale (will execute on next build)"
-        extra = f"  parameters: {chapter.overrides()}" if chapter.overrides() else ""
-        print(f"{study:28s} {state}{extra}")
+        over = {k: v for k, v in chapter.overrides().items() if k != "data_dir"}
+        extra = f"  parameters: {over}" if over else ""
+        print(f"{study:26s} {_shown_path(chapter.data_dir(), repo):42s} {state}{extra}")
+    return 0
+
+
+def _shown_path(folder: str | None, repo: Path) -> str:
+    """A chapter's data folder as `benchbook list` prints it: repo-relative where it can be."""
+    if not folder:
+        return "(reads other chapters)"
+    path = (repo / folder).resolve()  # notebooks run with the repository as working directory
+    try:
+        return str(path.relative_to(repo)) + "/"
+    except ValueError:
+        return str(path) + "/"
+
+
+def cmd_needs(args) -> int:
+    from . import registry
+    from .contract import describe
+
+    try:
+        spec = registry.get(args.chapter)
+    except KeyError as exc:
+        raise ChapterError(exc.args[0]) from None
+    if spec.contract is None:
+        print(f"{spec.id} reads no data folder of its own; it uses the outputs of: {', '.join(spec.uses)}")
+    else:
+        print(f"{spec.id}: {spec.title}\n{describe(spec.contract)}")
     return 0
 
 
@@ -217,6 +255,8 @@ def _in_columns(path: Path, df, header: list[str]):
 
 
 def cmd_validate(args) -> int:
+    """Every problem at once: manifest, checksums, every listed file that exists, and the
+    chapter's contract; then what the chapter can show from this data and what is left to do."""
     target = Path(args.target)
     if not target.is_dir():
         target = find_repo() / "data" / args.target
@@ -224,27 +264,68 @@ def cmd_validate(args) -> int:
         raise StudyError([f"{args.target}: neither a data folder nor a study id under data/"])
     if args.update_checksums:
         print(f"wrote {write_checksums(target)}")
-    # Every problem at once: manifest, checksums, and then every listed file that exists.
     study, problems = inspect_study(target)
+    sections = {}
     if study is not None:
-        from dataclasses import replace
-
-        from .load import StudyReadError, ingest_study
-
-        present = replace(study, files=[f for f in study.files if study.path(f).is_file()])
-        try:
-            report = ingest_study(present).report
-        except StudyReadError as exc:
-            problems += exc.problems
-            report = exc.report
-        for row in report.itertuples():
+        data, read_problems = _ingest_present(study)
+        problems += read_problems
+        for row in data.report.itertuples():
             print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
+        spec = _chapter_for(study, args.chapter)
+        if spec is not None and spec.contract is not None:
+            from .contract import available
+            from .pipeline import contract_problems
+
+            problems += contract_problems(data, spec.contract)
+            sections = available(spec.contract, data.described, {p: True for p in spec.reads})
+            shown = [s.title for s in spec.contract.sections if sections.get(s.id) is None]
+            print(f"  chapter {spec.id} can show: {'; '.join(shown) or 'none of its sections'}")
+            for s in spec.contract.sections:
+                if sections.get(s.id) is not None:
+                    print(f"  not in this data: {s.title} ({'; '.join(sections[s.id].lacking)})")
+        elif study.id and spec is None:
+            print(f"  (study '{study.id}' is no chapter of this book; contract not checked; "
+                  "give --chapter to check one)")
+        for item in study.todo:
+            print(f"  to do: {item}")
     if problems:
         print(f"{target}: {len(problems)} problem(s):", file=sys.stderr)
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    print(f"{target}: OK ({len(study.files)} files, checksums verified)")
+    print(f"{target}: OK ({len(study.files)} files, checksums verified"
+          + (f"; {len(study.todo)} to-do item(s) above" if study.todo else "") + ")")
+    return 0
+
+
+def _ingest_present(study):
+    """Tables of the listed files that exist, and the problems of those that cannot be read."""
+    from dataclasses import replace
+
+    from .load import StudyReadError, ingest_study
+
+    present = replace(study, files=[f for f in study.files if study.path(f).is_file()])
+    try:
+        return ingest_study(present), []
+    except StudyReadError as exc:
+        return exc.partial, exc.problems
+
+
+def _chapter_for(study, chapter: str | None):
+    from .registry import get
+
+    try:
+        return get(chapter or study.id)
+    except KeyError:
+        if chapter:
+            raise StudyError([f"--chapter {chapter}: no such chapter"]) from None
+        return None
+
+
+def cmd_new(args) -> int:
+    from .scaffold import new_study
+
+    new_study(args.chapter, args.dir, args.files)
     return 0
 
 

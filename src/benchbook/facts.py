@@ -98,7 +98,7 @@ class Facts:
 
     def identify(self, section: str, text: str | None) -> str | None:
         """The entry whose key is `text`, or whose `aliases` (regular expressions) match it longest."""
-        if not text:
+        if not isinstance(text, str) or not text:
             return None
         entries = self.sections.get(section, {})
         if text in entries:

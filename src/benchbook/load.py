@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,9 +18,10 @@ CONTEXT_COLUMNS = ("config", "name", "kind", "concurrency", "input_len", "output
 class StudyReadError(IngestError):
     """Some of a study's files cannot be read; `problems` has one line per problem."""
 
-    def __init__(self, root, problems: list[str], report: pd.DataFrame | None = None):
+    def __init__(self, root, problems: list[str], report: pd.DataFrame | None = None, partial=None):
         self.problems = problems
         self.report = report  # what was read from the files that could be read
+        self.partial = partial  # StudyData of the files that could be read
         super().__init__(root, None, "cannot read every file:\n  " + "\n  ".join(problems))
 
 
@@ -31,9 +32,22 @@ class StudyData:
     study: Study
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     report: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Set by benchbook.pipeline when a chapter's contract is applied: each configuration's
+    # role, and one row per described run (file, run, config, role, kind, key, context, rows).
+    roles: object = None
+    described: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __getitem__(self, table: str) -> pd.DataFrame:
-        return self.tables.get(table, tables.empty(table))
+        """A table; one no file yielded is empty but has every column a filled one would
+        (its schema, the run context and the contract's role and key), so code that selects
+        columns never meets a KeyError on data without such files."""
+        if table in self.tables:
+            return self.tables[table]
+        df = tables.empty(table)
+        for col in (*CONTEXT_COLUMNS, "role", "key"):
+            if col not in df:
+                df[col] = pd.Series(dtype=object)
+        return df
 
 
 def ingest_study(study: Study | str | Path) -> StudyData:
@@ -58,6 +72,8 @@ def ingest_study(study: Study | str | Path) -> StudyData:
             for key, value in context.items():
                 if key not in df.columns:
                     df[key] = value
+            if entry.runs and "run_id" in df:
+                df = _per_run(study, entry, prefix, df)
             if name == "windows":
                 df = _with_year(df, entry.context.get("date"))
             frames.setdefault(name, []).append(df)
@@ -73,11 +89,50 @@ def ingest_study(study: Study | str | Path) -> StudyData:
                 files = sorted(set(df.loc[df["run_id"].isin(dupes), "source_file"].astype(str)))
                 problems.append(f"{study.root / MANIFEST}: duplicate run ids {dupes} in {name} "
                                 f"(files {', '.join(files)}): give each file a unique 'name'")
-        out[name] = tables.conform(df, name) if name in tables.SCHEMAS else df
+        out[name] = _with_context_columns(tables.conform(df, name) if name in tables.SCHEMAS else df)
+    if "runs" in out:
+        out["runs"] = _run_context(out["runs"])
     report = pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons"])
     if problems:
-        raise StudyReadError(study.root, problems, report)
+        raise StudyReadError(study.root, problems, report, StudyData(study, out, report))
     return StudyData(study, out, report)
+
+
+def _per_run(study: Study, entry, prefix: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the n-th run of a multi-run file take the context of `runs[n-1]`."""
+    df = df.astype({c: object for c in df.columns if c not in ("run_id",) and df[c].dtype != object
+                    and c in CONTEXT_COLUMNS + ("platform", "model", "quantisation")})
+    for run in study.run_entries():
+        if run.path != entry.path or run.run is None:
+            continue
+        mask = df["run_id"] == f"{prefix}#{run.run}"
+        if not mask.any():
+            continue
+        ctx = _context(study, replace(entry, config=run.config, context=run.context))
+        for key, value in ctx.items():
+            if key not in df.columns:
+                df[key] = None
+            df.loc[mask, key] = value
+    return df
+
+
+def _with_context_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Every run context column, empty where study.yml gives no value (a date, a limit)."""
+    missing = [c for c in CONTEXT_COLUMNS if c not in df]
+    if missing:
+        df = df.assign(**{c: pd.Series([None] * len(df), index=df.index, dtype=object) for c in missing})
+    return df
+
+
+def _run_context(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every context column present (empty where no file gave it), and a run's
+    concurrency from the file's max_concurrency when study.yml does not give one."""
+    runs = runs.copy()
+    if "max_concurrency" in runs:
+        conc = pd.to_numeric(runs["concurrency"], errors="coerce").astype("Float64")
+        cap = pd.to_numeric(runs["max_concurrency"], errors="coerce").astype("Float64")
+        runs["concurrency"] = conc.fillna(cap).round().astype("Int64")
+    return runs
 
 
 def _with_year(windows: pd.DataFrame, date) -> pd.DataFrame:

@@ -179,6 +179,10 @@ class Published:
     claims: list[dict] = field(default_factory=list)
     caveats: list[dict] = field(default_factory=list)
     path: Path | None = None
+    setup: dict = field(default_factory=dict)  # role -> the write-up's setup (benchbook.comparable)
+    # The write-up's own settings (e.g. the hourly price it assumed), each with its source:
+    # a chapter uses them only on data of the write-up's setup.
+    parameters: dict = field(default_factory=dict)
 
 
 def load_published(path: str | Path) -> Published:
@@ -212,7 +216,42 @@ def load_published(path: str | Path) -> Published:
         claims=claims,
         caveats=doc.get("caveats") or [],
         path=path,
+        setup=_parse_setup(doc.get("setup"), path),
+        parameters=_parse_parameters(doc.get("parameters"), path, sources),
     )
+
+
+def _parse_parameters(params, path: Path, sources: dict) -> dict:
+    """name -> {value, source, ...}: a setting the write-up used, with where it says so."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise PublishedError(f"{path}: parameters: expected a mapping of name -> {{value, source}}")
+    for name, p in params.items():
+        if not isinstance(p, dict) or "value" not in p or "source" not in p:
+            raise PublishedError(f"{path}: parameters.{name}: expected a mapping with 'value' and 'source'")
+        if p["source"] not in sources:
+            raise PublishedError(f"{path}: parameters.{name}: unknown source '{p['source']}'")
+    return params
+
+
+def _parse_setup(setup, path: Path) -> dict:
+    """The write-up's setup per role: a mapping (or a list of them) of known fields."""
+    from .comparable import FIELDS
+
+    if setup is None:
+        return {}
+    if not isinstance(setup, dict):
+        raise PublishedError(f"{path}: setup: expected a mapping of role -> platform, model, quantisation")
+    for role, entries in setup.items():
+        for j, entry in enumerate(entries if isinstance(entries, list) else [entries]):
+            if not isinstance(entry, dict):
+                raise PublishedError(f"{path}: setup.{role}[{j}]: expected a mapping with {', '.join(FIELDS)}")
+            unknown = sorted(set(entry) - set(FIELDS))
+            if unknown:
+                raise PublishedError(f"{path}: setup.{role}[{j}]: unknown key(s) {', '.join(unknown)}; "
+                                     f"known: {', '.join(FIELDS)}")
+    return setup
 
 
 def _parse_table(t: dict, i: int, path: Path, sources: dict) -> PublishedTable:

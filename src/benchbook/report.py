@@ -41,6 +41,28 @@ def fmt_pct(v) -> str:
     return f"{v:+.1%}"
 
 
+def config_label(cid: str | None, config: dict) -> str:
+    """How a page names a configuration: its study.yml `label`, else its id."""
+    if not cid:
+        return "–"
+    return str(config.get("label") or cid)
+
+
+def platform_short(config: dict) -> str:
+    """A platform in a few words for a label: study.yml's `platform` up to its first
+    parenthesis or comma ('NVIDIA DGX Spark (GB10, ...)' -> 'NVIDIA DGX Spark')."""
+    import re
+
+    text = str(config.get("platform") or config.get("accelerators") or "").strip()
+    return re.split(r"\s*[(,]", text, maxsplit=1)[0] or "unknown platform"
+
+
+def same_platform(a: dict, b: dict) -> bool:
+    """Two configurations on the same hardware (platform and accelerators as study.yml gives them)."""
+    key = ("platform", "accelerators")
+    return all(a.get(k) == b.get(k) for k in key) and any(a.get(k) for k in key)
+
+
 def fmt_args(args) -> str:
     """Serve arguments from study.yml, redacted: users paste command lines with keys."""
     from .redact import redact
@@ -56,12 +78,16 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
 
     Cell text is HTML-escaped (data can hold `<<EOF` or worse); columns named in `markup`
     hold HTML the library built itself (links) and are left as they are. `wide` columns get
-    room for prose.
+    room for prose. A table without rows is never shown empty: a line says there is
+    nothing of that kind in this data.
     """
     import hashlib
+    import html as html_mod
 
     from IPython.display import HTML
 
+    if not len(df):
+        return HTML(f'<p class="benchbook-empty"><em>{html_mod.escape(caption or "Table")}: none in this data.</em></p>')
     uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
     plain = [c for c in df.columns if c not in markup]
     styler = (
@@ -117,3 +143,148 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
             zf.write(path, arcname=path.name)
     paths["zip"] = zpath
     return paths
+
+
+# ---- text from data, the page's opening note, absent sections, declared outputs -----
+
+_MD_SPECIAL = "\\`*_{}[]()<>#+!|:$~"
+
+
+def md_text(text) -> str:
+    """Text from a data folder, safe inside Markdown/MyST prose: HTML and markup characters
+    escaped, so a model name shows as written and never as markup."""
+    import html as html_mod
+
+    out = html_mod.escape(str(text), quote=False)
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in out.replace("\n", " "))
+
+
+def _admonition(title: str, body: str, kind: str = "note") -> str:
+    return f":::{{admonition}} {title}\n:class: {kind}\n{body}\n:::"
+
+
+def note(title: str, text: str, kind: str = "note"):
+    """A note box whose body is plain text (data names in it are escaped, never markup)."""
+    from IPython.display import Markdown
+
+    return Markdown(_admonition(title, md_text(text), kind))
+
+
+def banner(r) -> str:
+    """The page's opening note (Markdown): which data folders, reconstructed or measured, and
+    whether the data is the write-up's setup, so every result below is read in that light."""
+    rows = list(r.provenance.itertuples())
+    folders = "; ".join(f"**{md_text(p.label)}** ({p.status}, `{p.data_hash}`)" for p in rows)
+    statuses = {p.status for p in rows}
+    if statuses == {"reconstructed"}:
+        title, kind = "Data: reconstructed", "warning"
+        body = (f"This page was computed from {folders}. These raw files were reconstructed from the "
+                "published tables by a seeded generator; they are not the authors' measurements, so "
+                "agreement with the write-up is by construction. See the provenance section below.")
+    elif "reconstructed" in statuses:
+        title, kind = "Data: measured and reconstructed", "warning"
+        body = (f"This page mixes data folders: {folders}. Figures from a reconstructed folder were made "
+                "by a seeded generator from the published tables, not measured; the tables name the "
+                "folder each row comes from.")
+    else:
+        title, kind = "Data: measured", "note"
+        body = f"This page was computed from {folders}."
+    notes = [_admonition(title, body, kind)]
+    notes.append(comparability_note(r))
+    return "\n\n".join(n for n in notes if n)
+
+
+def comparability_note(r) -> str:
+    """Whether the write-up's numbers apply to this data; empty when they plainly do."""
+    differing = [(r.spec.id, m) for m in r.comparability.differing()]
+    for param, setup in r.read_setups.items():
+        differing += [(r.reads[param].study.id, m) for m in setup.differing()]
+    if differing:
+        lines = "\n".join(f"- {md_text(role.role)}: this data is {md_text(role.data)}; the write-up measured "
+                          f"{md_text(role.claim)}" for _, role in differing)
+        return _admonition("Not the write-up's setup", (
+            "The write-up's published tables, claims and caveats describe another setup, so they are "
+            "listed below as *not comparable*, without verdicts; the page shows this data's own "
+            f"results.\n\n{lines}"), "important")
+    if not r.comparability.declared:
+        return _admonition("Setup not declared", (
+            "The published values this page compares with (`published.yml`) do not say which setup "
+            "they describe, so they are compared with this data as given."), "note")
+    if not r.data.study.reconstructed:
+        return _admonition("The write-up's setup", (
+            "This data was measured on the write-up's setup (platform, model and weight format per "
+            "configuration), so the comparison with its published numbers below is an independent "
+            "replication."), "tip")
+    return ""
+
+
+def absent(r, section: str):
+    """A short note in place of a section the data cannot fill: what it lacks, how to add it."""
+    from IPython.display import Markdown
+
+    missing = r.missing(section)
+    if missing is None:
+        return None
+    return Markdown(_admonition("Not in this data", missing.text(), "note"))
+
+
+def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
+    """The chapter's downloads, and `chapter.json`: what other pages and the build read from it
+    (sections the data could not fill, comparability, data folders, declared output tables)."""
+    import json
+
+    paths = write_downloads(tables, folder, bundle)
+    absent = {s: m.text() for s, m in r.sections.items() if m is not None}
+    if not r.comparable:  # prose about the write-up's own results (tagged needs-comparable)
+        absent["comparable"] = "the data is not the write-up's setup"
+    doc = {
+        "chapter": r.spec.id,
+        "absent_sections": absent,
+        "comparable": bool(r.comparable),
+        "setup_declared": bool(r.comparability.declared),
+        "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records"),
+        "outputs": {name: f"{name}.csv" for name in r.spec.outputs if name in tables},
+    }
+    out = Path(folder) / "chapter.json"
+    out.write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
+    paths["chapter"] = out
+    return paths
+
+
+def mismatch_display(comparison: pd.DataFrame):
+    """The published cells outside their tolerance, or one line saying there are none."""
+    from IPython.display import Markdown
+
+    bad = mismatches(comparison)
+    if not len(bad):
+        judged = int(comparison["within"].notna().sum()) if len(comparison) else 0
+        return Markdown(f"No published cell is outside its tolerance ({judged} compared)." if judged else
+                        "No published cell could be compared with this data.")
+    return html(bad, "Published cells the data does not reproduce")
+
+
+def caveats_display(r):
+    """The page's caveats as a list; says so when the write-up's own are left out."""
+    from IPython.display import Markdown
+
+    items = [f"- **{c.origin}**: {c.caveat}" for c in r.caveats.itertuples()]
+    if not r.comparable and r.published.caveats:
+        items.insert(0, f"- The write-up's own {len(r.published.caveats)} caveats are about its setup, "
+                        "not this data's, and are not repeated here.")
+    return Markdown("\n".join(items) if items else "No caveat applies to this data.")
+
+
+def download_links(page: str, files: dict[str, str]):
+    """The chapter's download links (MyST `{download}` roles), for the page's own folder."""
+    from IPython.display import Markdown
+
+    links = ", ".join(f"{{download}}`{md_text(label)} <{page}/{name}>`" for label, name in files.items())
+    return Markdown(f"The chapter's tidy tables: {links}.")
+
+
+def figure(key: str, name: str, alt: str, caption: str):
+    """A glued figure placed by code (for figures whose number depends on the data): the
+    same `{glue:figure}` directive a markdown cell would hold, as MyST output."""
+    from IPython.display import Markdown
+
+    return Markdown(f"```{{glue:figure}} {key}\n:alt: {md_text(alt)}\n:name: {name}\n\n{md_text(caption)}\n```")

@@ -59,8 +59,24 @@ def downloads_dir(study: str, repo: Path | None = None) -> Path:
 
 
 def studies(repo: Path) -> list[str]:
-    """Chapter ids: one per jupytext notebook in notebooks/."""
-    return sorted(p.stem for p in (repo / NOTEBOOKS_DIR).glob("*.md"))
+    """Chapter ids: the registry's chapters whose notebook is in notebooks/, then any other
+    notebook there (a chapter being written, before it has a registry entry)."""
+    from .registry import chapters
+
+    here = {p.stem for p in (repo / NOTEBOOKS_DIR).glob("*.md")}
+    known = [c.id for c in chapters() if c.notebook_name in here]
+    notebooks = {c.notebook_name for c in chapters()}
+    return known + sorted(here - set(known) - notebooks)
+
+
+def spec_for(study: str):
+    """The chapter's registry entry; a notebook without one gets a bare entry of its own."""
+    from .registry import ChapterSpec, get
+
+    try:
+        return get(study)
+    except KeyError:
+        return ChapterSpec(study, "", study)
 
 
 @dataclass
@@ -69,8 +85,12 @@ class Chapter:
     study: str
 
     @property
+    def spec(self):
+        return spec_for(self.study)
+
+    @property
     def source(self) -> Path:
-        return self.repo / NOTEBOOKS_DIR / f"{self.study}.md"
+        return self.repo / NOTEBOOKS_DIR / f"{self.spec.notebook_name}.md"
 
     @property
     def output(self) -> Path:
@@ -105,19 +125,44 @@ class Chapter:
             raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
         return jupytext.read(self.source)
 
-    def effective_parameters(self, overrides: dict) -> dict:
-        """Defaults of the notebook's `parameters` cell, updated with the overrides."""
+    def defaults(self) -> dict:
+        """The notebook's parameters cell, with this page's registry overrides."""
         params = default_parameters(self.read_source(), self.source)
+        params.update(self.spec.parameters)
+        return params
+
+    def effective_parameters(self, overrides: dict) -> dict:
+        """The page's defaults, each cross-read pointed at the data folder the chapter it
+        reads now uses (so `benchbook run X --data DIR` reaches the pages that read X's
+        data), then the overrides."""
+        params = self.defaults()
         unknown = sorted(set(overrides) - set(params))
         if unknown:
             raise ChapterError(
                 f"{self.source}: unknown parameter(s) {', '.join(unknown)}; "
                 f"the parameters cell defines: {', '.join(params)}"
             )
+        for param, other in self.spec.reads.items():
+            if param in params and param not in overrides and other in studies(self.repo):
+                params[param] = Chapter(self.repo, other).data_dir()
         params.update(overrides)
         return params
 
+    def data_dir(self) -> str | None:
+        """The data folder this chapter reads (its `data_dir`, remembered or default)."""
+        over = self.overrides()
+        if "data_dir" in over:
+            return over["data_dir"]
+        return self.defaults().get("data_dir")
+
+    def injected(self, overrides: dict) -> dict:
+        """What papermill sets: every effective parameter that differs from the notebook's cell."""
+        cell = default_parameters(self.read_source(), self.source)
+        return {k: v for k, v in self.effective_parameters(overrides).items() if cell.get(k, object()) != v}
+
     def cache_key(self, overrides: dict) -> str:
+        """Hash of the notebook, parameters, the data they name, the code the chapter
+        imports, and the keys of the chapters whose outputs it reads: nothing else."""
         params = self.effective_parameters(overrides)
         inputs = {}
         for name, value in sorted(params.items()):
@@ -127,13 +172,25 @@ class Chapter:
                     from .study import content_hash
 
                     inputs[name] = content_hash(path)
+        uses = {u: Chapter(self.repo, u).cache_key(Chapter(self.repo, u).overrides())
+                for u in self.spec.uses if u in studies(self.repo)}
         doc = dict(
             notebook=_sha(self.source.read_bytes()),
             parameters=params,
             inputs=inputs,
-            library=[__version__, library_digest()],
+            library=[__version__, code_digest(self.imports())],
+            uses=uses,
         )
         return _sha(json.dumps(doc, sort_keys=True, default=str).encode())
+
+    def imports(self) -> list[str]:
+        """benchbook modules the notebook and its chapter module import, transitively."""
+        nb = self.read_source()
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        roots = set(_imported(code, "benchbook"))
+        if self.spec.module:
+            roots.add(f"benchbook.chapters.{self.spec.module}")
+        return import_closure(roots)
 
     def stored_key(self) -> str | None:
         """The key the executed notebook was made with; None if it or its downloads are gone."""
@@ -182,7 +239,7 @@ class Chapter:
             try:
                 with this_interpreter_kernel():
                     pm.execute_notebook(
-                        nb, str(tmp), parameters=overrides, kernel_name=KERNEL, language="python",
+                        nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL, language="python",
                         cwd=str(self.repo), progress_bar=False, log_output=False,
                     )
             except pm.PapermillExecutionError as exc:
@@ -192,6 +249,13 @@ class Chapter:
                     tmp.unlink()
             out = nbformat.read(tmp, as_version=4)
             _unpublish_parameters(out, self.run_file.name)
+            _drop_absent_sections(out, downloads_dir(self.study, self.repo))
+            dropped = _drop_prose_without_numbers(out)
+            if dropped:
+                log(f"{self.study}: left out {len(dropped)} paragraph(s) quoting numbers this data does not "
+                    f"have ({', '.join(dropped)}); the chapter should mark their section as absent")
+            if self.spec.notebook and self.spec.notebook != self.study:
+                _second_page(out, self.spec.title, self.study)
             out.metadata["benchbook"] = dict(
                 cache_key=key, study=self.study, parameters=sorted(overrides),
                 library=__version__, seconds=round(time.monotonic() - start, 1),
@@ -285,7 +349,8 @@ def refresh(repo: Path, only: list[str] | None = None, log=print, jobs: int | No
     """Execute every stale chapter (default: those in the TOC); return the ids that ran.
 
     Stale chapters run `jobs` at a time (default: BENCHBOOK_JOBS or the number of CPUs),
-    each in its own kernel process; every failure is reported, not just the first.
+    each in its own kernel process, a chapter only after the stale chapters whose outputs
+    it reads; every failure is reported, not just the first.
     """
     stale = []
     for study in toc_studies(repo) if only is None else only:
@@ -295,31 +360,163 @@ def refresh(repo: Path, only: list[str] | None = None, log=print, jobs: int | No
         else:
             log(f"{study}: up to date, not re-executed")
     jobs = jobs or int(os.environ.get("BENCHBOOK_JOBS") or 0) or os.cpu_count() or 1
-    errors = []
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(stale) or 1))) as pool:
-        futures = [pool.submit(chapter.execute, log=log) for chapter in stale]
-        for future in futures:
-            try:
-                future.result()
-            except ChapterError as exc:
-                errors.append(str(exc))
+    errors, pending, failed = [], list(stale), set()
+    while pending:
+        names = {c.study for c in pending}
+        wave = [c for c in pending if not names & set(c.spec.uses)]
+        if not wave:  # a cycle of `uses` (a registry mistake): run the rest together
+            wave = list(pending)
+        pending = [c for c in pending if c not in wave]
+        blocked = [c for c in wave if failed & set(c.spec.uses)]
+        for c in blocked:
+            errors.append(f"chapter {c.study} not executed: it reads chapter(s) "
+                          f"{', '.join(sorted(failed & set(c.spec.uses)))}, which failed")
+            failed.add(c.study)
+        wave = [c for c in wave if c not in blocked]
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave) or 1))) as pool:
+            futures = {chapter.study: pool.submit(chapter.execute, log=log) for chapter in wave}
+            for study, future in futures.items():
+                try:
+                    future.result()
+                except ChapterError as exc:
+                    errors.append(str(exc))
+                    failed.add(study)
     if errors:
         raise ChapterError("\n\n".join(errors))
     return [chapter.study for chapter in stale]
 
 
 def library_digest() -> str:
-    """Hash of the library's own source, so a code change re-executes chapters."""
+    """Hash of the library's whole source."""
+    return code_digest(sorted(_module_files()))
+
+
+def code_digest(modules: list[str]) -> str:
+    """Hash of the source of these benchbook modules, so changing one re-executes only the
+    chapters that import it."""
+    files = _module_files()
     digest = hashlib.sha256()
-    for path in sorted(LIB_DIR.rglob("*.py")):
-        digest.update(path.relative_to(LIB_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in sorted(modules):
+        path = files.get(name)
+        if path is not None:
+            digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def _module_files() -> dict[str, Path]:
+    """benchbook module name -> its source file."""
+    out = {}
+    for path in LIB_DIR.rglob("*.py"):
+        parts = list(path.relative_to(LIB_DIR).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(["benchbook", *parts])] = path
+    return out
+
+
+_AST_LOCK = threading.Lock()  # CPython 3.11's ast.parse is not safe in parallel threads
+
+
+def _imported(code: str, package: str, here: str = "") -> list[str]:
+    """Modules of `package` that Python source imports (absolute, or relative to module `here`)."""
+    try:
+        with _AST_LOCK:
+            tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = here.split(".")[: len(here.split(".")) - node.level]
+                base = ".".join(parent + ([base] if base else []))
+            out.append(base)
+            out += [f"{base}.{a.name}" for a in node.names]  # `from pkg import module`
+    return [m for m in out if m == package or m.startswith(package + ".")]
+
+
+def import_closure(roots) -> list[str]:
+    """The modules `roots` import, transitively, with their parent packages (which Python
+    runs first); only benchbook's own modules are followed."""
+    files = _module_files()
+    seen, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in files:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        # relative imports count from the module's package: a package's __init__ is inside it
+        base = f"{name}.__init__" if files[name].name == "__init__.py" else name
+        source = files[name].read_text(encoding="utf-8")
+        todo += _imported(source, "benchbook", base)
+        if files[name].name == "__init__.py" and "import_module(" in source:
+            todo += [m for m in files if m.startswith(name + ".")]  # a registry of plug-in modules
+    return sorted(seen)
 
 
 def _describe_failure(study: str, exc) -> str:
     tb = _ANSI.sub("", "\n".join(exc.traceback or []))
     cell = getattr(exc, "exec_count", None) or getattr(exc, "cell_index", "?")
     return f"chapter {study} failed in cell {cell}: {exc.ename}: {exc.evalue}\n{tb}"
+
+
+def _second_page(nb, title: str, page: str) -> None:
+    """A second page of one notebook gets its own title (its registry entry's), so the table
+    of contents and the browser tell the two pages apart, and its own figure labels."""
+    titled = False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("# ") and not titled:
+                lines[i], titled = f"# {title}", True
+            elif line.startswith(":name: "):
+                lines[i] = f"{line}-{page}"
+        cell.source = "\n".join(lines)
+
+
+def _drop_absent_sections(nb, folder: Path) -> None:
+    """Remove the prose of sections the data could not fill.
+
+    A markdown cell tagged `needs-<section>` quotes numbers of that section; when the
+    chapter's `chapter.json` lists the section as absent, the cell goes, so no sentence
+    on the page speaks of data that is not there (the section shows its note instead).
+    """
+    info = folder / "chapter.json"
+    if not info.is_file():
+        return
+    absent = set(json.loads(info.read_text(encoding="utf-8")).get("absent_sections", {}))
+    nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or not any(
+        t.startswith("needs-") and t[len("needs-"):] in absent for t in c.get("metadata", {}).get("tags", []))]
+
+
+_GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`|\{glue:figure\}[ \t]+(\S+)")
+
+
+def _drop_prose_without_numbers(nb) -> list[str]:
+    """A safety net: a paragraph quoting a number the notebook did not glue is removed, so
+    no page shows a sentence with a hole in it (or fails a strict build). Chapters mark
+    sections absent themselves; this catches a case they missed, and says which keys."""
+    glued = {o.get("metadata", {}).get("scrapbook", {}).get("name")
+             for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])}
+    missing_all, kept = [], []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            refs = [a or b for a, b in _GLUE_REF.findall(cell.source)]
+            keys = [k.split(":", 1)[0] for k in refs if "::" not in k]
+            missing = [k for k in keys if k not in glued]
+            if missing:
+                missing_all += missing
+                continue
+        kept.append(cell)
+    nb.cells = kept
+    return list(dict.fromkeys(missing_all))
 
 
 def _unpublish_parameters(nb, run_file: str) -> None:

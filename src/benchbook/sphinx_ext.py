@@ -9,6 +9,7 @@ executing them again (`execute_notebooks: "off"`).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from sphinx.errors import ExtensionError
@@ -31,6 +32,18 @@ def _refresh(app, config) -> None:
         raise ExtensionError(str(exc)) from None
 
 
+_CROSS_GLUE = re.compile(r"\{glue(?::\w+)?\}`([^`:]+\.ipynb)::")
+
+
+def _glue_dependencies(app, docname, source) -> None:
+    """A page that quotes another page's glued numbers (the intro quotes the synthesis) is
+    rebuilt when that page's executed notebook changes, so it never shows stale numbers."""
+    doc_dir = Path(app.env.doc2path(docname)).parent
+    for target in set(_CROSS_GLUE.findall(source[0])):
+        app.env.note_dependency(str((doc_dir / target).resolve()))
+
+
 def setup(app):
     app.connect("config-inited", _refresh, priority=100)
+    app.connect("source-read", _glue_dependencies)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

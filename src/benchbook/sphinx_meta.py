@@ -60,7 +60,8 @@ def stamped_version(html_dir: Path) -> str | None:
 
 
 def data_folders(repo: Path, study: str) -> list[Path]:
-    """Study folders (with a study.yml) named by the chapter's parameters.
+    """Data folders the page's numbers come from: those its parameters name (study folders
+    and the facts registry), and those of the chapters whose outputs it reads.
 
     These are the parameters it was executed with: the build's refresh (benchbook.sphinx_ext,
     at config-inited) has run every chapter whose remembered parameters changed.
@@ -74,8 +75,12 @@ def data_folders(repo: Path, study: str) -> list[Path]:
     for value in params.values():
         if isinstance(value, str) and value:
             path = Path(value) if Path(value).is_absolute() else repo / value
-            if (path / "study.yml").is_file() and path not in folders:
+            is_data = (path / "study.yml").is_file() or (path.is_dir() and any(path.glob("*.yml"))
+                                                          and path.name == "facts")
+            if is_data and path not in folders:
                 folders.append(path)
+    for used in chapter.spec.uses:
+        folders += [f for f in data_folders(repo, used) if f not in folders]
     return folders
 
 

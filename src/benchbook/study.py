@@ -20,15 +20,18 @@ import yaml
 
 MANIFEST = "study.yml"
 CHECKSUMS = "SHA256SUMS"
-TOP_KEYS = {"study", "title", "label", "reconstructed", "description", "sources", "configs", "files"}
+TOP_KEYS = {"study", "title", "label", "reconstructed", "description", "sources", "configs", "files", "todo"}
 REQUIRED_TOP = ("study", "title", "label", "reconstructed", "configs", "files")
 FILE_KEYS = {
     "path", "config", "name", "kind", "concurrency", "input_len", "output_len", "dataset",
-    "ignore_eos", "seed", "date", "power_limit_w", "notes", "format",
+    "ignore_eos", "seed", "date", "power_limit_w", "request_rate", "notes", "format", "runs",
 }
-RUN_CONTEXT = FILE_KEYS - {"path", "config", "notes", "format"}
+RUN_CONTEXT = FILE_KEYS - {"path", "config", "notes", "format", "runs"}
+# A file with several runs (a bench JSONL, one result per line) may describe each under
+# `runs:`, in file order; an item overrides the file entry's config and run context.
+RUN_KEYS = RUN_CONTEXT | {"config", "notes"}
 # Files in the data folder that are documentation or bookkeeping, not raw data.
-NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md",
+NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md", "LICENSE",
            "architecture.yml"}  # cited model facts a chapter checks the data against
 
 
@@ -46,6 +49,23 @@ class FileEntry:
     config: str
     context: dict  # run context: name, kind, concurrency, lengths, ...
     format: str | None = None
+    runs: tuple = ()  # per-run overrides of a multi-run file, in file order (dicts)
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One described run: a whole file, or the n-th run of a multi-run file."""
+
+    file: int  # index in Study.files
+    run: int | None  # 1-based position in a multi-run file; None: the whole file
+    path: str
+    config: str
+    context: dict
+
+    @property
+    def where(self) -> str:
+        item = f"files[{self.file}]" + (f".runs[{self.run - 1}]" if self.run else "")
+        return f"{item} ({self.path})"
 
 
 @dataclass
@@ -59,9 +79,22 @@ class Study:
     configs: dict = field(default_factory=dict)
     files: list[FileEntry] = field(default_factory=list)
     description: str = ""
+    todo: list = field(default_factory=list)  # what `benchbook new` could not read from the files
 
     def path(self, entry: FileEntry) -> Path:
         return self.root / entry.path
+
+    def run_entries(self) -> list[RunEntry]:
+        """Every described run: one per file, or one per item of a file's `runs`."""
+        out = []
+        for i, f in enumerate(self.files):
+            if not f.runs:
+                out.append(RunEntry(i, None, f.path, f.config, dict(f.context)))
+                continue
+            for k, item in enumerate(f.runs, 1):
+                ctx = {**f.context, **{x: v for x, v in item.items() if x in RUN_CONTEXT}}
+                out.append(RunEntry(i, k, f.path, str(item.get("config", f.config)), ctx))
+        return out
 
 
 def load_study(data_dir: str | Path, *, verify: bool = True) -> Study:
@@ -120,6 +153,7 @@ def inspect_study(data_dir: str | Path, *, verify: bool = True) -> tuple[Study |
         configs=configs,
         files=files,
         description=str(doc.get("description", "")),
+        todo=[str(t) for t in doc.get("todo") or []],
     )
     problems += _unlisted_files(study)
     if verify:
@@ -160,16 +194,43 @@ def _parse_files(items, configs, root: Path, manifest: Path, problems: list[str]
         elif isinstance(config, (list, dict)) or config not in configs:
             problems.append(f"{where}: config '{config}' is not defined under 'configs'")
         context = {k: v for k, v in item.items() if k in RUN_CONTEXT}
-        name = context.get("name")
-        if isinstance(name, (list, dict)):
-            problems.append(f"{where}: 'name' must be a single word, found {name!r}")
-            context.pop("name")
-        elif name is not None:
-            if name in seen_names:
-                problems.append(f"{where}: run name '{name}' is used twice")
-            seen_names.add(name)
-        out.append(FileEntry(str(rel), str(config), context, item.get("format")))
+        _check_name(context, where, seen_names, problems)
+        runs = _parse_runs(item.get("runs"), configs, where, seen_names, problems)
+        out.append(FileEntry(str(rel), str(config), context, item.get("format"), runs))
     return out
+
+
+def _check_name(context: dict, where: str, seen: set, problems: list[str]) -> None:
+    name = context.get("name")
+    if isinstance(name, (list, dict)):
+        problems.append(f"{where}: 'name' must be a single word, found {name!r}")
+        context.pop("name")
+    elif name is not None:
+        if name in seen:
+            problems.append(f"{where}: run name '{name}' is used twice")
+        seen.add(name)
+
+
+def _parse_runs(items, configs: dict, where: str, seen: set, problems: list[str]) -> tuple:
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        problems.append(f"{where}: 'runs' must be a list, one mapping per run of the file in file order")
+        return ()
+    out = []
+    for k, item in enumerate(items):
+        at = f"{where}.runs[{k}]"
+        if not isinstance(item, dict):
+            problems.append(f"{at}: expected a mapping (config, name, kind, concurrency, ...)")
+            item = {}
+        for key in sorted(set(item) - RUN_KEYS):
+            problems.append(f"{at}: unknown key '{key}' (known: {', '.join(sorted(RUN_KEYS))})")
+        if "config" in item and (isinstance(item["config"], (list, dict)) or item["config"] not in configs):
+            problems.append(f"{at}: config '{item['config']}' is not defined under 'configs'")
+        item = dict(item)
+        _check_name(item, at, seen, problems)
+        out.append(item)
+    return tuple(out)
 
 
 def raw_files(root: Path) -> list[str]:

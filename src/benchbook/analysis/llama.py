@@ -55,7 +55,45 @@ def llama_values(lb: pd.DataFrame, prefix: str) -> dict[str, float]:
         return {}
     named = named[~named["test_name"].str.contains("@")]
     values = {f"{prefix}_best_{t}_tps": float(v) for t, v in named.groupby("test_name")["avg_ts"].max().items()}
-    if "name" in named:
-        for (name, t), v in named.groupby(["name", "test_name"])["avg_ts"].max().items():
+    by = "key" if "key" in named and named["key"].notna().all() else "name"
+    if by in named:
+        for (name, t), v in named.groupby([by, "test_name"])["avg_ts"].max().items():
             values[f"{name}_{t}_tps"] = float(v)
     return values
+
+
+def usual_tests(lb: pd.DataFrame) -> tuple[str | None, str | None]:
+    """The prefill and generation tests to quote: pp512 and tg128 (llama-bench's defaults)
+    when measured, else the shortest depth-0 prefill and generation tests of the data."""
+    named = with_test_names(ok_rows(lb)) if len(lb) else lb
+    names = set(named["test_name"]) if len(named) else set()
+    flat = sorted((n for n in names if n and "@" not in n and "+" not in n), key=lambda n: int(n[2:]))
+    pick = []
+    for kind, usual in (("pp", "pp512"), ("tg", "tg128")):
+        mine = [n for n in flat if n.startswith(kind)]
+        pick.append(usual if usual in mine else (mine[0] if mine else None))
+    return pick[0], pick[1]
+
+
+def variants(lb: pd.DataFrame) -> pd.Series:
+    """Which build a llama-bench row measured, as the tables name it.
+
+    A configuration is normally one build (its id names it). One llama-bench file may hold
+    several builds, backends or settings (a sweep across them): its rows are then told
+    apart by backend, build and the non-default parameters, so no two builds are ever
+    pooled into one best-of figure.
+    """
+    if not len(lb):
+        return pd.Series(dtype=object)
+    params = lb["params"].fillna("") if "params" in lb else pd.Series("", index=lb.index)
+    build = lb["build_number"].map(lambda n: f"b{int(n)}" if pd.notna(n) else "build ?")
+    backend = lb["backend"].fillna("backend ?").astype(str)
+    ident = backend + " " + build
+    out = lb["config"].astype(str).copy()
+    for cid, rows in lb.groupby("config", sort=False):
+        if (ident[rows.index] + params[rows.index]).nunique() <= 1:
+            continue
+        several_params = (ident[rows.index] + params[rows.index]).nunique() > ident[rows.index].nunique()
+        out[rows.index] = [f"{cid} · {i}" + (f" ({p})" if several_params and p else "")
+                           for i, p in zip(ident[rows.index], params[rows.index])]
+    return out

@@ -51,10 +51,16 @@ def cost_per_million(tps, price_per_hour: float | None):
 
 
 def run_values(runs: pd.DataFrame) -> dict[str, float]:
-    """``<name>_<metric>`` for every named run and numeric metric present."""
+    """``<key>_<metric>`` for every run and numeric metric present.
+
+    The key is the run's key under its chapter's contract (benchbook.contract: role and
+    run context, e.g. ``h100_dense_c16``), so value names do not depend on the names a
+    user gave the runs; without a contract, the run's name.
+    """
     values = {}
+    by = "key" if "key" in runs else "name"
     for _, row in runs.iterrows():
-        name = row.get("name")
+        name = row.get(by)
         if name is None or (isinstance(name, float) and math.isnan(name)) or name is pd.NA:
             continue
         for metric in RUN_METRICS:

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 import pandas as pd
 
-# The book's chapters in reading order: study id (its data folder data/<id>/ and its notebook
-# notebooks/<id>.md) -> module benchbook.chapters.<module>. A chapter module provides
-# `analyse(...)`, whose arguments are named like its notebook's parameters and whose result
-# has `.ledger` (claims.check_claims) and `.caveats` (origin, caveat); it may provide
-# `key_figures(results) -> pandas.DataFrame` with the columns below, which the synthesis
-# chapter sets against physical limits, prices and power.
-CHAPTERS = {
-    "h100-dense-vs-moe-mtp": "h100",
-    "strix-halo-baseline": "strix",
-    "3090-dense-vs-sparse": "dense_sparse",
-    "power-sweep": "power_sweep",
-    "gb10-mtp": "gb10",
-}
-
+# A chapter module (named in benchbook.registry) provides `analyse(...)`, whose arguments are
+# named like its notebook's parameters and whose result has `.ledger` (claims.check_claims)
+# and `.caveats` (origin, caveat); it may provide `key_figures(results) -> pandas.DataFrame`
+# with the columns below, which the synthesis chapter sets against physical limits, prices
+# and power.
 # key_figures: one row per configuration. Strings as the study's data give them (study.yml);
 # the synthesis maps platform, model, quantisation and kv_dtype to data/facts/ entries.
 KEY_FIGURES = {
@@ -54,20 +42,6 @@ KEY_FIGURES_OPTIONAL = {  # column -> default
 }
 
 
-def chapter_module(study: str) -> ModuleType | None:
-    """The study's chapter module, or None when it does not exist (yet)."""
-    name = CHAPTERS.get(study)
-    if name is None:
-        return None
-    full = f"{__name__}.{name}"
-    try:
-        return importlib.import_module(full)
-    except ModuleNotFoundError as exc:
-        if exc.name == full:
-            return None
-        raise
-
-
 def conform_key_figures(df: pd.DataFrame, study: str) -> pd.DataFrame:
     """Check a chapter's key_figures frame and complete its optional columns."""
     missing = [c for c in KEY_FIGURES if c not in df.columns]
@@ -80,7 +54,8 @@ def conform_key_figures(df: pd.DataFrame, study: str) -> pd.DataFrame:
             out[col] = default
         elif not (isinstance(default, float) and default != default):
             out[col] = out[col].astype(object).where(out[col].notna(), default)
-    for col in ("currency", "power_kind"):
+    for col in ("study", "platform", "config", "model", "quantisation", "anchor", "currency", "power_kind",
+                "label", "kv_dtype", "speculative", "decode_basis", "notes"):  # text: empty, never NaN
         out[col] = out[col].astype(object).where(out[col].notna(), "")
     bad = sorted(set(out["power_kind"].fillna("")) - {"", "measured", "limit"})
     if bad:

@@ -21,41 +21,32 @@ import seaborn as sns
 import yaml
 
 from .. import claims as claims_mod
+from .. import pipeline
 from ..analysis.proportions import compare_rates, holm, wilson
 from ..analysis.serving import add_serving_metrics, run_values
 from ..analysis.tool_failures import CLASS_IDS, LABELS
-from ..caveats import authors_caveats, data_caveats
-from ..load import StudyData, ingest_study
-from ..provenance import code_version, data_record, package_versions
-from ..published import load_published
-from ..report import fmt_ratio
+from ..caveats import data_caveats
+from ..contract import Missing
+from ..report import config_label, fmt_ratio, platform_short
 
 STUDY = "3090-dense-vs-sparse"
 MIB_TO_GB = 1.048576e-3
 GIB = 1 << 30
-SPEED_ROWS = (  # (run name suffix, metric, label, lower is better)
-    ("ttft_short", "median_ttft_s", "TTFT (short prompt)", True),
-    ("decode_single", "decode_tps", "Decode (single stream)", False),
-    ("prefill_3525", "median_ttft_s", "Prefill TTFT (3,525-token prompt)", True),
-    ("decode_long", "decode_tps", "Decode (long context)", False),
-    ("c4", "output_tps", "Throughput @ 4 concurrent", False),
+SPEED_ROWS = (  # (run kind, metric, label as a template over the run's context, lower is better)
+    ("ttft-short", "median_ttft_s", "TTFT (short prompt)", True),
+    ("decode-single", "decode_tps", "Decode (single stream)", False),
+    ("prefill", "median_ttft_s", "Prefill TTFT ({input_len:,}-token prompt)", True),
+    ("decode-long", "decode_tps", "Decode (long context)", False),
+    ("concurrent", "output_tps", "Throughput @ {concurrency} concurrent", False),
 )
+SPEED_ROLES = {"dense": "dense", "sparse": "moe"}  # role -> its value-name key (registry.DENSE_SPARSE)
 HANDSHAKE = ("update-attempt-outcome", "update-stage-status", "ralf_spawn.py step_evaluator")
 
 
 @dataclass
-class Results:
-    params: dict
-    published: object
-    data: StudyData
-    runs: pd.DataFrame
-    values: dict
-    arch: dict
-    ledger: pd.DataFrame
-    comparison: pd.DataFrame
-    caveats: pd.DataFrame
-    provenance: pd.DataFrame
-    versions: dict
+class Results(pipeline.ChapterResults):
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    arch: dict = field(default_factory=dict)
     reference: list = field(default_factory=list)
 
     @property
@@ -63,37 +54,57 @@ class Results:
         return self.data.study.configs
 
     def short_of(self, config: str) -> str | None:
-        return self.configs.get(config, {}).get("short")
+        """'dense' or 'moe' (the value-name key) for a configuration of the speed roles."""
+        return SPEED_ROLES.get(self.roles.of_config.get(config, ""))
 
     def speed_configs(self) -> dict[str, str]:
-        """short name (dense, moe) -> config id, for configs with benchmark runs."""
-        return {c["short"]: cid for cid, c in self.configs.items() if c.get("short")}
+        """short name (dense, moe) -> config id, for the configurations of the speed roles."""
+        return {short: cid for role, short in SPEED_ROLES.items() if (cid := self.roles.first(role))}
+
+    def label_of(self, short: str) -> str:
+        cid = self.speed_configs().get(short)
+        return config_label(cid, self.configs.get(cid, {})) if cid else short
 
 
 def analyse(data_dir, published_file=None, architecture_file=None, confidence: float = 0.95) -> Results:
     params = dict(confidence=confidence)
-    data = ingest_study(data_dir)
-    runs = add_serving_metrics(data["runs"], data["requests"], None)
-    runs["decode_tps"] = 1.0 / runs["median_tpot_s"]
-    values = run_values(runs)
-    values.update({f"{n}_decode_tps": float(v) for n, v in zip(runs["name"], runs["decode_tps"]) if pd.notna(v)})
-    arch = load_architecture(architecture_file or Path(data_dir) / "architecture.yml")
-    r = Results(params, None, data, runs, values, arch, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(),
-                pd.DataFrame(), {})
-    values.update(boot_values(r))
-    values.update(gpu_values(r))
-    values.update(gauntlet_values(r))
-    values.update(reliability_values(r))
-    values.update(arch_values(arch))
     published_file = published_file or Path(data_dir) / "published.yml"
-    r.published = load_published(published_file)
+    r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
+    r.runs = add_serving_metrics(r.data["runs"], r.data["requests"], None)
+    r.runs["decode_tps"] = 1.0 / r.runs["median_tpot_s"]
+    r.values = run_values(r.runs)
+    r.values.update({f"{k}_decode_tps": float(v) for k, v in zip(r.runs["key"], r.runs["decode_tps"])
+                     if pd.notna(v) and isinstance(k, str)})
+    r.arch = load_architecture(architecture_file or Path(data_dir) / "architecture.yml")
+    r.values.update(boot_values(r))
+    r.values.update(gpu_values(r))
+    r.values.update(gauntlet_values(r))
+    r.values.update(reliability_values(r))
+    r.values.update(arch_values(r.arch))
     r.reference = (yaml.safe_load(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
-    r.ledger = claims_mod.check_claims(r.published, values, params)
-    r.comparison = claims_mod.compare_published(r.published, values)
-    r.caveats = _caveats(r)
-    r.provenance = pd.DataFrame([data_record(data.study)])
-    r.versions = {"code": code_version(), **package_versions()}
+    _refine_sections(r)
+    pipeline.finish(r, caveats=_caveats)
     return r
+
+
+def _refine_sections(r: Results) -> None:
+    """Sections the files allow but their contents do not fill (a log without start-up lines)."""
+    def lacks(section, why):
+        if r.sections.get(section) is None:
+            r.sections[section] = Missing(r.spec.contract.section(section), [why])
+
+    v = r.values
+    facts = ("kv_cache_tokens", "max_concurrency", "max_model_len")
+    have = {short: all(f"{short}_{f}" in v for f in facts) for short in ("dense", "moe")}
+    if not any(have.values()):
+        lacks("memory", "the KV cache size and maximum concurrency in a server's start-up lines")
+    if not all(have.values()):
+        lacks("memory-both", "the KV cache size and maximum concurrency in the start-up lines of both servers")
+    k = kv_check(r)
+    if not (len(k) and {"printed concurrency / (tokens / max len)", "reserved / needed"} <= set(k.columns)
+            and k[["printed concurrency / (tokens / max len)", "reserved / needed"]].notna().all().all()):
+        lacks("kv-check", "the layout of the dense or sparse model in architecture.yml, and the KV memory and "
+                          "concurrency in their start-up lines")
 
 
 # ---------------------------------------------------------------- architecture
@@ -279,16 +290,28 @@ def kv_check_display(r: Results) -> pd.DataFrame:
 # ---------------------------------------------------------------- speed
 
 
+def _speed_run(r: Results, short: str, kind: str) -> pd.Series | None:
+    cid = r.speed_configs().get(short)
+    hit = r.runs[(r.runs["config"] == cid) & (r.runs["kind"] == kind)] if cid else r.runs.iloc[:0]
+    return hit.iloc[0] if len(hit) else None
+
+
 def speed_table(r: Results) -> pd.DataFrame:
-    """The five measurements per model and the MoE's advantage (dense/MoE for times, MoE/dense for rates)."""
+    """The speed measurements per model and the sparse model's advantage (dense/sparse for
+    times, sparse/dense for rates); a row only for kinds the data has."""
     rows = []
-    for suffix, metric, label, lower in SPEED_ROWS:
-        d, m = r.values.get(f"dense_{suffix}_{metric}"), r.values.get(f"moe_{suffix}_{metric}")
-        adv = None
-        if d and m:
-            adv = d / m if lower else m / d
-        rows.append(dict(metric=label, dense=d, moe=m, advantage=adv, lower_is_better=lower, unit=metric))
-    return pd.DataFrame(rows)
+    for kind, metric, label, lower in SPEED_ROWS:
+        d, m = _speed_run(r, "dense", kind), _speed_run(r, "moe", kind)
+        if d is None and m is None:
+            continue
+        ref = d if d is not None else m
+        ctx = {k: int(ref[k]) if pd.notna(ref.get(k)) else 0 for k in ("input_len", "concurrency")}
+        dv = float(d[metric]) if d is not None and pd.notna(d[metric]) else None
+        mv = float(m[metric]) if m is not None and pd.notna(m[metric]) else None
+        adv = (dv / mv if lower else mv / dv) if dv and mv else None
+        rows.append(dict(kind=kind, metric=label.format(**ctx), dense=dv, moe=mv, advantage=adv,
+                         lower_is_better=lower, unit=metric))
+    return pd.DataFrame(rows, columns=["kind", "metric", "dense", "moe", "advantage", "lower_is_better", "unit"])
 
 
 def speed_display(r: Results) -> pd.DataFrame:
@@ -299,13 +322,15 @@ def speed_display(r: Results) -> pd.DataFrame:
             return "–"
         return f"{v * 1000:,.0f} ms" if unit.endswith("_s") else f"{v:,.1f} tok/s"
 
-    return pd.DataFrame({
-        "metric": s["metric"],
-        "27B dense + MTP": [show(v, u) for v, u in zip(s["dense"], s["unit"])],
-        "35B-A3B MoE": [show(v, u) for v, u in zip(s["moe"], s["unit"])],
-        "MoE advantage": [("–" if pd.isna(a) else f"{a:.2f}× " + ("lower" if lo else "higher"))
-                          for a, lo in zip(s["advantage"], s["lower_is_better"])],
-    })
+    out = {"metric": s["metric"]}
+    for short, col in (("dense", "dense"), ("moe", "moe")):
+        if short in r.speed_configs():
+            out[r.label_of(short)] = [show(v, u) for v, u in zip(s[col], s["unit"])]
+    if r.has("head-to-head"):
+        out[f"advantage of {r.label_of('moe')}"] = [
+            ("–" if pd.isna(a) else f"{a:.2f}× " + ("lower" if lo else "higher"))
+            for a, lo in zip(s["advantage"], s["lower_is_better"])]
+    return pd.DataFrame(out)
 
 
 def runs_table(r: Results) -> pd.DataFrame:
@@ -324,11 +349,15 @@ def runs_table(r: Results) -> pd.DataFrame:
 def speed_figure(r: Results) -> plt.Figure:
     s = speed_table(r)
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.9))
+    s = s.astype({"lower_is_better": bool})
     times, rates = s[s["lower_is_better"]], s[~s["lower_is_better"]]
-    names = {"dense": "27B dense + MTP", "moe": "35B-A3B MoE"}
+    names = {short: r.label_of(short) for short in ("dense", "moe") if short in r.speed_configs()}
     for ax, part, xlabel, scale, fmt in ((axes[0], times, "milliseconds (lower is better)", 1000.0, "{:,.0f} ms"),
                                          (axes[1], rates, "tokens/s (higher is better)", 1.0, "{:,.0f}")):
-        long = part.melt(id_vars=["metric"], value_vars=["dense", "moe"], var_name="model", value_name="v")
+        if not len(part):
+            ax.set_axis_off()
+            continue
+        long = part.melt(id_vars=["metric"], value_vars=list(names), var_name="model", value_name="v").dropna(subset=["v"])
         long["v"] = long["v"] * scale
         long["model"] = long["model"].map(names)
         sns.barplot(data=long, y="metric", x="v", hue="model", hue_order=list(names.values()), ax=ax,
@@ -339,9 +368,10 @@ def speed_figure(r: Results) -> plt.Figure:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("")
         ax.set_xlim(0, long["v"].max() * 1.25)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in sns.color_palette()[:2]]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in sns.color_palette()[:len(names)]]
     fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
-    fig.suptitle("Five speed measurements on 2x RTX 3090", fontweight="bold")
+    platforms = {platform_short(r.configs[c]) for c in r.speed_configs().values()}
+    fig.suptitle(f"Speed measurements on {' / '.join(sorted(platforms))}", fontweight="bold")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
@@ -350,7 +380,9 @@ def speed_figure(r: Results) -> plt.Figure:
 
 
 def _served(r: Results) -> dict[str, str]:
-    return {c["served_model_name"]: c["short"] for c in r.configs.values() if c.get("served_model_name") and c.get("short")}
+    """The gauntlet's model names (servers' served_model_name) -> dense / moe."""
+    return {r.configs[cid]["served_model_name"]: short for short, cid in r.speed_configs().items()
+            if r.configs[cid].get("served_model_name")}
 
 
 def gauntlet_values(r: Results) -> dict:
@@ -383,14 +415,15 @@ def gauntlet_table(r: Results) -> pd.DataFrame:
         secs = {}
         for p in part.itertuples():
             short = served.get(p.model, p.model)
-            label = {"dense": "27B dense", "moe": "35B-A3B MoE"}.get(short, p.model)
+            label = r.label_of(short) if short in ("dense", "moe") else p.model
             met = "–" if pd.isna(p.checks_met) else f"{int(p.checks_met)}/{int(p.checks_total) if pd.notna(p.checks_total) else '?'}"
             verified = {True: ", self-verified", False: ", not self-verified"}.get(
                 None if pd.isna(p.self_verified) else bool(p.self_verified), "")
             answer = f", answer {p.answer}" if isinstance(p.answer, str) else ""
             row[label] = f"{met} checks{verified}{answer}, {p.seconds:.1f} s"
             secs[short] = p.seconds
-        row["MoE time advantage"] = fmt_ratio(secs["dense"] / secs["moe"]) if {"dense", "moe"} <= set(secs) else "–"
+        if {"dense", "moe"} <= set(secs):
+            row[f"time advantage of {r.label_of('moe')}"] = fmt_ratio(secs["dense"] / secs["moe"])
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -399,15 +432,16 @@ def gauntlet_table(r: Results) -> pd.DataFrame:
 
 
 def _tool_names(r: Results) -> list[str]:
+    """The tool-call logs' value-name keys (one per model), in file order."""
     tc = r.data["tool_calls"]
-    return list(dict.fromkeys(tc["name"])) if len(tc) else []
+    return list(dict.fromkeys(tc["key"].dropna())) if len(tc) else []
 
 
 def reliability_values(r: Results) -> dict:
     tc = r.data["tool_calls"]
     out = {}
     for name in _tool_names(r):
-        t = tc[tc["name"] == name]
+        t = tc[tc["key"] == name]
         n, denied = len(t), t[~t["allowed"].astype(bool)]
         out[f"{name}_sessions"] = float(t["session"].nunique())
         out[f"{name}_messages"] = float(t[["session", "message"]].drop_duplicates().shape[0])
@@ -439,8 +473,8 @@ def ralf_stages(t: pd.DataFrame) -> tuple[int, int]:
 
 def _label(r: Results, name: str) -> str:
     tc = r.data["tool_calls"]
-    config = tc.loc[tc["name"] == name, "config"].iloc[0]
-    return r.configs.get(config, {}).get("label", name)
+    config = tc.loc[tc["key"] == name, "config"].iloc[0]
+    return config_label(config, r.configs.get(config, {}))
 
 
 def reliability_table(r: Results) -> pd.DataFrame:
@@ -490,7 +524,7 @@ def pairwise_display(r: Results) -> pd.DataFrame:
         "difference": p["difference"].map(lambda v: f"{v * 100:+.1f} points"),
         "rate ratio": p["ratio"].map(lambda v: f"{v:.2f}×"),
         "Fisher exact p": p["p_fisher"].map(lambda v: f"{v:.3f}"),
-        "Holm-adjusted p (3 pairs)": p["p_holm"].map(lambda v: f"{v:.3f}"),
+        f"Holm-adjusted p ({len(p)} pairs)": p["p_holm"].map(lambda v: f"{v:.3f}"),
         "intervals overlap": p["intervals_overlap"].map({True: "yes", False: "no"}),
     })
 
@@ -552,7 +586,7 @@ def recovery(r: Results) -> pd.DataFrame:
     tc = r.data["tool_calls"]
     rows = []
     for name in _tool_names(r):
-        t = tc[tc["name"] == name].sort_values(["session", "line"])
+        t = tc[tc["key"] == name].sort_values(["session", "line"])
         nxt_denied = nxt_allowed = ended = pivot = 0
         longest = 0
         for _, s in t.groupby("session", sort=False):
@@ -623,7 +657,8 @@ def reference_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.configs.items():
-        rows.append(dict(config=cid, source=c.get("source"), platform=c.get("platform"), model=c.get("model"),
+        rows.append(dict(config=cid, role=r.roles.of_config.get(cid), source=c.get("source"),
+                         platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
                          kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip()))
     return pd.DataFrame(rows)
@@ -636,14 +671,12 @@ def ingest_table(r: Results) -> pd.DataFrame:
 # ---------------------------------------------------------------- caveats
 
 
-def _caveats(r: Results) -> pd.DataFrame:
-    out = authors_caveats(r.published)
+def _caveats(r: Results) -> list[dict]:
     speed = r.speed_configs()
     compared = [(speed["dense"], speed["moe"])] if {"dense", "moe"} <= set(speed) else []
-    out += [c for c in data_caveats(r.data, r.runs, r.ledger, compared=compared)
-            if c["origin"] != "data rule: small-samples"]  # no P99 is shown here
-    out += _kv_caveats(r) + _vram_caveat(r) + _decode_caveat(r) + _reliability_caveats(r) + _gauntlet_caveat(r)
-    return pd.DataFrame(out, columns=["origin", "caveat"])
+    out = [c for c in data_caveats(r.data, r.runs, r.ledger, compared=compared)
+           if c["origin"] != "data rule: small-samples"]  # no P99 is shown here
+    return out + _kv_caveats(r) + _vram_caveat(r) + _decode_caveat(r) + _reliability_caveats(r) + _gauntlet_caveat(r)
 
 
 def _c(rule: str, text: str) -> dict:
@@ -718,26 +751,31 @@ def _reliability_caveats(r: Results) -> list[dict]:
     tc = r.data["tool_calls"]
     if not len(tc):
         return out
-    speed_models = {r.configs[c].get("model") for c in r.speed_configs().values()}
+    speed = {cid: r.configs[cid] for cid in r.speed_configs().values()}
     rel_configs = {c: r.configs[c] for c in tc["config"].unique()}
-    versions = {c.get("engine_version") for c in rel_configs.values()}
-    out.append(_c("reliability-models-differ", (
-        "The reliability logs come from another rig and other checkpoints than the speed runs: "
-        + ", ".join(f"{c.get('model')} ({c.get('quantisation')})" for c in rel_configs.values())
-        + f" on {next(iter(rel_configs.values())).get('platform')}, vLLM {', '.join(sorted(v for v in versions if v))}; "
-        f"the speed runs used {', '.join(sorted(m for m in speed_models if m))}. The dense model of the reliability "
-        "logs is Qwen3.5-27B, not the Qwen3.6-27B of the speed table.")))
+    rigs = {c.get("platform") for c in rel_configs.values()}
+    if speed and (rigs != {c.get("platform") for c in speed.values()}
+                  or {c.get("model") for c in rel_configs.values()} != {c.get("model") for c in speed.values()}):
+        versions = {c.get("engine_version") for c in rel_configs.values()}
+        out.append(_c("reliability-models-differ", (
+            "The reliability logs come from other servers than the speed runs: "
+            + ", ".join(f"{c.get('model')} ({c.get('quantisation')})" for c in rel_configs.values())
+            + f" on {', '.join(sorted(str(x) for x in rigs))}, vLLM {', '.join(sorted(str(v) for v in versions if v))}; "
+            f"the speed runs used {', '.join(sorted(str(c.get('model')) for c in speed.values()))}. A model's error "
+            "rate and its speed here are not measurements of the same deployment.")))
     p = pairwise_tests(r)
     if len(p):
         sig = p[p["p_fisher"] < 0.05]
         sig_holm = p[p["p_holm"] < 0.05]
-        n = reliability_table(r)["tool calls"]
+        t = reliability_table(r)
+        n = t["tool calls"]
+        overlap = "overlap" if p["intervals_overlap"].all() else "do not all overlap"
         text = (f"With {n.min()}-{n.max()} tool calls per model, the {r.params['confidence']:.0%} Wilson intervals of "
-                "all three error rates overlap. ")
+                f"the {len(t)} error rates {overlap}. ")
         if len(sig):
             text += ("Fisher's exact test puts " + "; ".join(f"{row.pair} at p = {row.p_fisher:.3f}" for row in sig.itertuples())
                      + " below 0.05 on its own, " + ("and it stays there" if len(sig_holm) else
-                                                    "but not after a Holm correction for the three comparisons")
+                                                    f"but not after a Holm correction for the {len(p)} comparisons")
                      + ". ")
         others = p[p["p_fisher"] >= 0.05]
         if len(others):
@@ -762,32 +800,36 @@ def _gauntlet_caveat(r: Results) -> list[dict]:
 
 
 def glue_values(r: Results) -> dict:
-    out = {}
-    s = speed_table(r).set_index("metric")
-    s = s.astype({"dense": float, "moe": float, "advantage": float})
-    for suffix, metric, label, _ in SPEED_ROWS:
-        out[f"adv_{suffix}"] = float(s.loc[label, "advantage"])
-        out[f"dense_{suffix}"] = float(s.loc[label, "dense"])
-        out[f"moe_{suffix}"] = float(s.loc[label, "moe"])
-    adv = s["advantage"].dropna()
-    out["adv_min"] = float(adv.min()) if len(adv) else math.nan
-    out["adv_min_metric"] = str(adv.idxmin()) if len(adv) else "–"
-    out["adv_max"] = float(adv.max()) if len(adv) else math.nan
-    out["adv_max_metric"] = str(adv.idxmax()) if len(adv) else "–"
-    for key in ("dense_ttft_short", "moe_ttft_short", "dense_prefill_3525", "moe_prefill_3525"):
-        out[f"{key}_ms"] = out[key] * 1000
+    """Numbers and words quoted in the prose, each only when its data is there (the prose is
+    tagged with its section and dropped without it)."""
+    out = {"dense_label": r.label_of("dense"), "moe_label": r.label_of("moe")}
+    s = speed_table(r)
+    for row in s.itertuples():
+        k = row.kind.replace("-", "_")
+        for col in ("dense", "moe", "advantage"):
+            v = getattr(row, col)
+            if v is not None and pd.notna(v):
+                out[f"{'adv' if col == 'advantage' else col}_{k}"] = float(v)
+    adv = s.set_index("metric")["advantage"].astype(float).dropna()
+    if len(adv):
+        out.update(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
+                   adv_max=float(adv.max()), adv_max_metric=str(adv.idxmax()))
+    for short in ("dense", "moe"):
+        pre = _speed_run(r, short, "prefill")
+        if pre is not None and pd.notna(pre["median_ttft_s"]):
+            out[f"{short}_prefill_ms"] = float(pre["median_ttft_s"]) * 1000
+            out[f"{short}_prefill_rate"] = float(pre["input_len"]) / float(pre["median_ttft_s"])
+            out["prefill_prompt"] = int(pre["input_len"])
     v = r.values
-    prompt = _prefill_prompt(r)
-    out["prefill_rate_dense"] = prompt / out["dense_prefill_3525"]
-    out["prefill_rate_moe"] = prompt / out["moe_prefill_3525"]
     for short in ("dense", "moe"):
         for key in ("kv_cache_tokens", "max_concurrency", "max_model_len", "vram_per_card_gb", "vram_total_gb"):
             if f"{short}_{key}" in v:
                 out[f"{short}_{key}"] = float(v[f"{short}_{key}"])
     if "moe_kv_cache_tokens" in out and "dense_kv_cache_tokens" in out:
         out["kv_ratio"] = out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"]
-        out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
-    k = kv_check(r).set_index("short")
+        if "moe_max_concurrency" in out and "dense_max_concurrency" in out:
+            out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
+    k = kv_check(r).set_index("short") if len(kv_check(r)) else pd.DataFrame()
     for short in k.index:
         for col, name in (("KV bytes per token", "kv_bytes_per_token"), ("reserved / needed", "reserved_over_needed"),
                           ("printed concurrency / (tokens / max len)", "conc_over_tokens")):
@@ -798,6 +840,7 @@ def glue_values(r: Results) -> dict:
         out["dense_kv_kib"] = out["dense_kv_bytes_per_token"] / 1024
         out["moe_kv_kib"] = out["moe_kv_bytes_per_token"] / 1024
     rel = reliability_table(r)
+    out["reliability_models"] = len(rel)
     for row in rel.to_dict("records"):
         name = row["name"]
         out[f"{name}_error_pct"] = row["error rate"] * 100
@@ -813,6 +856,7 @@ def glue_values(r: Results) -> dict:
         out["p_min"] = float(p["p_fisher"].min())
         out["p_min_pair"] = str(p.loc[p["p_fisher"].idxmin(), "pair"])
         out["p_min_holm"] = float(p.loc[p["p_fisher"].idxmin(), "p_holm"])
+        out["pairs"] = len(p)
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
@@ -822,13 +866,6 @@ def glue_values(r: Results) -> dict:
     return out
 
 
-def _prefill_prompt(r: Results) -> float:
-    """Prompt length of the prefill runs (from study.yml), for the effective prefill rate."""
-    runs = r.runs[r.runs["name"].astype(str).str.endswith("_prefill_3525")] if "name" in r.runs else r.runs.iloc[0:0]
-    lens = runs["input_len"].dropna() if "input_len" in runs else []
-    return float(lens.iloc[0]) if len(lens) else math.nan
-
-
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
     return {
         "runs": r.runs, "requests": r.data["requests"], "boot": r.data["boot"], "gpu_samples": r.data["gpu_samples"],
@@ -836,6 +873,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "reliability": reliability_table(r), "pairwise_tests": pairwise_tests(r), "failure_classes": breakdown(r),
         "recovery": recovery(r), "kv_check": kv_check(r),
         "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
+        "key_figures": key_figures(r),
     }
 
 
@@ -874,7 +912,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     for short, cid in r.speed_configs().items():
         c = r.configs[cid]
         runs = r.runs[r.runs["config"] == cid]
-        dec = runs[runs["name"] == f"{short}_decode_single"]
+        dec = runs[(runs["kind"] == "decode-single") & runs["decode_tps"].notna()]
         if not len(dec):
             continue
         d = dec.iloc[0]
@@ -892,13 +930,15 @@ def key_figures(r: Results) -> pd.DataFrame:
             ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
             best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="speed",
-            label=f"2× RTX 3090, {'27B dense INT4 + MTP' if short == 'dense' else '35B-A3B AWQ INT4'}",
+            label=f"{platform_short(c)}, {r.label_of(short)}",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec if mtp else "",
             decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
             prefill_tps=float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
             prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),
-            notes="prefill as input / median TTFT of the one-token prefill run; tensor parallel over two cards",
+            notes="prefill as input / median TTFT of the one-token prefill run"
+                  + (f"; tensor parallel over {accelerator_count(c.get('accelerators'))} cards"
+                     if accelerator_count(c.get("accelerators")) > 1 else ""),
         ))
     return pd.DataFrame(rows)

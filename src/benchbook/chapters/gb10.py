@@ -1,8 +1,10 @@
-"""GB10 MTP chapter: control, Qwen3.5 vs 3.6, vanilla vs MTP, acceptance anatomy, boot costs.
+"""GB10 MTP chapter: control, model against model, vanilla vs MTP, acceptance anatomy, boot costs.
 
-Everything the chapter shows is computed here from data/gb10-mtp/ (bench JSON per run, each
-server's log, the MTP server's /metrics dumps) through the project's readers. Value names
-follow the header of the study's published.yml.
+Everything the chapter shows is computed here from its data folder (bench JSON per run,
+each server's log, the MTP server's /metrics dumps) through the project's readers.
+Configurations are found by role (benchbook.registry.GB10): old-stack, control, vanilla and
+mtp, whose value-name keys are old, fresh, van and mtp; a run's test is its kind (test-a to
+test-d). Value names follow the header of the study's published.yml.
 """
 
 from __future__ import annotations
@@ -19,20 +21,19 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
-from ..caveats import authors_caveats, data_caveats
+from .. import pipeline
+from ..caveats import data_caveats
+from ..contract import Missing
 from ..expr import evaluate
 from ..ingest.prometheus import counter_delta
-from ..load import StudyData, ingest_study
-from ..provenance import code_version, data_record, package_versions
-from ..published import load_published, parse_quantity
-from ..report import fmt_seconds
+from ..published import parse_quantity
+from ..registry import GB10
+from ..report import config_label, fmt_seconds, platform_short
 
 STUDY = "gb10-mtp"
 TESTS = ("a", "b", "c", "d")
-LABEL = {"old": "Qwen3.5, old stack", "fresh": "Qwen3.5, fresh stack", "van": "Qwen3.6 vanilla",
-         "mtp": "Qwen3.6 + MTP"}
-TEST_LABEL = {"a": "A: 512/512, 1 client", "b": "B: 8192/256, 4 clients", "c": "C: 2048/512, 16 clients",
-              "d": "D: 2048/256, 2 clients"}
+ROLE_KEYS = {r.name: r.key for r in GB10.roles}  # role -> value-name key (old, fresh, van, mtp)
+KEY_ROLES = {v: k for k, v in ROLE_KEYS.items()}
 # metric -> (label, higher is better, seconds?)
 METRICS = {
     "output_tps": ("output t/s", True, False), "mean_ttft_s": ("mean TTFT", False, True),
@@ -41,33 +42,40 @@ METRICS = {
     "p99_itl_s": ("P99 ITL", False, True),
 }
 COMPARISONS = {  # id -> (before, after, title)
-    "control": ("old", "fresh", "Control: Qwen3.5 on the two-week-old and on the fresh stack"),
-    "model": ("fresh", "van", "Qwen3.5 against Qwen3.6, both vanilla on the fresh stack"),
-    "mtp": ("van", "mtp", "Qwen3.6 without and with MTP"),
+    "control": ("old", "fresh", "Control: the same model on the earlier and on the current stack"),
+    "model": ("fresh", "van", "The control model against the model under test, both on the current stack"),
+    "mtp": ("van", "mtp", "The model under test without and with MTP"),
 }
-_SEEDED = re.compile(r"^(?P<group>(?P<cfg>[a-z]+)_(?P<test>[a-d]))(?:_s(?P<seed>\d+))?$")
 
 
 @dataclass
-class Results:
-    params: dict
-    published: object
-    data: StudyData
-    runs: pd.DataFrame  # one row per bench run with its metrics
-    groups: pd.DataFrame  # one row per (config, test, metric): mean, seeds, spread
-    values: dict
-    ledger: pd.DataFrame
-    comparison: pd.DataFrame
-    caveats: pd.DataFrame
-    provenance: pd.DataFrame
-    versions: dict
-    extra: dict = field(default_factory=dict)
+class Results(pipeline.ChapterResults):
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per bench run with its metrics
+    groups: pd.DataFrame = field(default_factory=pd.DataFrame)  # per (config, test, metric): mean, seeds, spread
+    boot: pd.DataFrame = field(default_factory=pd.DataFrame)
+    lines: pd.DataFrame = field(default_factory=pd.DataFrame)
+    labels: dict = field(default_factory=dict)  # value-name key (old, fresh, van, mtp) -> label
+
+    def test_label(self, test: str) -> str:
+        """'A: 512/512, 1 client': the test's workload as this data ran it."""
+        x = self.runs[self.runs["test"] == test] if len(self.runs) else self.runs
+        if not len(x):
+            return test.upper()
+        i, o, c = (x[k].dropna() for k in ("input_len", "output_len", "concurrency"))
+        if not (len(i) and len(o) and len(c)):
+            return test.upper()
+        c0 = int(c.iloc[0])
+        return f"{test.upper()}: {int(i.iloc[0])}/{int(o.iloc[0])}, {c0} client{'s' if c0 != 1 else ''}"
 
 
 # ---------------------------------------------------------------- values from the tables
 
 
-def run_table(data: StudyData) -> pd.DataFrame:
+def _role_key(df: pd.DataFrame) -> pd.Series:
+    return df["role"].map(ROLE_KEYS) if "role" in df else pd.Series([None] * len(df), index=df.index)
+
+
+def run_table(data) -> pd.DataFrame:
     """Bench runs with every metric the chapter uses (means from runs, percentiles from requests)."""
     runs = data["runs"].copy()
     req = data["requests"]
@@ -86,8 +94,10 @@ def run_table(data: StudyData) -> pd.DataFrame:
     for pos in (0, 1):
         s = stats[(stats["metric"] == f"spec_accept_pos{pos}") & (stats["origin"] == "reported")]
         runs[f"spec_pos{pos}"] = runs["run_id"].map(s.set_index("run_id")["value_s"])
-    parts = runs["name"].astype(str).str.extract(_SEEDED)
-    runs["group"], runs["cfg"], runs["test"] = parts["group"], parts["cfg"], parts["test"]
+    runs["cfg"] = _role_key(runs)
+    runs["test"] = runs["kind"].astype(str).str.extract(r"^test-([a-d])$")[0]
+    runs = runs[runs["cfg"].notna() & runs["test"].notna()].copy()
+    runs["group"] = runs["cfg"] + "_" + runs["test"]
     runs["tokens_per_chunk"] = runs["decode_tokens"] / runs["chunks"]
     return runs
 
@@ -96,6 +106,7 @@ RUN_VALUES = ("output_tps", "mean_ttft_s", "p95_ttft_s", "p99_ttft_s", "mean_tpo
               "mean_itl_s", "p99_itl_s", "ttft_outliers", "spec_acceptance_rate", "spec_acceptance_length",
               "spec_num_drafts", "spec_draft_tokens", "spec_accepted_tokens", "spec_pos0", "spec_pos1",
               "tokens_per_chunk")
+GROUP_COLUMNS = ["group", "cfg", "test", "metric", "mean", "n", "spread", "seeds"]
 
 
 def group_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -110,56 +121,71 @@ def group_table(runs: pd.DataFrame) -> pd.DataFrame:
             spread = float((v.max() - v.min()) / abs(mean)) if len(v) > 1 and mean else math.nan
             rows.append(dict(group=group, cfg=cfg, test=test, metric=m, mean=mean, n=len(v), spread=spread,
                              seeds=", ".join(f"{x:.6g}" for x in v)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=GROUP_COLUMNS)
 
 
-def _cfg_of(name: str) -> str:
-    return str(name).split("_")[0]
-
-
-def boot_table(data: StudyData) -> pd.DataFrame:
+def boot_table(data) -> pd.DataFrame:
     """Start-up facts per configuration (first value of each fact in each log)."""
     b = data["boot"]
+    cols = ["cfg", "fact", "value", "value_num", "unit"]
     if not len(b):
-        return pd.DataFrame(columns=["cfg", "fact", "value", "value_num"])
-    b = b.assign(cfg=b["name"].map(_cfg_of))
-    return b.sort_values("line").groupby(["cfg", "fact"], as_index=False).first()[["cfg", "fact", "value", "value_num", "unit"]]
+        return pd.DataFrame(columns=cols)
+    b = b.assign(cfg=_role_key(b)).dropna(subset=["cfg"])
+    return b.sort_values("line").groupby(["cfg", "fact"], as_index=False).first().reindex(columns=cols)
 
 
-def prom_values(data: StudyData) -> dict:
-    """Spec-decode counters of the last dump, and their growth since the first dump."""
+PROM = {"num_drafts": "vllm:spec_decode_num_drafts_total",
+        "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
+        "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total"}
+PROM_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+
+
+def prom_values(data) -> dict:
+    """Spec-decode counters of the last dump, and their growth since the first dump.
+
+    Only the MTP server's dumps count; a counter a dump lacks (no speculative decoding,
+    an older vLLM) is simply absent from the values, never an error.
+    """
     ps = data["prom_samples"]
-    if not len(ps):
+    if len(ps) and "role" in ps:
+        ps = ps[ps["role"] == "mtp"]
+    if not len(ps) or not ps["metric"].isin(PROM.values()).any():
         return {}
+    ps = ps[ps["source_file"] == ps["source_file"].iloc[0]]  # one server's dumps
     first, last = int(ps["dump"].min()), int(ps["dump"].max())
     out = {}
-    names = {"num_drafts": "vllm:spec_decode_num_drafts_total",
-             "draft_tokens": "vllm:spec_decode_num_draft_tokens_total",
-             "accepted_tokens": "vllm:spec_decode_num_accepted_tokens_total"}
-    pos = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
     lastdump = ps[ps["dump"] == last]
-    for short, metric in names.items():
-        out[f"prom_{short}"] = float(lastdump[lastdump["metric"] == metric]["value"].sum())
-        out[f"prom_delta_{short}"] = counter_delta(ps, metric, first, last)
+    for short, metric in PROM.items():
+        if (lastdump["metric"] == metric).any():
+            out[f"prom_{short}"] = float(lastdump[lastdump["metric"] == metric]["value"].sum())
+            _delta(out, f"prom_delta_{short}", ps, metric, first, last)
     for p in (0, 1):
-        sel = lastdump[(lastdump["metric"] == pos) & lastdump["labels"].str.contains(f"position={p}")]
-        out[f"prom_accepted_pos{p}"] = float(sel["value"].sum())
-        out[f"prom_delta_accepted_pos{p}"] = counter_delta(ps, pos, first, last, position=p)
+        sel = lastdump[(lastdump["metric"] == PROM_POS) & lastdump["labels"].str.contains(f"position={p}")]
+        if len(sel):
+            out[f"prom_accepted_pos{p}"] = float(sel["value"].sum())
+            _delta(out, f"prom_delta_accepted_pos{p}", ps, PROM_POS, first, last, position=p)
     out["prom_first_dump"], out["prom_last_dump"] = first, last
     return out
 
 
-def spec_lines(data: StudyData) -> pd.DataFrame:
+def _delta(out: dict, key: str, ps, metric, first, last, **labels) -> None:
+    try:
+        out[key] = counter_delta(ps, metric, first, last, **labels)
+    except ValueError:
+        pass  # one dump, a restart between dumps: no growth to report
+
+
+def spec_lines(data) -> pd.DataFrame:
     """The SpecDecoding lines of the logs with drafts (= drafted tokens / draft positions)."""
     sd = data["spec_decode"]
     s = sd[sd["origin"] == "log-line"].copy()
     if not len(s):
-        return s
+        return s.assign(cfg=pd.Series(dtype=object), drafts=pd.Series(dtype=int))
     k = s["per_position"].astype(str).str.count(",") + 1
     s["k"] = k
     s["drafts"] = (s["draft_tokens"].astype(float) / k).round().astype(int)
     s["accepted_per_draft"] = s["accepted_tokens"].astype(float) / s["drafts"]
-    s["cfg"] = s["name"].map(_cfg_of)
+    s["cfg"] = _role_key(s)
     return s
 
 
@@ -169,8 +195,8 @@ def compute_values(runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame,
     for r in runs.itertuples():
         for m in RUN_VALUES:
             v = getattr(r, m)
-            if pd.notna(v):
-                values[f"{r.name}_{m}"] = float(v)
+            if pd.notna(v) and isinstance(r.key, str):
+                values[f"{r.key}_{m}"] = float(v)
     for r in groups.itertuples():
         values[f"{r.group}_{r.metric}"] = r.mean
     for r in boot.itertuples():
@@ -178,11 +204,13 @@ def compute_values(runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame,
             values[f"{r.cfg}_{r.fact}"] = float(r.value_num)
     values.update(prom)
     for r in lines.itertuples():
+        if r.cfg != "mtp" or not isinstance(r.time, str):
+            continue
         key = "specline_" + str(r.time).split()[-1].replace(":", "")
         values[f"{key}_mean_acceptance_length"] = float(r.mean_acceptance_length)
         values[f"{key}_acceptance_rate"] = float(r.acceptance_rate)
     fresh = runs[runs["cfg"] == "fresh"]
-    if len(fresh):
+    if len(fresh) and fresh["last_end_s"].notna().any():
         values["fresh_session_s"] = float(fresh["last_end_s"].max() - fresh["first_start_s"].min())
     return values
 
@@ -194,25 +222,46 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
             strong_ttft_pct=20.0) -> Results:
     params = dict(noise_factor=noise_factor, within_pct=within_pct, strong_gain_pct=strong_gain_pct,
                   strong_ttft_pct=strong_ttft_pct)
-    data = ingest_study(data_dir)
-    runs = run_table(data)
-    groups = group_table(runs)
-    boot = boot_table(data)
-    prom = prom_values(data)
-    lines = spec_lines(data)
-    values = compute_values(runs, groups, boot, prom, lines)
-    published = load_published(published_file or Path(data_dir) / "published.yml")
-    ledger = claims_mod.check_claims(published, values, params)
-    ledger["within rounding"] = [within_rounding(c) for c in published.claims]
-    comparison = claims_mod.compare_published(published, values)
-    cav = authors_caveats(published) + data_caveats(data, runs.assign(
-        dataset=runs.get("dataset"), ignore_eos=runs.get("ignore_eos")), ledger) + gb10_caveats(data, runs, groups, boot)
-    prov = pd.DataFrame([data_record(data.study)])
-    versions = {"code": code_version(), **package_versions()}
-    r = Results(params, published, data, runs, groups, values, ledger, comparison,
-                pd.DataFrame(cav, columns=["origin", "caveat"]), prov, versions)
-    r.extra.update(boot=boot, lines=lines)
+    r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
+    r.runs = run_table(r.data)
+    r.groups = group_table(r.runs)
+    r.boot = boot_table(r.data)
+    r.lines = spec_lines(r.data)
+    r.labels = {ROLE_KEYS[role]: config_label(cid, r.config(cid)) for cid, role in r.roles.of_config.items()}
+    r.values = compute_values(r.runs, r.groups, r.boot, prom_values(r.data), r.lines)
+    _refine_sections(r)
+    pipeline.finish(r, caveats=_caveats)
+    r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
     return r
+
+
+def _refine_sections(r: Results) -> None:
+    """Sections the runs allow but the tables inside them do not fill."""
+    def lacks(section, why):
+        if r.sections.get(section) is None:
+            r.sections[section] = Missing(r.spec.contract.section(section), [why])
+
+    mtp_lines = r.lines[r.lines["cfg"] == "mtp"] if len(r.lines) else r.lines
+    if not len(mtp_lines):
+        lacks("acceptance-log", "SpecDecoding lines in the MTP server's log")
+    if "prom_num_drafts" not in r.values:
+        lacks("acceptance-metrics", "speculative-decoding counters in the MTP server's /metrics dumps")
+    if not r.runs[(r.runs["cfg"] == "mtp") & r.runs["spec_num_drafts"].notna()].shape[0]:
+        lacks("acceptance-bench", "the bench JSON's speculative-decoding block in a run of the MTP configuration")
+    if quoted_line(r) is None:
+        lacks("quoted-line", "the SpecDecoding log line the write-up quotes")
+    if not len(long_gaps(r)):
+        lacks("long-gaps", "per-request inter-token gaps of test B runs without and with MTP")
+    if not len(tpot_vs_itl(r)):
+        lacks("tpot-itl", "mean TPOT and ITL of the vanilla or MTP configuration")
+    if not len(r.boot):
+        lacks("boot", "start-up lines in the server logs")
+    for cfg in ("van", "mtp"):
+        for fact in ("kv_cache_tokens", "weights_gib"):
+            if f"{cfg}_{fact}" not in r.values:
+                lacks("mtp-boot", f"{fact} in the start-up lines of the {KEY_ROLES[cfg]} server")
+    if r.sections.get("mtp") is None and not len(decision(r)):
+        lacks("mtp", "a test both the vanilla and the MTP configuration ran")
 
 
 def within_rounding(claim: dict) -> str:
@@ -269,17 +318,34 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
                 verdict = "beyond noise" if abs(delta) > f * band else "within noise"
             label, higher, secs = METRICS[m]
             better = (delta > 0) == higher
-            paired = [r.values.get(f"{after}_{test}_s{s}_{m}", math.nan) / r.values.get(f"{before}_{test}_s{s}_{m}", math.nan) - 1
-                      for s in (42, 123)]
+            seeds = _shared_seeds(r, before, after, test)
+            paired = [r.values[f"{after}_{test}_s{s}_{m}"] / r.values[f"{before}_{test}_s{s}_{m}"] - 1 for s in seeds
+                      if f"{after}_{test}_s{s}_{m}" in r.values and f"{before}_{test}_s{s}_{m}" in r.values]
             rows.append({
-                "test": test.upper(), "metric": label, LABEL[before]: _fmt(va, secs), LABEL[after]: _fmt(vb, secs),
+                "test": test.upper(), "metric": label, _head(r, before): _fmt(va, secs), _head(r, after): _fmt(vb, secs),
                 "Δ": f"{delta:+.1%}",
-                "Δ seed 42 / 123": "–" if any(math.isnan(x) for x in paired) else f"{paired[0]:+.1%} / {paired[1]:+.1%}",
+                "Δ per seed": " / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)) if len(paired) > 1 else "–",
                 "seed spread": "–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
                 "verdict": verdict + ("" if verdict != "beyond noise" else (", better" if better else ", worse")),
                 "_delta": delta, "_band": band, "_metric": m, "_test": test,
             })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["test", "metric", _head(r, before), _head(r, after), "Δ", "Δ per seed",
+                                       "seed spread", "verdict", "_delta", "_band", "_metric", "_test"])
+
+
+def _head(r: Results, cfg: str) -> str:
+    """A column heading for a configuration (its label; the role if two share a label)."""
+    label = r.labels.get(cfg, cfg)
+    same = [k for k, v in r.labels.items() if v == label]
+    return label if len(same) < 2 else f"{label} ({KEY_ROLES.get(cfg, cfg)})"
+
+
+def _shared_seeds(r: Results, a: str, b: str, test: str) -> list[int]:
+    """Seeds both configurations ran this test with, when each ran it with several."""
+    def seeds(cfg):
+        x = r.runs[(r.runs["cfg"] == cfg) & (r.runs["test"] == test)]
+        return set(pd.to_numeric(x["seed"], errors="coerce").dropna().astype(int)) if len(x) > 1 else set()
+    return sorted(seeds(a) & seeds(b))
 
 
 def _fmt(v: float, secs: bool) -> str:
@@ -291,7 +357,8 @@ def shown(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def within_count(r: Results) -> dict:
-    """Our 24-metric reading of '22 of 24 within ±2 %' (Qwen3.5 fresh vs Qwen3.6 vanilla)."""
+    """How many of six metrics per test move less than `within_pct` between the control and
+    the vanilla configuration (our reading of the write-up's count, which names no metrics)."""
     ms = ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s")
     c = compare(r, "fresh", "van", ms)
     lim = r.params["within_pct"] / 100
@@ -327,11 +394,13 @@ def decision(r: Results) -> pd.DataFrame:
             call = "no clear call"
         costs = [f"{t.loc[m, 'metric']} {t.loc[m, 'Δ']}" for m in ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")
                  if m in t.index and t.loc[m, "_delta"] > t.loc[m, "_band"] * r.params["noise_factor"]]
-        rows.append({"test": TEST_LABEL[test], "output t/s Δ": t.loc["output_tps", "Δ"],
-                     "mean TTFT Δ": t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–",
-                     "noise band": f"{f:.1%}", "our call": call,
-                     "write-up": pub.get(test, "–"), "agree": "yes" if pub.get(test) == call else "no",
-                     "costs beyond noise": ", ".join(costs) or "none"})
+        row = {"test": r.test_label(test), "output t/s Δ": t.loc["output_tps", "Δ"],
+               "mean TTFT Δ": t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–",
+               "noise band": f"{f:.1%}", "our call": call}
+        if r.comparable:  # the write-up's calls are about its setup only
+            row.update({"write-up": pub.get(test, "–"), "agree": "yes" if pub.get(test) == call else "no"})
+        row["costs beyond noise"] = ", ".join(costs) or "none"
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -369,28 +438,45 @@ def acceptance_runs(r: Results) -> pd.DataFrame:
 def reconciliation(r: Results) -> pd.DataFrame:
     """The same counters four ways: /metrics absolute and delta, the logs' lines, the bench JSON."""
     v = r.values
-    lines = r.extra["lines"]
+    lines = r.lines
     mtp_lines = lines[lines["cfg"] == "mtp"] if len(lines) else lines
-    bench = r.runs[r.runs["spec_num_drafts"].notna()]
+    bench = r.runs[(r.runs["cfg"] == "mtp") & r.runs["spec_num_drafts"].notna()]
     rows = []
 
-    def row(label, drafts, accepted, p0=None, p1=None):
+    k = _draft_positions(r)
+
+    def row(label, drafts, accepted):
+        if not drafts:
+            return
         rows.append({"source": label, "drafts": int(drafts), "accepted": int(accepted),
                      "accepted per draft": f"{accepted / drafts:.4f}",
                      "length (with bonus)": f"{1 + accepted / drafts:.3f}",
-                     "rate": f"{accepted / (2 * drafts):.2%}"})
+                     "rate": f"{accepted / (k * drafts):.2%}" if k else "–"})
 
-    if "prom_num_drafts" in v:
+    if "prom_num_drafts" in v and "prom_accepted_tokens" in v:
         row("/metrics, last dump (since server start)", v["prom_num_drafts"], v["prom_accepted_tokens"])
+    if "prom_delta_num_drafts" in v and "prom_delta_accepted_tokens" in v:
         row("/metrics, last dump minus first", v["prom_delta_num_drafts"], v["prom_delta_accepted_tokens"])
     if len(mtp_lines):
         row("SpecDecoding log lines, all", mtp_lines["drafts"].sum(), mtp_lines["accepted_tokens"].sum())
     if len(bench):
         row("bench JSON spec blocks (measured requests)", bench["spec_num_drafts"].sum(), bench["spec_accepted_tokens"].sum())
-        if "prom_num_drafts" in v:
-            row("left for warm-ups and the smoke test", v["prom_num_drafts"] - bench["spec_num_drafts"].sum(),
+        if "prom_num_drafts" in v and "prom_accepted_tokens" in v:
+            row("left for warm-ups and other requests", v["prom_num_drafts"] - bench["spec_num_drafts"].sum(),
                 v["prom_accepted_tokens"] - bench["spec_accepted_tokens"].sum())
     return pd.DataFrame(rows)
+
+
+def _draft_positions(r: Results) -> int | None:
+    """Speculative tokens per draft: from the log lines' per-position list, else the /metrics
+    draft tokens over drafts."""
+    m = r.lines[r.lines["cfg"] == "mtp"] if len(r.lines) else r.lines
+    if len(m):
+        return int(m["k"].mode().iloc[0])
+    v = r.values
+    if v.get("prom_num_drafts") and "prom_draft_tokens" in v:
+        return int(round(v["prom_draft_tokens"] / v["prom_num_drafts"]))
+    return None
 
 
 def quoted_line(r: Results) -> str | None:
@@ -403,7 +489,8 @@ def quoted_line(r: Results) -> str | None:
 
 
 def three_figures(r: Results) -> pd.DataFrame:
-    """The write-up's 2.43, 2.50 and 1.45 on one yardstick."""
+    """The acceptance figures the write-up quotes (test A's, one log line's, the session's), on
+    one yardstick: with and without the bonus token."""
     v = r.values
     q = quoted_line(r)
     line_key = f"{q}_mean_acceptance_length" if q else None
@@ -416,9 +503,10 @@ def three_figures(r: Results) -> pd.DataFrame:
         hhmmss = line_key.split("_")[1]
         rows.append([f"one 10-second SpecDecoding line ({hhmmss[:2]}:{hhmmss[2:4]}:{hhmmss[4:]}, test A)",
                      "with the bonus token", L, L - 1])
-    if "prom_num_drafts" in v:
+    if v.get("prom_num_drafts") and "prom_accepted_tokens" in v:
         x = v["prom_accepted_tokens"] / v["prom_num_drafts"]
-        rows.append(["/metrics since server start (all tests, warm-ups, smoke test)", "without the bonus token", x, 1 + x])
+        rows.append(["/metrics since server start (all tests, warm-ups, other requests)", "without the bonus token",
+                     x, 1 + x])
     return pd.DataFrame([{"figure": a, "as printed": b, "printed value": f"{c:.2f}",
                           "with bonus": f"{(c if 'with the' in b else d):.3f}",
                           "without bonus": f"{(d if 'with the' in b else c):.3f}"} for a, b, c, d in rows])
@@ -433,29 +521,54 @@ def tpot_vs_itl(r: Results) -> pd.DataFrame:
             t, i, k = (v.get(f"{cfg}_{test}_{m}") for m in ("mean_tpot_s", "mean_itl_s", "tokens_per_chunk"))
             if t is None or i is None:
                 continue
-            rows.append({"config": LABEL[cfg], "test": test.upper(), "mean TPOT": fmt_seconds(t), "mean ITL": fmt_seconds(i),
-                         "ITL / TPOT": f"{i / t:.2f}", "tokens per chunk": f"{k:.2f}",
-                         "P99 ITL": fmt_seconds(v.get(f"{cfg}_{test}_p99_itl_s"))})
+            rows.append({"config": r.labels.get(cfg, cfg), "test": test.upper(), "mean TPOT": fmt_seconds(t),
+                         "mean ITL": fmt_seconds(i), "ITL / TPOT": f"{i / t:.2f}",
+                         "tokens per chunk": "–" if k is None else f"{k:.2f}",
+                         "P99 ITL": fmt_seconds(v.get(f"{cfg}_{test}_p99_itl_s")), "_cfg": cfg})
     return pd.DataFrame(rows)
 
 
 def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
     """Test B: how many inter-token gaps exceed `threshold_s`, and where the P99 falls."""
-    import json
-
     rows = []
-    for e in r.data.study.files:
-        name = e.context.get("name", "")
-        m = _SEEDED.match(str(name))
-        if not m or m.group("test") != "b" or m.group("cfg") not in ("van", "mtp"):
-            continue
-        d = json.loads(r.data.study.path(e).read_text(encoding="utf-8"))
-        flat = np.concatenate([np.asarray(x, dtype=float) for x in d["itls"]])
+    for run, flat in _test_b_gaps(r):
         n_long = int((flat > threshold_s).sum())
-        rows.append({"run": name, "gaps": len(flat), f"gaps > {threshold_s:g} s": n_long,
+        rows.append({"run": run["name"], "cfg": run["cfg"], "gaps": len(flat), f"gaps > {threshold_s:g} s": n_long,
                      "share": f"{n_long / len(flat):.2%}", "gaps above the P99": int(np.ceil(0.01 * (len(flat) - 1))),
                      "P99 ITL": fmt_seconds(float(np.percentile(flat, 99)))})
     return pd.DataFrame(rows)
+
+
+def _test_b_gaps(r: Results):
+    """(run, every inter-token gap of its requests) for test B runs without and with MTP.
+
+    The gaps are read from the run's own bench JSON (the tidy tables keep each request's
+    mean and largest gap only); a run saved without per-request arrays has none.
+    """
+    runs = r.runs[(r.runs["test"] == "b") & r.runs["cfg"].isin(["van", "mtp"])] if len(r.runs) else r.runs
+    for _, run in runs.sort_values(["cfg", "name"]).iterrows():
+        objects = _objects(r.data.study.root / str(run["source_file"]))
+        k = str(run["run_id"]).rsplit("#", 1)
+        obj = objects[int(k[1]) - 1] if len(k) == 2 and k[1].isdigit() and len(objects) >= int(k[1]) else objects[0]
+        itls = obj.get("itls") if isinstance(obj, dict) else None
+        if not itls:
+            continue
+        flat = np.concatenate([np.asarray(x, dtype=float) for x in itls if len(x)] or [np.empty(0)])
+        if len(flat):
+            yield run, flat
+
+
+def _objects(path) -> list:
+    """The result objects of a bench JSON file: one object, or one per line (JSONL)."""
+    import json
+
+    from ..ingest.textio import read_text
+
+    text = read_text(path)
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 # ---------------------------------------------------------------- boot facts
@@ -470,13 +583,16 @@ BOOT_FACTS = (("kv_cache_tokens", "KV cache, tokens"), ("kv_cache_gib", "KV cach
 
 
 def boot_facts_table(r: Results) -> pd.DataFrame:
-    b = r.extra["boot"]
+    b = r.boot
+    cfgs = [k for k in ROLE_KEYS.values() if k in set(b["cfg"])]
     rows = []
     for fact, label in BOOT_FACTS:
+        if not (b["fact"] == fact).any():
+            continue
         row = {"fact": label}
-        for cfg in LABEL:
+        for cfg in cfgs:
             hit = b[(b["cfg"] == cfg) & (b["fact"] == fact)]
-            row[LABEL[cfg]] = "–" if not len(hit) else (
+            row[_head(r, cfg)] = "–" if not len(hit) else (
                 f"{hit['value_num'].iloc[0]:,.2f}".rstrip("0").rstrip(".") if pd.notna(hit["value_num"].iloc[0]) else str(hit["value"].iloc[0]))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -490,8 +606,8 @@ def mtp_costs(r: Results) -> dict:
         if a is not None and b is not None:
             out[f"mtp_cost_{fact}"] = b - a
             out[f"mtp_cost_{fact}_pct"] = 100 * (b / a - 1)
-    bt = r.extra["boot"]
-    mode = bt[bt["cfg"] == "mtp"].set_index("fact")["value"].astype(str)
+    bt = r.boot
+    mode = bt[bt["cfg"] == "mtp"].drop_duplicates("fact").set_index("fact")["value"].astype(str)
     out["mtp_graph_change"] = (f"{mode['cudagraph_mode_from']} → {mode['cudagraph_mode_to']}"
                                if {"cudagraph_mode_from", "cudagraph_mode_to"} <= set(mode.index) else "none logged")
     return out
@@ -500,30 +616,42 @@ def mtp_costs(r: Results) -> dict:
 # ---------------------------------------------------------------- caveats by rule
 
 
-def gb10_caveats(data: StudyData, runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame) -> list[dict]:
+def _caveats(r: Results) -> list[dict]:
+    return data_caveats(r.data, r.runs.assign(dataset=r.runs.get("dataset"), ignore_eos=r.runs.get("ignore_eos")),
+                        r.ledger) + gb10_caveats(r)
+
+
+def gb10_caveats(r: Results) -> list[dict]:
     out = []
-    platforms = {c.get("platform") for c in data.study.configs.values()}
-    if len(platforms) == 1:
+    platforms = {c.get("platform") for c in r.data.study.configs.values()}
+    if len(platforms) == 1 and None not in platforms:
         out.append(dict(origin="data rule: one machine", caveat=(
             f"Every run comes from one machine ({platforms.pop()}); nothing here says how another unit or "
             "another unified-memory system behaves.")))
+    boot, groups = r.boot, r.groups
     v = boot[boot["fact"] == "engine_version"].groupby("cfg")["value"].first()
     if v.nunique() > 1:
         out.append(dict(origin="data rule: software moved", caveat=(
-            "The logs show different vLLM builds (" + ", ".join(f"{LABEL.get(c, c)}: {x}" for c, x in v.items()) +
-            "); the old-vs-fresh comparison mixes every change between them, and the driver with it.")))
+            "The logs show different vLLM builds (" + ", ".join(f"{r.labels.get(c, c)}: {x}" for c, x in v.items()) +
+            "); a comparison across them mixes every change between the builds, and the driver with it.")))
     seeded = groups[groups["n"] > 1]
     if len(seeded):
         n = int(seeded["n"].max())
-        single = sorted({LABEL.get(c, c) + " " + t.upper() for c, t in groups[groups["n"] == 1][["cfg", "test"]].itertuples(index=False)})
+        single = sorted({r.labels.get(c, c) + " " + t.upper()
+                         for c, t in groups[groups["n"] == 1][["cfg", "test"]].itertuples(index=False)})
         out.append(dict(origin="data rule: few seeds", caveat=(
             f"At most {n} seeds per test: a seed-to-seed spread from {n} runs is a range, not a confidence "
-            f"interval, so 'beyond noise' is a screening rule. Single runs ({', '.join(single)}) have no spread of "
-            "their own; the chapter borrows the largest spread of the same metric from other tests (marked *).")))
+            "interval, so 'beyond noise' is a screening rule."
+            + (f" Single runs ({', '.join(single)}) have no spread of their own; the chapter borrows the largest "
+               "spread of the same metric from other tests (marked *)." if single else ""))))
+    elif len(groups):
+        out.append(dict(origin="data rule: no seeds", caveat=(
+            "Every test ran once, so there is no seed-to-seed spread to judge a change by: the comparisons "
+            "below give the changes without a noise verdict.")))
     modes = boot[boot["fact"] == "cudagraph_mode_to"]
     if len(modes):
         out.append(dict(origin="data rule: graph mode changed", caveat=(
-            "vLLM changed the CUDA graph mode at start-up for " + ", ".join(LABEL.get(c, c) for c in modes["cfg"]) +
+            "vLLM changed the CUDA graph mode at start-up for " + ", ".join(r.labels.get(c, c) for c in modes["cfg"]) +
             " (" + ", ".join(modes["value"].astype(str)) + "): those runs are not on equal footing with the others.")))
     return out
 
@@ -547,7 +675,7 @@ def fig_deltas(r: Results) -> plt.Figure:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("change with MTP (%)")
     ax.set_xlabel("test")
-    ax.set_title("Qwen3.6: MTP on against off")
+    ax.set_title(f"{r.labels.get('mtp', 'MTP')}: MTP on against off")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -555,11 +683,12 @@ def fig_deltas(r: Results) -> plt.Figure:
 
 def fig_acceptance(r: Results) -> plt.Figure:
     """Acceptance rate of every 10-second SpecDecoding line of the MTP server, by time."""
-    lines = r.extra["lines"]
+    lines = r.lines
     s = lines[lines["cfg"] == "mtp"].copy()
+    t = pd.to_datetime("2000-" + s["time"].astype(str), format="%Y-%m-%d %H:%M:%S", errors="coerce")
+    s, t = s[t.notna()], t[t.notna()]
     fig, ax = plt.subplots(figsize=(9, 3.8))
     if len(s):
-        t = pd.to_datetime("2000-" + s["time"].astype(str), format="%Y-%m-%d %H:%M:%S")
         minutes = (t - t.min()).dt.total_seconds() / 60
         ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8, label="10-second line")
         key = quoted_line(r)
@@ -568,7 +697,7 @@ def fig_acceptance(r: Results) -> plt.Figure:
             hit = s["time"].astype(str).str.endswith(f"{hh[:2]}:{hh[2:4]}:{hh[4:]}")
             ax.scatter(minutes[hit], 100 * s.loc[hit, "acceptance_rate"], s=80, facecolors="none",
                        edgecolors="red", label="the line the write-up quotes")
-        if "prom_accepted_tokens" in r.values:
+        if "prom_accepted_tokens" in r.values and r.values.get("prom_draft_tokens"):
             ax.axhline(100 * r.values["prom_accepted_tokens"] / r.values["prom_draft_tokens"], color="grey",
                        linestyle="--", label="whole session (/metrics)")
     ax.set_xlabel("minutes since the first SpecDecoding line")
@@ -581,16 +710,11 @@ def fig_acceptance(r: Results) -> plt.Figure:
 
 def fig_itl(r: Results) -> plt.Figure:
     """Test B inter-token gaps without and with MTP: same long gaps, fewer gaps in all."""
-    import json
-
     fig, ax = plt.subplots(figsize=(8, 4))
-    for e in r.data.study.files:
-        m = _SEEDED.match(str(e.context.get("name", "")))
-        if not m or m.group("test") != "b" or m.group("cfg") not in ("van", "mtp"):
-            continue
-        d = json.loads(r.data.study.path(e).read_text(encoding="utf-8"))
-        flat = np.sort(np.concatenate([np.asarray(x, dtype=float) for x in d["itls"]]))
-        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), label=f"{LABEL[m.group('cfg')]}, seed {m.group('seed')}")
+    for run, flat in _test_b_gaps(r):
+        flat = np.sort(flat)
+        seed = f", seed {int(run['seed'])}" if pd.notna(run.get("seed")) else ""
+        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -608,14 +732,15 @@ def fig_itl(r: Results) -> plt.Figure:
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.data.study.configs.items():
-        rows.append({"config": cid, "model": c.get("model"), "vLLM": c.get("engine_version"), "stack": c.get("stack"),
-                     "speculative": c.get("speculative")})
+        rows.append({"config": cid, "role": r.roles.of_config.get(cid), "model": c.get("model"),
+                     "vLLM": c.get("engine_version"), "stack": c.get("stack"), "speculative": c.get("speculative")})
     return pd.DataFrame(rows)
 
 
 def runs_display(r: Results) -> pd.DataFrame:
     x = r.runs.sort_values(["cfg", "test", "name"])
-    return pd.DataFrame({"run": x["name"], "config": x["config"], "seed": x["seed"], "requests": x["completed"].astype(int),
+    return pd.DataFrame({"run": x["name"], "config": x["config"], "test": x["test"].str.upper(), "seed": x["seed"],
+                         "requests": x["completed"].astype("Int64"),
                          "output t/s": x["output_tps"].map(lambda v: f"{v:.2f}"),
                          "mean TTFT": x["mean_ttft_s"].map(fmt_seconds), "mean TPOT": x["mean_tpot_s"].map(fmt_seconds),
                          "mean ITL": x["mean_itl_s"].map(fmt_seconds), "P99 ITL": x["p99_itl_s"].map(fmt_seconds),
@@ -627,41 +752,90 @@ def ingest_table(r: Results) -> pd.DataFrame:
 
 
 def glue_values(r: Results) -> dict:
+    """Numbers and words quoted in the chapter's prose, each computed only when its data is
+    there; the prose that quotes it is tagged with its section and dropped without it."""
     v = r.values
-    out = {}
-    for key in ("mtp_c", "mtp_b", "mtp_a", "mtp_d"):
-        test = key[-1]
-        for m in ("output_tps", "mean_ttft_s", "mean_tpot_s"):
-            a, b = v.get(f"van_{test}_{m}"), v.get(f"{key}_{m}")
-            if a and b:
-                out[f"mtp_{test}_{m}_pct"] = 100 * (b / a - 1)
+    out = {"noise_factor": r.params["noise_factor"], "within_pct": r.params["within_pct"],
+           "strong_gain_pct": r.params["strong_gain_pct"], "strong_ttft_pct": r.params["strong_ttft_pct"]}
+    out.update({f"label_{k}": lab for k, lab in r.labels.items()})
     for comp, (a, b, _) in COMPARISONS.items():
-        c = compare(r, a, b)
-        out[f"{comp}_rows"] = len(c)
-        out[f"{comp}_beyond"] = int(c["verdict"].str.startswith("beyond").sum())
-    c = compare(r, "old", "fresh")
-    out["control_summary"] = (
-        "the stack alone moved the baseline beyond the noise, so the later comparisons use the fresh stack only"
-        if out["control_beyond"] else "the stack alone moved nothing beyond the noise")
-    lg = long_gaps(r)
-    for cfg in ("van", "mtp"):
-        sub = lg[lg["run"].str.startswith(f"{cfg}_")]
-        if len(sub):
-            out[f"b_long_{cfg}"] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
-            out[f"b_gaps_{cfg}"] = float(sub["gaps"].mean())
-            out[f"b_share_{cfg}"] = 100 * out[f"b_long_{cfg}"] / out[f"b_gaps_{cfg}"]
-    wc = within_count(r)
-    out.update(within_total=wc["total"], within_count=wc["within"], within_outside=wc["outside"] or "none")
-    for k in ("prom_num_drafts", "prom_accepted_tokens", "prom_draft_tokens"):
-        if k in v:
-            out[k] = int(v[k])
-    if "prom_num_drafts" in v:
+        if r.has(comp):
+            c = compare(r, a, b)
+            out[f"{comp}_rows"] = len(c)
+            out[f"{comp}_beyond"] = int(c["verdict"].str.startswith("beyond").sum())
+    if r.has("control"):
+        out["control_summary"] = (
+            "the stack alone moved the control beyond the noise, so the later comparisons use the current "
+            "stack only" if out["control_beyond"] else "the stack alone moved nothing beyond the noise")
+    if r.has("model"):
+        wc = within_count(r)
+        out.update(within_total=wc["total"], within_count=wc["within"], within_outside=wc["outside"] or "none")
+    if r.has("mtp"):
+        out.update(_mtp_values(r))
+        dec = decision(r)
+        if "agree" in dec:
+            out["decisions_agree"] = int((dec["agree"] == "yes").sum())
+        out["decisions_total"] = len(dec)
+    if r.has("long-gaps"):
+        lg = long_gaps(r)
+        for cfg in ("van", "mtp"):
+            sub = lg[lg["cfg"] == cfg]
+            if len(sub):
+                out[f"b_long_{cfg}"] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
+                out[f"b_gaps_{cfg}"] = float(sub["gaps"].mean())
+                out[f"b_share_{cfg}"] = 100 * out[f"b_long_{cfg}"] / out[f"b_gaps_{cfg}"]
+    if r.has("tpot-itl"):
+        tv = tpot_vs_itl(r)
+        top = tv.assign(_k=tv["ITL / TPOT"].astype(float)).sort_values("_k").iloc[-1]
+        out.update(itl_test=top["test"], itl_config=top["config"], itl_over_tpot=float(top["ITL / TPOT"]),
+                   itl_tokens_per_chunk=top["tokens per chunk"])
+    out.update(_acceptance_values(r))
+    if r.has("mtp-boot"):
+        out.update(mtp_costs(r))
+    counts = claims_mod.verdict_counts(r.ledger)
+    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
+    out["claims_total"] = len(r.ledger)
+    cons = r.ledger[r.ledger["kind"] == "consistency"]
+    out["consistency_total"] = len(cons)
+    out["consistency_fail_rounding"] = int((cons["within rounding"] == "no").sum())
+    out["cells_total"] = int(r.comparison["within"].notna().sum())
+    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    return out
+
+
+def _mtp_values(r: Results) -> dict:
+    """The tests where MTP moved throughput most and least, with the TTFT and TPOT change there."""
+    c = compare(r, "van", "mtp", ("output_tps", "mean_ttft_s", "mean_tpot_s"))
+    tput = c[c["_metric"] == "output_tps"].sort_values("_delta")
+    if not len(tput):
+        return {}
+    out = {}
+    for role, row in (("best", tput.iloc[-1]), ("worst", tput.iloc[0])):
+        t = row["_test"]
+        out[f"mtp_{role}_test"] = r.test_label(t)
+        out[f"mtp_{role}_output_pct"] = 100 * float(row["_delta"])
+        for m in ("mean_ttft_s", "mean_tpot_s"):
+            hit = c[(c["_test"] == t) & (c["_metric"] == m)]
+            if len(hit):
+                out[f"mtp_{role}_{m}_pct"] = 100 * float(hit["_delta"].iloc[0])
+    out["mtp_tests"] = len(tput)
+    return out
+
+
+def _acceptance_values(r: Results) -> dict:
+    v, out = r.values, {}
+    if r.has("acceptance-metrics"):
+        for k in ("prom_num_drafts", "prom_accepted_tokens", "prom_draft_tokens"):
+            if k in v:
+                out[k] = int(v[k])
         out["global_per_draft"] = v["prom_accepted_tokens"] / v["prom_num_drafts"]
         out["global_length"] = 1 + out["global_per_draft"]
-        out["global_rate_pct"] = 100 * v["prom_accepted_tokens"] / v["prom_draft_tokens"]
-        out["pos0_pct"] = 100 * v["prom_accepted_pos0"] / v["prom_num_drafts"]
-        out["pos1_pct"] = 100 * v["prom_accepted_pos1"] / v["prom_num_drafts"]
-    if "mtp_a_spec_acceptance_length" in v:
+        if v.get("prom_draft_tokens"):
+            out["global_rate_pct"] = 100 * v["prom_accepted_tokens"] / v["prom_draft_tokens"]
+        for p in (0, 1):
+            if f"prom_accepted_pos{p}" in v:
+                out[f"pos{p}_pct"] = 100 * v[f"prom_accepted_pos{p}"] / v["prom_num_drafts"]
+    if r.has("acceptance-bench") and "mtp_a_spec_acceptance_length" in v:
         out["a_length"] = v["mtp_a_spec_acceptance_length"]
         out["a_per_draft"] = v["mtp_a_spec_acceptance_length"] - 1
         if "global_per_draft" in out:
@@ -673,38 +847,16 @@ def glue_values(r: Results) -> dict:
         out["line_rate_pct"] = 100 * v[f"{line}_acceptance_rate"]
         hh = line.split("_")[1]
         out["line_time"] = f"{hh[:2]}:{hh[2:4]}:{hh[4:]}"
-    lines = r.extra["lines"]
-    m = lines[lines["cfg"] == "mtp"] if len(lines) else lines
+    if "prom_delta_num_drafts" in v:
+        out["prom_delta_drafts"] = int(v["prom_delta_num_drafts"])
+    bench = r.runs[r.runs["spec_num_drafts"].notna()] if "spec_num_drafts" in r.runs else r.runs.iloc[:0]
+    out["bench_drafts"] = int(bench["spec_num_drafts"].sum()) if len(bench) else 0
+    out["mtp_runs"] = len(bench)
+    m = r.lines[r.lines["cfg"] == "mtp"] if len(r.lines) else r.lines
     if len(m):
         out["lines_n"] = len(m)
         out["lines_rate_min"] = 100 * float(m["acceptance_rate"].min())
         out["lines_rate_max"] = 100 * float(m["acceptance_rate"].max())
-    if "prom_delta_num_drafts" in v:
-        out["prom_delta_drafts"] = int(v["prom_delta_num_drafts"])
-    bench = r.runs[r.runs["spec_num_drafts"].notna()]
-    out["bench_drafts"] = int(bench["spec_num_drafts"].sum()) if len(bench) else 0
-    out["mtp_runs"] = len(bench)
-    out.update(mtp_costs(r))
-    dec = decision(r)
-    out["decisions_agree"] = int((dec["agree"] == "yes").sum())
-    out["decisions_total"] = len(dec)
-    out["noise_factor"] = r.params["noise_factor"]
-    out["within_pct"] = r.params["within_pct"]
-    out["strong_gain_pct"] = r.params["strong_gain_pct"]
-    out["strong_ttft_pct"] = r.params["strong_ttft_pct"]
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    cons = r.ledger[r.ledger["kind"] == "consistency"]
-    out["consistency_total"] = len(cons)
-    out["consistency_fail_rounding"] = int((cons["within rounding"] == "no").sum())
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
-    tv = tpot_vs_itl(r)
-    d = tv[(tv["config"] == LABEL["mtp"]) & (tv["test"] == "D")]
-    if len(d):
-        out["d_itl_over_tpot"] = float(d["ITL / TPOT"].iloc[0])
-        out["d_tokens_per_chunk"] = float(d["tokens per chunk"].iloc[0])
     return out
 
 
@@ -712,7 +864,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     return {"runs": r.runs, "requests": r.data["requests"], "seed_groups": r.groups,
             "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
-            "claims": r.ledger, "caveats": r.caveats}
+            "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r)}
 
 
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
@@ -730,7 +882,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.data.study.configs.items():
         runs = r.runs[r.runs["config"] == cid]
-        a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1)]
+        a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1) & runs["median_tpot_s"].notna()]
         if not len(a):
             continue
         one = a.iloc[0]
@@ -744,7 +896,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
             best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
-            anchor="changes-against-the-noise", label=f"GB10, {LABEL.get(_cfg_of(str(one['name'])), cid)}",
+            anchor="changes-against-the-noise",
+            label=f"{platform_short(c)}, {r.labels.get(ROLE_KEYS.get(r.roles.of_config.get(cid)), cid)}",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec if mtp else "",
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,

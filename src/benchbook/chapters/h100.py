@@ -1,4 +1,10 @@
-"""H100 dense 27B vs MoE 35B-A3B + MTP, against Strix Halo: everything the chapter computes."""
+"""H100 dense 27B vs MoE 35B-A3B + MTP, against Strix Halo: everything the chapter computes.
+
+Configurations are found by their role (benchbook.registry.H100): the baseline (the
+write-up's dense 27B), the candidate (its 35B-A3B with MTP) and any others, shown in the
+tables only. Run kinds: concurrency sweeps, a prefill run, short-prompt runs and runs at a
+fixed request rate. The Strix Halo side comes from the Strix Halo chapter's data folder.
+"""
 
 from __future__ import annotations
 
@@ -8,94 +14,114 @@ from pathlib import Path
 import pandas as pd
 
 from .. import claims as claims_mod
-from ..analysis.llama import best_of, llama_values
+from .. import pipeline
+from ..analysis.llama import best_of, llama_values, ok_rows, usual_tests
 from ..analysis.serving import add_serving_metrics, run_values, sequential_vs_batched, sweep_table
-from ..caveats import authors_caveats, data_caveats
-from ..load import StudyData, ingest_study
-from ..provenance import code_version, data_record, package_versions
-from ..published import load_published
-from ..report import fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds
+from ..caveats import data_caveats
+from ..contract import Missing
+from ..report import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 
 STUDY = "h100-dense-vs-moe-mtp"
-DENSE, MOE = "h100-dense", "h100-moe-mtp"
+BASE_KEY, CAND_KEY = "h100_dense", "h100_moe"  # the roles' value-name prefixes (registry.H100)
 
 
 @dataclass
-class Results:
-    params: dict
-    published: object
-    data: StudyData
-    strix: StudyData | None
-    runs: pd.DataFrame
-    values: dict
-    currencies: dict
-    ledger: pd.DataFrame
-    comparison: pd.DataFrame
-    caveats: pd.DataFrame
-    provenance: pd.DataFrame
-    versions: dict
-    extra: dict = field(default_factory=dict)
+class Results(pipeline.ChapterResults):
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    price: float | None = None  # hourly price the costs use, in `currency`
+    currency: str = ""
+    price_source: str = ""
 
-    def config(self, cid: str) -> dict:
-        return self.data.study.configs.get(cid, {})
+    @property
+    def strix(self):
+        return self.reads.get("strix_data_dir")
+
+    @property
+    def baseline(self) -> str | None:
+        return self.roles.first("baseline")
+
+    @property
+    def candidate(self) -> str | None:
+        return self.roles.first("candidate")
+
+    def configs_in_order(self) -> list[str]:
+        """Baseline, candidate, then the others: the order of every table and figure."""
+        return [c for role in ("baseline", "candidate", "other") for c in self.roles.configs(role)]
+
+    def label(self, cid: str | None) -> str:
+        return config_label(cid, self.config(cid))
 
 
-def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=1.79,
-            currency="EUR", usd_per_eur=None, agents=16, answer_tokens=200) -> Results:
+def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=None,
+            currency="", usd_per_eur=None, agents=16, answer_tokens=200) -> Results:
     params = dict(price_per_hour=price_per_hour, currency=currency, usd_per_eur=usd_per_eur,
                   agents=agents, answer_tokens=answer_tokens)
-    data = ingest_study(data_dir)
-    runs = add_serving_metrics(data["runs"], data["requests"], price_per_hour)
-    values = run_values(runs)
-    currencies = {k: currency for k in values if k.endswith("_cost_per_m")}
+    r = pipeline.start(STUDY, data_dir, published_file, params, reads={"strix_data_dir": strix_data_dir},
+                       results=Results)
+    r.price, r.currency, r.price_source = _price(r)
+    r.runs = add_serving_metrics(r.data["runs"], r.data["requests"], r.price)
+    r.values = run_values(r.runs)
+    r.currencies = {k: r.currency for k in r.values if k.endswith("_cost_per_m")}
+    if r.strix is not None:
+        r.values.update(llama_values(ok_rows(r.strix["llama_bench"]), "strix"))
+        r.values.update(run_values(add_serving_metrics(r.strix["runs"], r.strix["requests"], None)))
+    if r.price is None:
+        r.sections["cost"] = Missing(r.spec.contract.section("cost"), [
+            "an hourly price for this hardware (the write-up's price applies to its own H100 only)"])
+    pipeline.finish(r, caveats=_caveats)
+    return r
 
-    strix = None
-    if strix_data_dir and Path(strix_data_dir).is_dir():
-        strix = ingest_study(strix_data_dir)
-        values.update(llama_values(strix["llama_bench"], "strix"))
-        strix_runs = add_serving_metrics(strix["runs"], strix["requests"], None)
-        values.update(run_values(strix_runs))
-    values.update({k: v for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
 
-    published = load_published(published_file or Path(data_dir) / "published.yml")
-    ledger = claims_mod.check_claims(published, values, params, currencies)
-    comparison = claims_mod.compare_published(published, values, currencies)
+def _price(r: Results) -> tuple[float | None, str, str]:
+    """The hourly price: the parameter, else the write-up's own when the data is its setup."""
+    if r.params["price_per_hour"] is not None:
+        return float(r.params["price_per_hour"]), r.params["currency"] or "", "parameter price_per_hour"
+    theirs = r.published.parameters.get("price_per_hour")
+    if theirs and r.comparability.declared and r.comparability.roles.get("baseline") \
+            and r.comparability.role_ok("baseline") and r.baseline:
+        return float(theirs["value"]), theirs.get("currency", ""), f"the write-up's price ({theirs['source']})"
+    return None, r.params["currency"] or "", ""
 
-    strix_configs = strix.study.configs if strix else {}
-    compared = [(DENSE, "strix-llama-server"), (MOE, "strix-llama-server"), (DENSE, MOE)]
-    cav = authors_caveats(published) + data_caveats(
-        data, runs, ledger, compared=[c for c in compared if c[1] in data.study.configs or c[1] in strix_configs],
-        extra_configs=strix_configs,
-    )
-    if strix is not None:
-        for c in data_caveats(strix, add_serving_metrics(strix["runs"], strix["requests"], None)):
-            if c["origin"] == "data rule: reconstructed" and data.study.reconstructed:
+
+def _caveats(r: Results) -> list[dict]:
+    shown = r.strix is not None and (r.has("strix") or r.has("serving"))  # the Strix Halo data is on the page
+    strix_configs = r.strix.study.configs if shown else {}
+    server = r.strix.roles.first("server") if shown else None
+    pairs = [(r.baseline, server), (r.candidate, server), (r.baseline, r.candidate)]
+    cav = data_caveats(r.data, r.runs, r.ledger, compared=[p for p in pairs if all(p)],
+                       extra_configs=strix_configs)
+    if shown:
+        strix_runs = add_serving_metrics(r.strix["runs"], r.strix["requests"], None)
+        for c in data_caveats(r.strix, strix_runs):
+            if c["origin"] == "data rule: reconstructed" and r.data.study.reconstructed:
                 continue  # said once already
-            cav.append(dict(origin=f"{c['origin']} ({strix.study.id})", caveat=c["caveat"]))
-    prov = pd.DataFrame([data_record(data.study)] + ([data_record(strix.study)] if strix else []))
-    versions = {"code": code_version(), **package_versions()}
-    return Results(params, published, data, strix, runs, values, currencies, ledger, comparison,
-                   pd.DataFrame(cav, columns=["origin", "caveat"]), prov, versions)
+            cav.append(dict(origin=f"{c['origin']} ({r.strix.study.id})", caveat=c["caveat"]))
+    return cav
 
 
 # ---- tables shown in the chapter -------------------------------------------------
 
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
-    configs = {**r.data.study.configs, **(r.strix.study.configs if r.strix else {})}
-    for cid, c in configs.items():
-        rows.append(dict(config=cid, platform=c.get("platform"), model=c.get("model"),
+    configs = [(cid, r.roles.of_config.get(cid), r.config(cid)) for cid in r.configs_in_order()]
+    if r.strix is not None:
+        configs += [(cid, f"Strix Halo {r.strix.roles.of_config.get(cid, '')}".strip(), c)
+                    for cid, c in r.strix.study.configs.items()]
+    for cid, role, c in configs:
+        rows.append(dict(config=cid, role=role, platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
-                         kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
+                         kv_dtype=c.get("kv_dtype"),
+                         engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          serve_args=fmt_args(c.get("serve_args"))))
     return pd.DataFrame(rows)
 
 
 def runs_table(r: Results) -> pd.DataFrame:
-    cols = ["name", "config", "kind", "concurrency", "input_len", "output_len", "completed", "failed", "source_file"]
-    runs = r.runs[cols]
-    if r.strix is not None:
-        runs = pd.concat([runs, r.strix["runs"][[c for c in cols if c in r.strix["runs"]]]], ignore_index=True)
+    cols = ["name", "config", "role", "kind", "concurrency", "request_rate", "input_len", "output_len",
+            "completed", "failed", "source_file"]
+    runs = r.runs.reindex(columns=cols)
+    if r.strix is not None and len(r.strix["runs"]):
+        runs = pd.concat([runs, r.strix["runs"].reindex(columns=cols)], ignore_index=True)
     return runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
 
 
@@ -106,24 +132,83 @@ def ingest_table(r: Results) -> pd.DataFrame:
     return pd.concat(reports, ignore_index=True)[["study", "file", "format", "read", "ignored", "reasons"]]
 
 
-def single_request(r: Results, rows: list[tuple[str, str, str, str, bool]], labels: tuple[str, str]) -> pd.DataFrame:
-    """Side-by-side rows (label, value a, value b, kind, lower_is_better) with the ratio."""
+def single_stream(r: Results) -> pd.DataFrame:
+    """Each configuration at one request at a time: prefill, TTFT, decode step, output rate."""
+    rows = []
+    for cid in r.configs_in_order():
+        mine = r.runs[r.runs["config"] == cid]
+        one = mine[(mine["kind"] == "sweep") & (mine["concurrency"] == 1)]
+        pre = mine[mine["kind"] == "prefill"]
+        if not len(one) and not len(pre):
+            continue
+        o = one.iloc[0] if len(one) else None
+        rows.append({
+            "configuration": r.label(cid),
+            "prefill t/s (prefill run)": fmt_rate(pre["prefill_tps"].iloc[0]) if len(pre) else "–",
+            "prompt tokens": f"{int(o['input_len']):,}" if o is not None else "–",
+            "TTFT p50": fmt_seconds(o["median_ttft_s"]) if o is not None else "–",
+            "TPOT p50": fmt_seconds(o["median_tpot_s"]) if o is not None else "–",
+            "output t/s": fmt_rate(o["output_tps"]) if o is not None else "–",
+        })
+    return pd.DataFrame(rows)
+
+
+def strix_tests(r: Results) -> tuple[str | None, str | None]:
+    """The Strix Halo llama-bench tests set against the H100 (pp512 and tg128 when measured)."""
+    return usual_tests(r.strix["llama_bench"]) if r.strix is not None else (None, None)
+
+
+def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    """The write-ups' two single-request comparisons, for this data's roles."""
+    pp, tg = strix_tests(r)
+    server = r.strix.roles.first("server") if r.strix is not None else None
+    strix_label = "Strix Halo " + ", ".join(
+        x for x in (r.strix.study.configs.get(r.strix.roles.first("backend") or "", {}).get("model"),) if x
+    ) if r.strix is not None else "Strix Halo"
+    out = []
+    first = [(f"Prefill rate (llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps", f"strix_best_{pp}_tps", "tps", False),
+             (f"Single-request generation rate (llama-bench {tg})", f"{BASE_KEY}_c1_output_tps",
+              f"strix_best_{tg}_tps", "tps", False)]
+    if r.baseline:
+        out.append((f"Single request: {r.label(r.baseline)} against {strix_label} (best of its backends)",
+                    side_by_side(r, first, (r.label(r.baseline), strix_label))))
+    if r.candidate and server:
+        second = [("Median TTFT", f"{CAND_KEY}_c1_median_ttft_s", "strix_server_c1_median_ttft_s", "s", True),
+                  ("Median TPOT", f"{CAND_KEY}_c1_median_tpot_s", "strix_server_c1_median_tpot_s", "s", True),
+                  (f"Single-request generation rate (llama-bench {tg})", f"{CAND_KEY}_c1_output_tps",
+                   f"strix_best_{tg}_tps", "tps", False)]
+        out.append((f"Single request: {r.label(r.candidate)} against {strix_label}",
+                    side_by_side(r, second, (r.label(r.candidate), strix_label))))
+    return [(c, t) for c, t in out if len(t)]
+
+
+def side_by_side(r: Results, rows: list[tuple[str, str, str, str, bool]], labels: tuple[str, str]) -> pd.DataFrame:
+    """Rows (label, value a, value b, kind, lower_is_better) with a's advantage; rows the data lacks are left out."""
     out = []
     for label, a, b, kind, lower_better in rows:
         va, vb = r.values.get(a), r.values.get(b)
-        ratio = None
-        if va and vb:
-            ratio = vb / va if lower_better else va / vb
+        if va is None and vb is None:
+            continue
+        ratio = (vb / va if lower_better else va / vb) if va and vb else None
         show = fmt_seconds if kind == "s" else (lambda v: f"{fmt_rate(v)} t/s" if v else "–")
-        out.append({"metric": label, labels[0]: show(va), labels[1]: show(vb), "H100 advantage": fmt_ratio(ratio)})
+        out.append({"metric": label, labels[0]: show(va), labels[1]: show(vb), "advantage of the first": fmt_ratio(ratio)})
     return pd.DataFrame(out)
+
+
+def sweeps(r: Results) -> pd.DataFrame:
+    """The sweep runs, one row per configuration and concurrency, labelled for figures."""
+    s = sweep_table(r.runs)
+    s = s[s["config"].isin(r.configs_in_order())]
+    order = {c: i for i, c in enumerate(r.configs_in_order())}
+    s = s.assign(_o=s["config"].map(order)).sort_values(["_o", "concurrency"]).drop(columns="_o")
+    return s.assign(config=s["config"].map(r.label)).reset_index(drop=True)
 
 
 def sweep_display(r: Results, config: str) -> pd.DataFrame:
     s = sweep_table(r.runs)
     s = s[s["config"] == config]
     return pd.DataFrame({
-        "concurrency": s["concurrency"].astype(int),
+        "concurrency": s["concurrency"].astype("Int64"),
         "aggregate t/s": s["output_tps"].map(fmt_rate),
         "per agent": s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
         "per request": s["per_request_tps"].map(lambda v: fmt_rate(v, 1)),
@@ -131,53 +216,85 @@ def sweep_display(r: Results, config: str) -> pd.DataFrame:
         "TTFT p99": s["p99_ttft_s"].map(fmt_seconds),
         "TPOT p50": s["median_tpot_s"].map(fmt_seconds),
         "TPOT p99": s["p99_tpot_s"].map(fmt_seconds),
-        "n": s["completed"].astype(int),
+        "n": s["completed"].astype("Int64"),
+    })
+
+
+def sweep_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
+    """One sweep table per configuration that has sweep runs, captioned by its label."""
+    out = []
+    for cid in r.configs_in_order():
+        t = sweep_display(r, cid)
+        if len(t):
+            out.append((r.label(cid), t))
+    return out
+
+
+def rate_display(r: Results) -> pd.DataFrame:
+    """Runs at a fixed request rate: what the server delivered at each offered load."""
+    x = r.runs[r.runs["kind"] == "rate"].copy()
+    order = {c: i for i, c in enumerate(r.configs_in_order())}
+    x = x.assign(_o=x["config"].map(order), _r=pd.to_numeric(x["request_rate"], errors="coerce"))
+    x = x.sort_values(["_o", "_r"])
+    return pd.DataFrame({
+        "configuration": x["config"].map(r.label),
+        "offered requests/s": x["_r"].map(lambda v: "unlimited" if v == float("inf") else fmt_rate(v, 1)),
+        "completed requests/s": x["request_tps"].map(lambda v: fmt_rate(v, 2)),
+        "aggregate t/s": x["output_tps"].map(fmt_rate),
+        "TTFT p50": x["median_ttft_s"].map(fmt_seconds),
+        "TTFT p99": x["p99_ttft_s"].map(fmt_seconds),
+        "TPOT p50": x["median_tpot_s"].map(fmt_seconds),
+        "requests": x["completed"].astype("Int64"),
     })
 
 
 def cost_display(r: Results) -> pd.DataFrame:
-    runs = r.runs.sort_values(["config", "kind", "concurrency"])
+    runs = r.runs[r.runs["kind"].isin(["sweep", "rate"])].sort_values(["config", "kind", "concurrency"])
     return pd.DataFrame({
-        "config": runs["config"],
+        "configuration": runs["config"].map(r.label),
         "run": runs["name"],
-        "concurrency": runs["concurrency"].astype(int),
+        "concurrency": runs["concurrency"].astype("Int64"),
         "output t/s": runs["output_tps"].map(fmt_rate),
-        f"{r.params['currency']}/M output tokens": runs["cost_per_m"].map(lambda v: fmt_money(v, r.params["currency"])),
+        f"{r.currency or 'price units'}/M output tokens": runs["cost_per_m"].map(lambda v: fmt_money(v, r.currency)),
     })
 
 
 def serving_model(r: Results) -> pd.DataFrame:
-    """N agents served one after another on Strix Halo vs batched on the H100."""
+    """N agents served one after another on Strix Halo vs batched here."""
     n, tokens = r.params["agents"], r.params["answer_tokens"]
-    tg = r.values.get("strix_best_tg128_tps")
+    _, tg = strix_tests(r)
+    tg_rate = r.values.get(f"strix_best_{tg}_tps") if tg else None
     rows = []
-    for cid, label in ((DENSE, "H100 dense 27B"), (MOE, "H100 35B-A3B + MTP")):
-        per_agent = r.values.get(f"{_name(r, cid, n)}_per_agent_tps")
-        ttft = r.values.get(f"{_name(r, cid, n)}_median_ttft_s")
-        if not (tg and per_agent):
+    for cid in r.configs_in_order():
+        row = nearest(r, cid, n)
+        if row is None or not tg_rate:
             continue
-        plain = sequential_vs_batched(n, tokens, tg, per_agent)
-        with_ttft = sequential_vs_batched(n, tokens, tg, per_agent, ttft)
+        per_agent, ttft = float(row["per_agent_tps"]), float(row["median_ttft_s"])
+        plain = sequential_vs_batched(n, tokens, tg_rate, per_agent)
+        with_ttft = sequential_vs_batched(n, tokens, tg_rate, per_agent, ttft)
         rows.append({
-            "batched server": label,
+            "batched server": f"{r.label(cid)} (measured at {int(row['concurrency'])})",
             "Strix Halo, sequential": fmt_seconds(plain["sequential_s"]),
-            "H100, generation only": fmt_seconds(plain["batched_s"]),
+            "batched, generation only": fmt_seconds(plain["batched_s"]),
             "advantage": fmt_ratio(plain["advantage"]),
-            "H100, with median TTFT": fmt_seconds(with_ttft["batched_s"]),
+            "batched, with median TTFT": fmt_seconds(with_ttft["batched_s"]),
             "advantage with TTFT": fmt_ratio(with_ttft["advantage"]),
         })
     return pd.DataFrame(rows)
 
 
-def _name(r: Results, config: str, concurrency: int) -> str | None:
-    hit = r.runs[(r.runs["config"] == config) & (r.runs["kind"] == "sweep") & (r.runs["concurrency"] == concurrency)]
-    return hit["name"].iloc[0] if len(hit) else None
+def nearest(r: Results, config: str, concurrency: int) -> pd.Series | None:
+    """The sweep run of a configuration nearest a concurrency (the lower on a tie)."""
+    s = r.runs[(r.runs["config"] == config) & (r.runs["kind"] == "sweep")].sort_values("concurrency")
+    if not len(s):
+        return None
+    return s.iloc[int((s["concurrency"].astype(float) - concurrency).abs().to_numpy().argmin())]
 
 
 def strix_backends(r: Results) -> pd.DataFrame:
-    if r.strix is None or not len(r.strix["llama_bench"]):
+    if r.strix is None or not len(ok_rows(r.strix["llama_bench"])):
         return pd.DataFrame()
-    best = best_of(r.strix["llama_bench"])
+    best = best_of(ok_rows(r.strix["llama_bench"]))
     return pd.DataFrame({
         "test": best["test_name"], "best backend": best["best_config"],
         "best t/s": best["avg_ts"].map(lambda v: fmt_rate(v, 1)),
@@ -186,28 +303,36 @@ def strix_backends(r: Results) -> pd.DataFrame:
 
 
 def glue_values(r: Results) -> dict:
-    """Numbers quoted in the chapter's prose, keyed by role rather than by run name.
+    """Numbers and words quoted in the chapter's prose, keyed by role rather than by run name.
 
-    `dense_lo_*` / `dense_hi_*` are the sweep's lowest and highest concurrency,
-    `dense_at_*` the point nearest the `agents` parameter (likewise `moe_*`), so the
-    prose stays true on data swept at other concurrencies.
+    `base_lo_*` / `base_hi_*` are the baseline sweep's lowest and highest concurrency,
+    `base_at_*` the point nearest the `agents` parameter (likewise `cand_*`), so the prose
+    stays true on data swept at other concurrencies.
     """
     out = {}
-    sweeps = r.runs[r.runs["kind"] == "sweep"]
-    for short, cid in (("dense", DENSE), ("moe", MOE)):
-        s = sweeps[sweeps["config"] == cid].sort_values("concurrency")
+    sweeps_ = r.runs[r.runs["kind"] == "sweep"]
+    for short, cid in (("base", r.baseline), ("cand", r.candidate)):
+        s = sweeps_[sweeps_["config"] == cid].sort_values("concurrency") if cid else sweeps_.iloc[:0]
         if not len(s):
             continue
-        at = s.iloc[(s["concurrency"] - r.params["agents"]).abs().argmin()]
+        out[f"{short}_label"] = r.label(cid)
+        at = nearest(r, cid, r.params["agents"])
         for role, row in (("lo", s.iloc[0]), ("hi", s.iloc[-1]), ("at", at)):
             out[f"{short}_{role}_concurrency"] = int(row["concurrency"])
             for metric in ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
                 out[f"{short}_{role}_{metric}"] = float(row[metric])
         out[f"{short}_scaling"] = out[f"{short}_hi_output_tps"] / out[f"{short}_lo_output_tps"]
-    if "dense_lo_output_tps" in out and "moe_lo_output_tps" in out:
-        out["moe_uplift_lo"] = out["moe_lo_output_tps"] / out["dense_lo_output_tps"]
-    for col in ("input_len", "output_len"):
-        out[f"sweep_{col}"] = int(sweeps[col].median())
+    if "base_lo_output_tps" in out and "cand_lo_output_tps" in out \
+            and out["base_lo_concurrency"] == out["cand_lo_concurrency"]:
+        out["cand_uplift_lo"] = out["cand_lo_output_tps"] / out["base_lo_output_tps"]
+        out["where"] = ("on the same platform" if same_platform(r.config(r.baseline), r.config(r.candidate))
+                        else f"on another platform ({r.config(r.candidate).get('platform') or 'not stated'} against "
+                             f"{r.config(r.baseline).get('platform') or 'not stated'})")
+    if len(sweeps_):
+        for col in ("input_len", "output_len"):
+            lens = sweeps_[col].dropna().astype(int).unique()
+            out[f"sweep_{col}"] = (f"{lens[0]:,}" if len(lens) == 1 else
+                                   f"{min(lens):,} to {max(lens):,}")
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
     out["claims_total"] = len(r.ledger)
@@ -215,15 +340,18 @@ def glue_values(r: Results) -> dict:
     out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
-    out["price_per_hour"] = r.params["price_per_hour"]
-    out["currency"] = r.params["currency"]
+    if r.price is not None:
+        out["price_per_hour"] = r.price
+        out["currency"] = r.currency or "price units"
+        out["price_source"] = r.price_source
     return out
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
     """The chapter's tidy tables, as offered for download."""
     out = {"runs": r.runs, "requests": r.data["requests"], "run_stats": r.data["run_stats"],
-           "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats}
+           "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
+           "key_figures": key_figures(r)}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
@@ -233,17 +361,17 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
 
 def key_figures(r: Results) -> pd.DataFrame:
-    """One row per H100 configuration: single-stream decode, TTFT, best aggregate, cost.
+    """One row per configuration with sweep runs: single-stream decode, TTFT, best aggregate, cost.
 
-    Decode is 1 / median TPOT of the concurrency-1 sweep run (decode only, without the
-    TTFT that output t/s includes); with MTP it is already several tokens per step, and
-    the run's acceptance length says how many. The best aggregate is over the sweep runs
-    (4k prompts), not the short-prompt run.
+    Decode is 1 / median TPOT of the lowest-concurrency sweep run (decode only, without
+    the TTFT that output t/s includes); with MTP it is already several tokens per step,
+    and the run's acceptance length says how many. The best aggregate is over the sweep
+    runs, not the short-prompt run.
     """
     from . import accelerator_count
 
     rows = []
-    for cid in (DENSE, MOE):
+    for cid in r.configs_in_order():
         runs = r.runs[r.runs["config"] == cid]
         sweep = runs[runs["kind"] == "sweep"].sort_values("concurrency")
         if not len(sweep):
@@ -259,6 +387,7 @@ def key_figures(r: Results) -> pd.DataFrame:
             prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
                 f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
         spec = c.get("speculative") or ""
+        price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
             quantisation=c.get("quantisation"),
@@ -266,16 +395,14 @@ def key_figures(r: Results) -> pd.DataFrame:
             acceptance_length=float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
             ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
             best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
-            cost_per_m=float(best["cost_per_m"]), currency=r.params["currency"],
+            cost_per_m=float(best["cost_per_m"]), currency=r.currency if r.price is not None else "",
             power_w=float("nan"), power_kind="", anchor="concurrency",
-            label={DENSE: "H100, 27B dense FP8", MOE: "H100, 35B-A3B FP8 + MTP"}[cid],
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
-            speculative="" if spec == "none" else spec,
+            label=r.label(cid), accelerators=accelerator_count(c.get("accelerators")),
+            kv_dtype=c.get("kv_dtype") or "", speculative="" if spec == "none" else spec,
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
                          f"{int(one['input_len']):,}-token prompts",
             prefill_tps=prefill, prefill_tokens=prefill_tokens,
-            notes=pre_note + f"; best aggregate over the sweep runs; cost at {r.params['price_per_hour']} "
-                             f"{r.params['currency']}/h",
+            notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
     return pd.DataFrame(rows)

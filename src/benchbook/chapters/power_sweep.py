@@ -1,4 +1,4 @@
-"""4x RTX 3090 power sweep: everything the chapter computes from live vLLM logs.
+"""Power sweep (the write-up: 4x RTX 3090): everything the chapter computes from live vLLM logs.
 
 The unit of measurement is the 10-second engine stats window of a `vllm serve` log. A
 window is bucketed by its Running count; its power limit and power draw come from the
@@ -16,32 +16,22 @@ import numpy as np
 import pandas as pd
 
 from .. import claims as claims_mod
-from ..caveats import authors_caveats
-from ..load import StudyData, ingest_study
-from ..provenance import code_version, data_record, package_versions
-from ..published import load_published
+from .. import pipeline
+from ..contract import Missing
+from ..report import config_label, platform_short
 
 STUDY = "power-sweep"
+NO_LIMIT = "limit unknown"  # the power key of windows whose limit no file gives
 P95_METHOD = "lower"  # numpy rule for the window P95 (see the chapter's methods note)
 SCOPES = {"c1to3": (1, 3), "c1to6": (1, 6), "c6to8": (6, 8)}
 COMPLETION = ("POST", "/v1/chat/completions", 200)
 
 
 @dataclass
-class Results:
-    params: dict
-    published: object
-    data: StudyData
-    windows: pd.DataFrame  # every stats window, enriched (model, limit, power, completions)
-    values: dict
-    ledger: pd.DataFrame
-    comparison: pd.DataFrame
-    caveats: pd.DataFrame
-    provenance: pd.DataFrame
-    versions: dict
-    models: pd.DataFrame  # config -> prefix, label, cards, gpus
-    limits: pd.DataFrame  # per server log: manifest limit, nvidia-smi limit, agreement
-    extra: dict = field(default_factory=dict)
+class Results(pipeline.ChapterResults):
+    windows: pd.DataFrame = field(default_factory=pd.DataFrame)  # every stats window, enriched
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)  # config -> prefix, label, cards, gpus
+    limits: pd.DataFrame = field(default_factory=pd.DataFrame)  # per server log: manifest and nvidia-smi limits
 
     @property
     def busy(self) -> pd.DataFrame:
@@ -53,39 +43,61 @@ def analyse(data_dir, published_file=None, overhead_w: float = 0.0, directional_
             mix_threshold: float = 0.2) -> Results:
     params = dict(overhead_w=float(overhead_w), directional_n=int(directional_n),
                   mix_threshold=float(mix_threshold))
-    data = ingest_study(data_dir)
-    models = model_table(data)
-    windows = data["windows"]  # timestamps filled by load.ingest_study
-    windows, limits = join_power(windows, data["gpu_samples"], models, data.study)
-    windows = join_completions(windows, data["access"])
-    windows = windows.merge(models[["config", "prefix", "label"]], on="config", how="left")
+    r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
+    r.models = model_table(r)
+    windows = r.data["windows"]  # timestamps filled by load.ingest_study
+    windows, r.limits = join_power(windows, r.data["gpu_samples"], r.models, r.data.study)
+    windows = join_completions(windows, r.data["access"])
+    windows = windows.merge(r.models[["config", "prefix", "label"]], on="config", how="left")
     windows["per_request_tps"] = windows["generation_tps"] / windows["running"].where(windows["running"] > 0)
-    windows["power_key"] = windows["limit_w"].map(lambda v: f"{int(round(v))}W" if pd.notna(v) else None)
-    values = window_values(windows, models, params["overhead_w"])
-    published = load_published(published_file or Path(data_dir) / "published.yml")
-    ledger = claims_mod.check_claims(published, values, params)
-    comparison = label_rows(published, claims_mod.compare_published(published, values))
-    r = Results(params, published, data, windows, values, ledger, comparison, pd.DataFrame(),
-                pd.DataFrame([data_record(data.study)]), {"code": code_version(), **package_versions()},
-                models, limits)
-    r.caveats = pd.DataFrame(authors_caveats(published) + data_caveats(r), columns=["origin", "caveat"])
+    windows["power_key"] = windows["limit_w"].map(lambda v: f"{int(round(v))}W" if pd.notna(v) else NO_LIMIT)
+    r.windows = windows
+    r.values = window_values(windows, r.models, params["overhead_w"])
+    _refine_sections(r)
+    pipeline.finish(r, caveats=data_caveats)
+    r.comparison = label_rows(r.published, r.comparison)
     return r
+
+
+def _refine_sections(r: Results) -> None:
+    """Sections the logs allow but their windows do not fill."""
+    def lacks(section, why):
+        if r.sections.get(section) is None:
+            r.sections[section] = Missing(r.spec.contract.section(section), [why])
+
+    known = [k for k in limits_order(r) if k != NO_LIMIT]
+    if r.busy.empty:
+        for section in ("power", "concurrency", "energy", "models", "draw"):
+            lacks(section, "stats windows with a request running")
+    if len(known) < 2:
+        lacks("power", "busy windows at two or more known power limits (study.yml power_limit_w, or an "
+                       "nvidia-smi log with power.limit beside each server log)")
+    if not known:
+        lacks("energy", "a power limit for the busy windows")
+    if len(busy_configs(r)) < 2:
+        lacks("models", "busy windows of two or more models")
+    if not r.busy["draw_w"].notna().any():
+        lacks("draw", "GPU power draw joined to the windows (an nvidia-smi log with power.draw and timestamps "
+                      "beside each server log, and log lines with a date)")
 
 
 # ---------------------------------------------------------------- joining the three logs
 
 
-def model_table(data: StudyData) -> pd.DataFrame:
-    """One row per configuration: value-name prefix, label, cards and the GPU indices it uses."""
+def model_table(r: Results) -> pd.DataFrame:
+    """One row per model (role model): value-name prefix, label, cards and the GPU indices it uses."""
+    from ..contract import slug
+
     rows = []
-    for cid, cfg in data.study.configs.items():
+    for cid in r.roles.configs("model"):
+        cfg = r.config(cid)
         gpus = cfg.get("gpus")
-        rows.append(dict(config=cid, prefix=cid.replace("-", "_").replace(".", "_"),
-                         label=cfg.get("model_label") or cfg.get("model") or cid,
+        rows.append(dict(config=cid, prefix=slug(cid),
+                         label=cfg.get("model_label") or cfg.get("label") or cfg.get("model") or cid,
                          cards=int(cfg.get("cards") or (len(gpus) if gpus else 1)),
                          gpus=tuple(int(g) for g in gpus) if gpus else None,
                          max_num_seqs=(cfg.get("serve_args") or {}).get("max_num_seqs")))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["config", "prefix", "label", "cards", "gpus", "max_num_seqs"])
 
 
 def _folder(path) -> str:
@@ -112,11 +124,15 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame, s
     for src, w in out.groupby("source_file", sort=False):
         cfg = w["config"].iloc[0]
         g = _gpu_file_for(src, w, gpu)
-        manifest = w["power_limit_w"].iloc[0] if "power_limit_w" in w else np.nan
+        manifest = float(pd.to_numeric(pd.Series([w["power_limit_w"].iloc[0]]), errors="coerce").iloc[0]) \
+            if "power_limit_w" in w else np.nan
         rec = dict(file=src, config=cfg, manifest_limit_w=manifest, gpu_file=None, nvidia_smi_limit_w=np.nan,
-                   cards=None, other_cards=None, windows_joined=0)
+                   cards=None, other_cards=None, windows=len(w), windows_joined=0, join_note="")
         if g is None or w["timestamp"].isna().all():
             out.loc[w.index, "limit_w"] = manifest
+            if g is not None:  # a GPU log is there, but the log's lines carry no year to join by
+                rec["gpu_file"] = g["source_file"].iloc[0]
+                rec["join_note"] = "the server log's lines have no date (give the file a date in study.yml)"
             rows.append(rec)
             continue
         wanted = gpus_of.get(cfg)
@@ -136,6 +152,8 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame, s
         joined = lim[busy]
         rec["nvidia_smi_limit_w"] = float(np.nanmedian(joined)) if np.isfinite(joined).any() else np.nan
         rec["windows_joined"] = int(np.isfinite(lim).sum())
+        if not rec["windows_joined"]:
+            rec["join_note"] = "no GPU sample falls in or within a minute of any stats window (another day or clock?)"
         rows.append(rec)
     limits = pd.DataFrame(rows)
     if len(limits):
@@ -253,21 +271,27 @@ def window_values(windows: pd.DataFrame, models: pd.DataFrame, overhead_w: float
         for key, w in busy[busy["config"] == m["config"]].groupby("power_key"):
             p = f"{m['prefix']}_{key}"
             limit = float(w["limit_w"].median())
-            out[f"{p}_limit_w"] = limit
-            out[f"{p}_gpu_kw"] = (m["cards"] * limit + overhead_w) / 1000
+            if np.isfinite(limit):
+                out[f"{p}_limit_w"] = limit
+                out[f"{p}_gpu_kw"] = (m["cards"] * limit + overhead_w) / 1000
             _put(out, p, scope_stats(w))
             for c in range(1, max(top, int(w["running"].max())) + 1):
                 _put(out, f"{p}_c{c}", scope_stats(w[w["running"] == c]))
             for scope, (lo, hi) in SCOPES.items():
                 _put(out, f"{p}_{scope}", scope_stats(w[w["running"].between(lo, hi)]))
             for scope in ("c1to3", "c1to6"):
+                if f"{p}_gpu_kw" not in out:
+                    continue
                 if f"{p}_{scope}_gen_mean" in out:
                     out[f"{p}_{scope}_gen_per_kw"] = out[f"{p}_{scope}_gen_mean"] / out[f"{p}_gpu_kw"]
                 if f"{p}_{scope}_prefill_active_mean" in out:
                     out[f"{p}_{scope}_prefill_per_kw"] = out[f"{p}_{scope}_prefill_active_mean"] / out[f"{p}_gpu_kw"]
     gaps = []
-    for _, w in windows.sort_values(["source_file", "line"]).groupby("source_file"):
-        gaps += list(w["timestamp"].diff().dt.total_seconds().dropna())
+    for _, w in windows.sort_values(["source_file", "line"]).groupby("source_file", observed=True):
+        # the printed time is enough for the gaps between lines when the year is unknown
+        stamps = w["timestamp"] if w["timestamp"].notna().all() else \
+            pd.to_datetime("2000-" + w["time"].astype(str), format="%Y-%m-%d %H:%M:%S", errors="coerce")
+        gaps += list(stamps.diff().dt.total_seconds().dropna())
     if gaps:
         out["stats_interval_s"] = float(np.median(gaps))
     return out
@@ -309,9 +333,16 @@ def _fmt(v, d=1) -> str:
     return "–" if v is None or pd.isna(v) else f"{v:,.{d}f}"
 
 
+def busy_configs(r: Results) -> list[str]:
+    """The models with at least one busy window, in study.yml order: the per-model tables."""
+    busy = set(r.busy["config"]) if len(r.windows) else set()
+    return [c for c in r.models["config"] if c in busy]
+
+
 def limits_order(r: Results) -> list[str]:
-    keys = r.busy["power_key"].dropna().unique()
-    return sorted(keys, key=lambda k: float(k.rstrip("W")))
+    """Power keys of the busy windows, lowest limit first; windows of no known limit last."""
+    keys = r.busy["power_key"].dropna().unique() if len(r.windows) else []
+    return sorted(keys, key=lambda k: (k == NO_LIMIT, float(k.rstrip("W")) if k != NO_LIMIT else 0.0))
 
 
 def configs_table(r: Results) -> pd.DataFrame:
@@ -341,6 +372,8 @@ def files_table(r: Results) -> pd.DataFrame:
             "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
             "start-ups": int(starts.get(rec.file, 0)), "cards summed": rec.cards or "–",
             "cards left out": rec.other_cards or "–", "server log": PurePosixPath(rec.file).as_posix(),
+            "GPU log beside it": (f"{PurePosixPath(rec.gpu_file).name}: {rec.windows_joined} windows joined"
+                                  + (f" ({rec.join_note})" if rec.join_note else "")) if rec.gpu_file else "none",
         })
     return pd.DataFrame(rows)
 
@@ -501,7 +534,7 @@ def _c(rule: str, text: str) -> dict:
 def data_caveats(r: Results) -> list[dict]:
     """Caveats whose condition the data meets, each with its evidence."""
     out = []
-    for rule in (_reconstructed, _live, _directional, _mixes, _straddling, _tails, _draw_vs_limit,
+    for rule in (_reconstructed, _idle_models, _live, _directional, _mixes, _straddling, _tails, _draw_vs_limit,
                  _limit_source, _other_cards, _restarts, _prefix_cache, _access_lines, _p95_rule):
         out += rule(r)
     return out
@@ -515,6 +548,15 @@ def _reconstructed(r):
         f"The raw files ({s.label}) are reconstructed from the published tables, not measured: agreement "
         "with the write-up is by construction. The consistency checks between published numbers remain "
         "informative."))]
+
+
+def _idle_models(r):
+    idle = [c for c in r.models["config"] if c not in busy_configs(r)]
+    if not idle:
+        return []
+    return [_c("no-busy-windows", (
+        f"{', '.join(_label(r, c) for c in idle)}: no stats line of the log shows a request running, so the "
+        "model has no row in the tables below (its idle lines are counted in the files table)."))]
 
 
 def _live(r):
@@ -617,11 +659,23 @@ def _limit_source(r):
     if lim.empty:
         return []
     out = []
+    unjoined = lim[lim["gpu_file"].notna() & (lim["windows_joined"] == 0)]
+    for row in unjoined.itertuples():
+        out.append(_c("gpu-log-joins-nothing", (
+            f"The nvidia-smi log {row.gpu_file} beside {row.file} joins 0 of its {row.windows} windows: "
+            f"{row.join_note}. Its samples give neither a power limit nor a draw for that log.")))
     missing = lim[lim["gpu_file"].isna()]
-    if len(missing):
+    given = missing[missing["manifest_limit_w"].notna()]
+    if len(given):
         out.append(_c("limit-from-manifest", (
-            f"{len(missing)} server logs have no nvidia-smi log beside them; their power limit is the study.yml value "
-            f"({', '.join(missing['file'])})")))
+            f"{len(given)} server logs have no nvidia-smi log beside them; their power limit is the study.yml value "
+            f"({', '.join(given['file'])})")))
+    unknown = lim[lim["manifest_limit_w"].isna() & (lim["windows_joined"] == 0)]
+    if len(unknown):
+        out.append(_c("limit-unknown", (
+            f"No power limit is known for {len(unknown)} server log(s) ({', '.join(unknown['file'])}): neither "
+            "study.yml nor a joined nvidia-smi log gives one, so their windows are grouped as 'limit unknown' and "
+            "left out of the power and energy figures.")))
     bad = lim[(lim["agrees"] == False)]  # noqa: E712
     if len(bad):
         detail = "; ".join(f"{b.file}: study.yml {b.manifest_limit_w:.0f} W, nvidia-smi {b.nvidia_smi_limit_w:.0f} W"
@@ -697,24 +751,31 @@ def _p95_rule(r):
 
 
 def glue_values(r: Results) -> dict:
-    """Numbers the prose quotes, named by role so the prose stays true on other data."""
+    """Numbers the prose quotes, named by role so the prose stays true on other data; a
+    number of a section the data cannot fill is not computed (its prose is dropped)."""
     v = r.values
     out = {"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
            "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
            "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]}
-    keys = limits_order(r)
-    if keys:
-        out["limit_lo"], out["limit_mid"], out["limit_hi"] = keys[0], keys[len(keys) // 2], keys[-1]
-    for i, m in enumerate(r.models.itertuples()):  # m0, m1, ...: the configurations in study.yml order
-        g = {k: v.get(f"{m.prefix}_{k}_gen_mean") for k in keys}
-        out[f"m{i}_label"] = m.label
-        if len(keys) >= 2 and all(g.values()):
-            out[f"m{i}_gain_mid_lo"] = g[keys[len(keys) // 2]] / g[keys[0]]
-            out[f"m{i}_gain_hi_mid"] = g[keys[-1]] / g[keys[len(keys) // 2]] - 1
-    busy = r.busy.dropna(subset=["draw_w", "limit_w"])
-    if len(busy):
-        cards = busy["config"].map(r.models.set_index("config")["cards"])
-        out["draw_share"] = float((busy["draw_w"] / (cards * busy["limit_w"])).mean())
+    cards = sorted(set(int(c) for c in r.models["cards"]))
+    out["cards_text"] = " or ".join(str(c) for c in cards) + (" card" if cards == [1] else " cards")
+    keys = [k for k in limits_order(r) if k != NO_LIMIT]
+    if r.has("power"):
+        out["limit_lo"], out["limit_hi"] = keys[0], keys[-1]
+        gains = {}
+        for m in r.models.itertuples():
+            lo, hi = v.get(f"{m.prefix}_{keys[0]}_gen_mean"), v.get(f"{m.prefix}_{keys[-1]}_gen_mean")
+            if lo and hi:
+                gains[m.label] = hi / lo - 1
+        if gains:
+            out.update(gain_min=min(gains.values()), gain_max=max(gains.values()),
+                       gain_min_label=min(gains, key=gains.get), gain_max_label=max(gains, key=gains.get),
+                       gain_models=len(gains))
+    if r.has("draw") and r.has("energy"):
+        busy = r.busy.dropna(subset=["draw_w", "limit_w"])
+        if len(busy):
+            n_cards = busy["config"].map(r.models.set_index("config")["cards"])
+            out["draw_share"] = float((busy["draw_w"] / (n_cards * busy["limit_w"])).mean())
     n = r.busy.groupby(["config", "power_key", "running"]).size()
     out["cells_n"], out["cells_directional"] = int(len(n)), int((n <= r.params["directional_n"]).sum())
     counts = claims_mod.verdict_counts(r.ledger)
@@ -722,7 +783,8 @@ def glue_values(r: Results) -> dict:
     out["claims_total"] = len(r.ledger)
     out["cells_total"] = int(r.comparison["within"].notna().sum())
     out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
-    out["stats_interval_s"] = v.get("stats_interval_s")
+    if "stats_interval_s" in v:
+        out["stats_interval_s"] = v["stats_interval_s"]
     return out
 
 
@@ -736,11 +798,11 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     w = r.windows[[c for c in WINDOW_COLUMNS if c in r.windows]]
     return {
         "windows": w, "access": r.data["access"], "power_limits": r.limits,
-        "concurrency": pd.concat([concurrency_table(r, c).assign(model=_label(r, c)) for c in r.models["config"]],
-                                 ignore_index=True),
+        "concurrency": pd.concat([concurrency_table(r, c).assign(model=_label(r, c)) for c in r.models["config"]]
+                                 or [pd.DataFrame()], ignore_index=True),
         "completions_per_minute": completions_table(r), "tokens_per_kw": tokens_per_kw_table(r),
         "window_mix": window_mix(r), "published_vs_reproduced": r.comparison, "claims": r.ledger,
-        "caveats": r.caveats,
+        "caveats": r.caveats, "key_figures": key_figures(r),
     }
 
 
@@ -761,8 +823,9 @@ def key_figures(r: Results) -> pd.DataFrame:
     busy = r.busy
     spec = r.data["spec_decode"]
     rows = []
-    for (cid, limit), w in busy.groupby(["config", "limit_w"], sort=True):
+    for (cid, key), w in busy.groupby(["config", "power_key"], sort=True):
         c = r.data.study.configs.get(cid, {})
+        limit = w["limit_w"].median()
         one = w[w["running"] == 1]
         buckets = w.groupby("running").agg(gen=("generation_tps", "mean"), draw=("draw_w", "mean"))
         top = buckets["gen"].idxmax()
@@ -777,14 +840,16 @@ def key_figures(r: Results) -> pd.DataFrame:
             if len(s) and float(drafts.sum()) > 0:
                 al = 1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum())
         rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=f"{cid}@{int(limit)}W", model=c.get("model"),
+            study=STUDY, platform=c.get("platform"), config=f"{cid}@{key}", model=c.get("model"),
             quantisation=c.get("quantisation"),
             single_stream_decode_tps=float(one["generation_tps"].mean()) if len(one) else float("nan"),
             acceptance_length=al, ttft_s=float("nan"), ttft_input_tokens=float("nan"),
             best_aggregate_tps=float(buckets.loc[top, "gen"]), best_aggregate_concurrency=float(top),
             cost_per_m=float("nan"), currency="", power_w=float(buckets.loc[top, "draw"]),
             power_kind="measured" if pd.notna(buckets.loc[top, "draw"]) else "",
-            anchor="generation-by-concurrency", label=f"4× RTX 3090 at {int(limit)} W, {_label(r, cid)}",
+            anchor="generation-by-concurrency",
+            label=f"{platform_short(c)} " + (f"at {int(limit)} W" if pd.notna(limit) else "(power limit unknown)")
+                  + f", {_label(r, cid)}",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec_text if mtp else "", decode_context_tokens=float("nan"),
             decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",

@@ -1,14 +1,15 @@
 """Strix Halo baseline: llama-bench across backends, and agents served one at a time.
 
-Everything the chapter shows is computed here from the raw files of
-data/strix-halo-baseline/ (llama-bench per backend, one llama-server bench run) and, for
-the serving comparison, from the H100 study's measured concurrency sweeps.
+Everything the chapter shows is computed here from its data folder (llama-bench output of
+each build, with role backend; optionally a single-client bench run against llama-server,
+role server) and, for the serving comparison, from the H100 chapter's data folder, whose
+configurations are found by their roles (baseline, candidate). On other hardware the page
+names that hardware, not Strix Halo.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,64 +17,85 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
-from ..analysis.llama import llama_values, ok_rows, with_test_names
+from .. import pipeline
+from ..analysis.llama import llama_values, ok_rows, usual_tests, variants, with_test_names
 from ..analysis.serving import add_serving_metrics, run_values
-from ..caveats import authors_caveats, data_caveats
-from ..load import StudyData, ingest_study
-from ..provenance import code_version, data_record, package_versions
-from ..published import load_published
-from ..report import fmt_args, fmt_rate, fmt_ratio, fmt_seconds
+from ..caveats import data_caveats
+from ..contract import Missing
+from ..report import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 
 STUDY = "strix-halo-baseline"
-SERVER = "strix-llama-server"
-# The H100 configurations the serving model compares against: config -> (short, label).
-H100_CONFIGS = {"h100-dense": ("dense", "H100 dense 27B"),
-                "h100-moe-mtp": ("moe", "H100 35B-A3B + MTP")}
-STRIX_LABEL = "Strix Halo (sequential)"
+H100_ROLES = {"baseline": "dense", "candidate": "moe"}  # H100 role -> short name in value names
 
 
 @dataclass
-class Results:
-    params: dict
-    published: object
-    data: StudyData
-    h100: StudyData | None
-    llama: pd.DataFrame  # llama_bench rows with test_name
-    server: pd.DataFrame  # runs of the llama-server bench, with serving metrics
-    h100_runs: pd.DataFrame | None
-    values: dict
-    ledger: pd.DataFrame
-    comparison: pd.DataFrame
-    caveats: pd.DataFrame
-    provenance: pd.DataFrame
-    versions: dict
+class Results(pipeline.ChapterResults):
+    llama: pd.DataFrame = field(default_factory=pd.DataFrame)  # measured llama_bench rows, with test_name
+    failed: pd.DataFrame = field(default_factory=pd.DataFrame)  # llama-bench runs that crashed
+    server: pd.DataFrame = field(default_factory=pd.DataFrame)  # bench runs against llama-server
+    h100_runs: pd.DataFrame | None = None
+
+    @property
+    def h100(self):
+        return self.reads.get("h100_data_dir")
+
+    def h100_configs(self) -> dict[str, tuple[str, str]]:
+        """The H100 folder's compared configurations: config -> (short name, label)."""
+        if self.h100 is None:
+            return {}
+        out = {}
+        for role, short in H100_ROLES.items():
+            cid = self.h100.roles.first(role)
+            if cid:
+                out[cid] = (short, config_label(cid, self.h100.study.configs.get(cid, {})))
+        return out
+
+    @property
+    def platform(self) -> str:
+        """The hardware the llama-bench builds ran on, as the data names it."""
+        names = [self.config(c).get("platform") for c in self.roles.configs("backend")]
+        names = [n for n in dict.fromkeys(names) if n]
+        return "; ".join(names) if names else "this hardware"
+
+    @property
+    def sequential_label(self) -> str:
+        return "Strix Halo (sequential)" if self.comparable else "llama.cpp (sequential)"
 
 
 def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer_tokens=200,
             prompt_tokens=0, long_prompt_tokens=4096) -> Results:
     params = dict(agents=agents, answer_tokens=answer_tokens, prompt_tokens=prompt_tokens,
                   long_prompt_tokens=long_prompt_tokens)
-    data = ingest_study(data_dir)
-    llama = with_test_names(ok_rows(data["llama_bench"]))  # failed runs: data["llama_bench"]
-    server = add_serving_metrics(data["runs"], data["requests"], None)
-    values = {**llama_values(llama, "strix"), **run_values(server), **backend_counts(llama)}
-
-    h100 = h100_runs = None
-    if h100_data_dir and Path(h100_data_dir).is_dir():
-        h100 = ingest_study(h100_data_dir)
-        h100_runs = add_serving_metrics(h100["runs"], h100["requests"], None)
-        values.update(run_values(h100_runs))
-        values.update(batched_values(h100_runs, agents))
-    values.update({k: v for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
-
-    published = load_published(published_file or Path(data_dir) / "published.yml")
-    ledger = claims_mod.check_claims(published, values, params)
-    comparison = claims_mod.compare_published(published, values)
-    r = Results(params, published, data, h100, llama, server, h100_runs, values, ledger, comparison,
-                pd.DataFrame(), pd.DataFrame(), {"code": code_version(), **package_versions()})
-    r.caveats = _caveats(r)
-    r.provenance = pd.DataFrame([data_record(data.study)] + ([data_record(h100.study)] if h100 else []))
+    r = pipeline.start(STUDY, data_dir, published_file, params, reads={"h100_data_dir": h100_data_dir},
+                       results=Results)
+    lb = r.data["llama_bench"]
+    r.llama = with_test_names(ok_rows(lb))
+    r.llama["variant"] = variants(r.llama)
+    r.failed = lb[lb["status"].astype(object).eq("failed").to_numpy()] if "status" in lb else lb.iloc[:0]
+    r.server = add_serving_metrics(r.data["runs"], r.data["requests"], None)
+    r.values = {**llama_values(r.llama, "strix"), **run_values(r.server), **backend_counts(r.llama)}
+    if r.h100 is not None:
+        r.h100_runs = add_serving_metrics(r.h100["runs"], r.h100["requests"], None)
+        r.values.update(run_values(r.h100_runs))
+        r.values.update(batched_values(r, agents))
+    _refine_sections(r)
+    pipeline.finish(r, caveats=_caveats)
     return r
+
+
+def _refine_sections(r: Results) -> None:
+    """Sections the runs allow but the tests do not: no prefill or no generation test."""
+    flat = set(r.llama["test_name"]) if len(r.llama) else set()
+    for section, kind in (("pp", "pp"), ("tg", "tg")):
+        if not any(t.startswith(kind) and "+" not in t and "@" not in t for t in flat):
+            r.sections[section] = Missing(r.spec.contract.section(section), [f"a llama-bench {kind} test"])
+    if r.sections.get("tg") is not None or not r.h100_configs() or r.h100_runs is None \
+            or not len(r.h100_runs[r.h100_runs["kind"] == "sweep"]):
+        r.sections.setdefault("serving", None)
+        if r.sections["serving"] is None:
+            r.sections["serving"] = Missing(r.spec.contract.section("serving"), [
+                "a llama-bench generation test here and sweep runs of a baseline or candidate in the H100 "
+                "chapter's data"])
 
 
 # ---- what was measured -------------------------------------------------------------
@@ -81,7 +103,7 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
 def configs_table(r: Results) -> pd.DataFrame:
     rows = []
     for cid, c in r.data.study.configs.items():
-        rows.append(dict(config=cid, platform=c.get("platform"), model=c.get("model"),
+        rows.append(dict(config=cid, role=r.roles.of_config.get(cid), platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          arguments=fmt_args(c.get("serve_args"))))
@@ -102,7 +124,7 @@ def backend_counts(llama: pd.DataFrame) -> dict[str, float]:
     """``strix_<test>_backends``: how many backends ran each depth-0 test."""
     llama = ok_rows(llama)
     flat = llama[~llama["test_name"].str.contains("@", na=False)]
-    return {f"strix_{t}_backends": float(n) for t, n in flat.groupby("test_name")["config"].nunique().items()}
+    return {f"strix_{t}_backends": float(n) for t, n in flat.groupby("test_name")["variant"].nunique().items()}
 
 
 def _tests_in_order(llama: pd.DataFrame) -> list[str]:
@@ -120,13 +142,15 @@ def per_test(llama: pd.DataFrame) -> pd.DataFrame:
         g = llama[llama["test_name"] == test].sort_values("avg_ts", ascending=False)
         best, worst = g.iloc[0], g.iloc[-1]
         rows.append(dict(
-            test=test, backends=int(g["config"].nunique()),
-            best_config=best["config"], best_backend=best["backend"], best_build=int(best["build_number"]),
-            best_tps=float(best["avg_ts"]), best_stddev=float(best["stddev_ts"]),
-            worst_config=worst["config"], worst_tps=float(worst["avg_ts"]),
+            test=test, backends=int(g["variant"].nunique()),
+            best_config=best["variant"], best_backend=best["backend"],
+            best_build=int(best["build_number"]) if pd.notna(best["build_number"]) else None,
+            best_tps=float(best["avg_ts"]), best_stddev=float(best["stddev_ts"]) if pd.notna(best["stddev_ts"]) else 0.0,
+            worst_config=worst["variant"], worst_tps=float(worst["avg_ts"]),
             spread=float(best["avg_ts"] / worst["avg_ts"]),
         ))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["test", "backends", "best_config", "best_backend", "best_build", "best_tps",
+                                       "best_stddev", "worst_config", "worst_tps", "spread"])
 
 
 def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
@@ -140,15 +164,29 @@ def backend_table(r: Results) -> pd.DataFrame:
     lb = with_share_of_best(r.llama)
     order = {t: i for i, t in enumerate(_tests_in_order(lb))}
     lb = lb.assign(_o=lb["test_name"].map(order)).sort_values(["_o", "avg_ts"], ascending=[True, False])
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "test": lb["test_name"],
-        "config": lb["config"],
+        "config": lb["variant"],
         "backend": lb["backend"],
-        "build": [f"b{int(n)} ({c})" for n, c in zip(lb["build_number"], lb["build_commit"])],
+        "build": [_build(n, c) for n, c in zip(lb["build_number"], lb["build_commit"])],
         "t/s (mean ± sd)": [f"{a:,.2f} ± {s:.2f}" for a, s in zip(lb["avg_ts"], lb["stddev_ts"].fillna(0))],
         "samples": lb["n_samples"].astype("Int64"),
         "of best": lb["share_of_best"].map(lambda v: f"{v:.1%}"),
     })
+    if len(r.failed):  # a crashed run: shown as failed, with its error, never silently dropped
+        f = with_test_names(r.failed)
+        out = pd.concat([out, pd.DataFrame({
+            "test": f["test_name"].replace("", "–"), "config": f["config"], "backend": f["backend"],
+            "build": [_build(n, c) for n, c in zip(f["build_number"], f["build_commit"])],
+            "t/s (mean ± sd)": "failed: " + f["error"].fillna("no error text").astype(str),
+            "samples": pd.array([pd.NA] * len(f), dtype="Int64"), "of best": "–"})], ignore_index=True)
+    return out
+
+
+def _build(number, commit) -> str:
+    if pd.isna(number):
+        return str(commit) if pd.notna(commit) else "–"
+    return f"b{int(number)}" + (f" ({commit})" if pd.notna(commit) and commit else "")
 
 
 def best_table(r: Results) -> pd.DataFrame:
@@ -158,7 +196,7 @@ def best_table(r: Results) -> pd.DataFrame:
         "best t/s (mean ± sd)": [f"{a:,.2f} ± {s:.2f}" for a, s in zip(t["best_tps"], t["best_stddev"])],
         "winning config": t["best_config"],
         "backend": t["best_backend"],
-        "build": t["best_build"].map(lambda n: f"b{n}"),
+        "build": t["best_build"].map(lambda n: f"b{n}" if pd.notna(n) else "–"),
         "backends tried": t["backends"],
     })
 
@@ -177,9 +215,9 @@ def spread_table(r: Results) -> pd.DataFrame:
 def single_build_table(r: Results) -> pd.DataFrame:
     """What each backend alone reaches, as a share of the best-of envelope, per test."""
     lb = with_share_of_best(r.llama)
-    wide = lb.pivot_table(index="config", columns="test_name", values="share_of_best")
+    wide = lb.pivot_table(index="variant", columns="test_name", values="share_of_best")
     wide = wide[[t for t in _tests_in_order(lb) if t in wide.columns]]
-    out = wide.map(lambda v: f"{v:.1%}").reset_index()
+    out = wide.map(lambda v: f"{v:.1%}").rename_axis("build").reset_index()
     out["lowest share"] = wide.min(axis=1).map(lambda v: f"{v:.1%}").values
     return out
 
@@ -188,19 +226,24 @@ def spread_figure(r: Results) -> plt.Figure:
     """Each backend's rate as a share of the best per test, with ±1 sd error bars."""
     lb = with_share_of_best(r.llama)
     tests = _tests_in_order(lb)
-    configs = sorted(lb["config"].unique())
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+    configs = sorted(lb["variant"].unique())
+    # Many or long test names (pp512 @ d1024, ...): slanted ticks, and no labels on the bars,
+    # which would overlap (the table above the figure gives every share).
+    crowded = sum(len(t) for t in tests) > 40 or len(tests) * len(configs) > 12
+    fig, ax = plt.subplots(figsize=(7.5, 4.5 if crowded else 4))
     width = 0.8 / max(len(configs), 1)
     colors = sns.color_palette(n_colors=len(configs))
     for k, (cfg, color) in enumerate(zip(configs, colors)):
-        g = lb[lb["config"] == cfg].set_index("test_name").reindex(tests)
+        g = lb[lb["variant"] == cfg].groupby("test_name").first().reindex(tests)
         x = np.arange(len(tests)) + (k - (len(configs) - 1) / 2) * width
         share = 100 * g["share_of_best"].to_numpy(dtype=float)
         err = 100 * (g["stddev_ts"] / g["avg_ts"] * g["share_of_best"]).to_numpy(dtype=float)
         bars = ax.bar(x, share, width, yerr=err, capsize=3, label=cfg, color=color)
-        ax.bar_label(bars, labels=[f"{v:.0f}%" if np.isfinite(v) else "" for v in share],
-                     padding=3, fontsize="x-small")
-    ax.set_xticks(np.arange(len(tests)), tests)
+        if not crowded:
+            ax.bar_label(bars, labels=[f"{v:.0f}%" if np.isfinite(v) else "" for v in share],
+                         padding=3, fontsize="x-small")
+    ax.set_xticks(np.arange(len(tests)), tests, rotation=35 if crowded else 0,
+                  ha="right" if crowded else "center", rotation_mode="anchor")
     ax.set_ylim(0, 112)  # bars start at zero, so their lengths compare honestly
     ax.set_ylabel("% of the best backend's t/s")
     ax.set_xlabel("llama-bench test")
@@ -273,14 +316,14 @@ def nearest_sweep(h100_runs: pd.DataFrame, config: str, agents: int) -> pd.Serie
     if not len(s):
         return None
     s = s.sort_values("concurrency")
-    return s.iloc[int(np.argmin((s["concurrency"] - agents).abs().to_numpy()))]
+    return s.iloc[int(np.argmin((s["concurrency"].astype(float) - agents).abs().to_numpy()))]
 
 
-def batched_values(h100_runs: pd.DataFrame, agents: int) -> dict[str, float]:
+def batched_values(r: Results, agents: int) -> dict[str, float]:
     """``h100_<short>_batched_per_agent_tps`` (and its concurrency) nearest `agents`."""
     out = {}
-    for cfg, (short, _) in H100_CONFIGS.items():
-        row = nearest_sweep(h100_runs, cfg, agents)
+    for cfg, (short, _) in r.h100_configs().items():
+        row = nearest_sweep(r.h100_runs, cfg, agents)
         if row is not None:
             out[f"h100_{short}_batched_per_agent_tps"] = float(row["per_agent_tps"])
             out[f"h100_{short}_batched_concurrency"] = float(row["concurrency"])
@@ -293,13 +336,14 @@ def _scenarios(r: Results) -> list[tuple[str, int, str]]:
     for p in dict.fromkeys([int(r.params["prompt_tokens"]), int(r.params["long_prompt_tokens"])]):
         out.append((f"{p:,}-token prompts" if p else "no prompt (as the write-ups count)", p, "llama-bench"))
         if p and r.values.get("strix_server_c1_prefill_tps"):
-            out.append((f"{p:,}-token prompts, Strix prefill at the llama-server rate", p, "llama-server"))
+            out.append((f"{p:,}-token prompts, llama.cpp prefill at the llama-server rate", p, "llama-server"))
     return out
 
 
 def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
-    gen = r.values.get("strix_best_tg128_tps")
-    pre = r.values.get("strix_best_pp512_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps")
+    pp, tg = usual_tests(r.llama)
+    gen = r.values.get(f"strix_best_{tg}_tps")
+    pre = r.values.get(f"strix_best_{pp}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps")
     if not gen or (prompt and not pre):
         return None
     return sequential_s(n, r.params["answer_tokens"], gen, prompt, pre)
@@ -319,10 +363,12 @@ def _h100_time(r: Results, cfg: str, n: int, prompt: int) -> tuple[float | None,
 def serving(r: Results) -> pd.DataFrame:
     """Time to serve `agents` agents, per scenario, with the H100's advantage (numbers)."""
     n, rows = int(r.params["agents"]), []
+    if not r.has("serving"):
+        return pd.DataFrame(columns=["scenario", "agents", "prompt_tokens", "answer_tokens", "strix_prefill", "strix_s"])
     for label, prompt, source in _scenarios(r):
         row = dict(scenario=label, agents=n, prompt_tokens=prompt, answer_tokens=r.params["answer_tokens"],
                    strix_prefill=source if prompt else "", strix_s=_strix_time(r, n, prompt, source))
-        for cfg, (short, _) in H100_CONFIGS.items():
+        for cfg, (short, _) in r.h100_configs().items():
             t, c = _h100_time(r, cfg, n, prompt)
             row[f"{short}_s"], row[f"{short}_concurrency"] = t, c
             row[f"{short}_advantage"] = row["strix_s"] / t if t and row["strix_s"] else None
@@ -332,8 +378,8 @@ def serving(r: Results) -> pd.DataFrame:
 
 def serving_display(r: Results) -> pd.DataFrame:
     s = serving(r)
-    out = pd.DataFrame({"scenario": s["scenario"], STRIX_LABEL: s["strix_s"].map(fmt_seconds)})
-    for cfg, (short, label) in H100_CONFIGS.items():
+    out = pd.DataFrame({"scenario": s["scenario"], r.sequential_label: s["strix_s"].map(fmt_seconds)})
+    for cfg, (short, label) in r.h100_configs().items():
         conc = s[f"{short}_concurrency"].dropna()
         at = f" (c={int(conc.iloc[0])})" if len(conc) else ""
         out[f"{label}, batched{at}: time (advantage)"] = [
@@ -344,23 +390,28 @@ def serving_display(r: Results) -> pd.DataFrame:
 def serving_curve(r: Results) -> pd.DataFrame:
     """Time to serve N = 1 … max(measured concurrency, agents) agents, per scenario and server."""
     top = int(r.params["agents"])
-    if r.h100_runs is not None and len(r.h100_runs):
-        top = max(top, int(r.h100_runs.loc[r.h100_runs["kind"] == "sweep", "concurrency"].max()))
+    if not r.has("serving"):
+        return pd.DataFrame(columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
+    sweeps = r.h100_runs.loc[r.h100_runs["kind"] == "sweep", "concurrency"].dropna()
+    if len(sweeps):
+        top = max(top, int(sweeps.max()))
     rows = []
     for label, prompt, source in _scenarios(r):
         for n in range(1, top + 1):
             strix = _strix_time(r, n, prompt, source)
             if source == "llama-bench" or prompt:
-                name = STRIX_LABEL if source == "llama-bench" else f"{STRIX_LABEL}, llama-server prefill"
-                rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None))
+                seq = r.sequential_label
+                name = seq if source == "llama-bench" else f"{seq}, llama-server prefill"
+                rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None,
+                                 sequential=True))
             if source != "llama-bench":
                 continue
-            for cfg, (_, lab) in H100_CONFIGS.items():
+            for cfg, (_, lab) in r.h100_configs().items():
                 t, c = _h100_time(r, cfg, n, prompt)
                 if t is not None:
                     rows.append(dict(prompt_tokens=prompt, agents=n, server=f"{lab} (batched)",
-                                     seconds=t, measured_at=c))
-    return pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at"])
+                                     seconds=t, measured_at=c, sequential=False))
+    return pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
 
 
 def serving_figure(curve: pd.DataFrame) -> plt.Figure:
@@ -369,14 +420,16 @@ def serving_figure(curve: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, len(prompts), figsize=(5.2 * len(prompts), 4.2), sharey=True, squeeze=False)
     servers = [n for n in dict.fromkeys(curve["server"]) if "llama-server" not in n]
     colors = dict(zip(servers, sns.color_palette(n_colors=len(servers))))
-    for name in curve["server"].unique():  # the same Strix Halo line, other prefill: same colour, dashed
-        colors.setdefault(name, colors.get(STRIX_LABEL, "grey"))
+    first = next(iter(servers), None)
+    for name in curve["server"].unique():  # the same sequential line, other prefill: same colour, dashed
+        colors.setdefault(name, colors.get(first, "grey"))
+    sequential = dict(zip(curve["server"], curve["sequential"]))
     for ax, p in zip(axes[0], prompts):
         sub = curve[curve["prompt_tokens"] == p].dropna(subset=["seconds"])
         for name, g in sub.groupby("server", sort=False):
             dashed = "llama-server" in name
             ax.plot(g["agents"], g["seconds"], color=colors[name], label=name,
-                    linestyle="--" if dashed else "-", drawstyle="default" if name.startswith("Strix") else "steps-mid")
+                    linestyle="--" if dashed else "-", drawstyle="default" if sequential[name] else "steps-mid")
             measured = g[g["agents"] == g["measured_at"]]
             if len(measured):
                 ax.plot(measured["agents"], measured["seconds"], "o", color=colors[name])
@@ -396,52 +449,63 @@ def _ours(text: str) -> dict:
     return dict(origin="this chapter", caveat=text)
 
 
-def _caveats(r: Results) -> pd.DataFrame:
-    h100_configs = r.h100.study.configs if r.h100 else {}
-    compared = [(SERVER, cfg) for cfg in H100_CONFIGS if cfg in h100_configs and SERVER in r.data.study.configs]
-    cav = authors_caveats(r.published) + data_caveats(r.data, r.server, r.ledger, compared=compared,
-                                                      extra_configs=h100_configs)
+def _caveats(r: Results) -> list[dict]:
+    server = r.roles.first("server")
+    compared = [(server, cfg) for cfg in r.h100_configs()] if server else []
+    h100_configs = r.h100.study.configs if r.h100 is not None else {}
+    cav = data_caveats(r.data, r.server, r.ledger, compared=compared, extra_configs=h100_configs)
     if r.h100 is not None:
         for c in data_caveats(r.h100, r.h100_runs):
             if c["origin"] == "data rule: reconstructed" and r.data.study.reconstructed:
                 continue  # said once already
             cav.append(dict(origin=f"{c['origin']} ({r.h100.study.id})", caveat=c["caveat"]))
-    cav.append(_ours(
-        "The Strix Halo figures are the author's own, from private benchmark notes; no one else "
-        "measured them and no raw output was published, so nothing here checks them independently."))
-    cav.append(_ours(
-        "The serving model assumes a server that takes one request at a time, as the write-ups "
-        "describe llama.cpp. llama-server can run several slots in parallel; with them, Strix "
-        "Halo would serve agents faster than this model says."))
-    cav.append(_ours(
-        "Generation on Strix Halo is fast enough only because the model is a mixture of experts "
-        "that reads about 3B of its 35B weights per token: the model was chosen to suit the "
-        "memory bandwidth, and a dense model of similar size would not fare the same."))
-    n_pp = r.llama.loc[r.llama["test"] == "pp", "n_prompt"]
+    if len(r.failed):
+        cav.append(_ours(
+            f"{len(r.failed)} llama-bench run(s) crashed ({', '.join(r.failed['config'].astype(str))}); "
+            "they are listed with their error and left out of the best-of figures and spreads."))
+    if r.data.study.reconstructed:
+        cav.append(_ours(
+            "The Strix Halo figures are the author's own, from private benchmark notes; no one else "
+            "measured them and no raw output was published, so nothing here checks them independently."))
+    if r.has("serving"):
+        cav.append(_ours(
+            "The serving model assumes a server that takes one request at a time, as the write-ups "
+            "describe llama.cpp. llama-server can run several slots in parallel; with them, this "
+            "hardware would serve agents faster than the model says."))
+    if r.comparable and r.data.study.reconstructed:
+        cav.append(_ours(
+            "Generation on Strix Halo is fast enough only because the model is a mixture of experts "
+            "that reads about 3B of its 35B weights per token: the model was chosen to suit the "
+            "memory bandwidth, and a dense model of similar size would not fare the same."))
+    n_pp = r.llama.loc[r.llama["test"] == "pp", "n_prompt"] if len(r.llama) else pd.Series(dtype=float)
     longest = max(int(r.params["prompt_tokens"]), int(r.params["long_prompt_tokens"]))
-    if len(n_pp) and longest > int(n_pp.max()):
+    if r.has("serving") and len(n_pp) and longest > int(n_pp.max()):
         cav.append(_ours(
             f"Sequential times with {longest:,}-token prompts use the pp{int(n_pp.max())} rate for "
-            "prefill; llama.cpp's prefill slows as the context grows, so these times flatter Strix "
-            "Halo. The H100 side adds its measured median TTFT on top of a per-agent rate that "
-            "already includes prefill, which flatters Strix Halo as well."))
-    if len(r.server):
+            "prefill; llama.cpp's prefill slows as the context grows, so these times flatter the "
+            "sequential server. The batched side adds its measured median TTFT on top of a per-agent "
+            "rate that already includes prefill, which flatters the sequential server as well."))
+    if len(r.server) and r.data.study.reconstructed:
         cav.append(_ours(
             "The write-ups do not say how the 4k-input TTFT and the TPOT were measured. We represent "
             "them as a single-client `vllm bench serve` run against llama-server; that is our "
             "assumption (PROVENANCE.md), and its implied prefill rate disagrees with llama-bench's."))
-    return pd.DataFrame(cav, columns=["origin", "caveat"])
+    return cav
 
 
 # ---- prose numbers and downloads ---------------------------------------------------
 
 def glue_values(r: Results) -> dict:
-    """Numbers and names quoted in the chapter's prose, keyed by role."""
-    out = {}
+    """Numbers and names quoted in the chapter's prose, keyed by role.
+
+    Every key is computed only when its data is there; the prose that quotes it is tagged
+    with its section (`needs-...`), and a section the data cannot fill is dropped.
+    """
+    out = {"platform": r.platform}
     t = per_test(r.llama)
-    flat = t[~t["test"].str.contains("@")]
-    for role, kind in (("pp", "pp"), ("tg", "tg")):
-        hit = flat[flat["test"].str.fullmatch(rf"{kind}\d+")]
+    pp, tg = usual_tests(r.llama)
+    for role, test in (("pp", pp), ("tg", tg)):
+        hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
             row = hit.iloc[0]
             out[f"{role}_test"] = row["test"]
@@ -450,9 +514,9 @@ def glue_values(r: Results) -> dict:
             out[f"{role}_worst_config"] = row["worst_config"]
             out[f"{role}_worst_tps"] = row["worst_tps"]
             out[f"{role}_spread"] = row["spread"]
-    out["backends"] = int(r.llama["config"].nunique())
-    out["tests"] = int(r.llama["test_name"].nunique())
-    out["winners"] = int(t["best_config"].nunique())
+    out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
+    out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
+    out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
     out["envelope_note"] = (
         f"The {out['tests']} tests are won by {out['winners']} different builds, so the best-of "
         "figures describe no single build: each build alone reaches only the shares below."
@@ -470,42 +534,60 @@ def glue_values(r: Results) -> dict:
         if "pp_best_tps" in out:
             out["prefill_ratio"] = out["server_prefill_tps"] / out["pp_best_tps"]
             out["ttft_at_pp_rate_s"] = out["server_input_len"] / out["pp_best_tps"]
-    sv = serving(r)
-    for i, key in enumerate(("", "long_")):
-        rows = sv[(sv["prompt_tokens"] == [r.params["prompt_tokens"], r.params["long_prompt_tokens"]][i])
-                  & (sv["strix_prefill"].isin(["", "llama-bench"]))]
-        if not len(rows):
-            continue
-        row = rows.iloc[0]
-        for col in ("strix_s", "dense_s", "moe_s", "dense_advantage", "moe_advantage"):
-            if pd.notna(row[col]):
-                out[f"{key}{col}"] = float(row[col])
-    for cfg, (short, _) in H100_CONFIGS.items():
-        row = nearest_sweep(r.h100_runs, cfg, int(r.params["agents"])) if r.h100_runs is not None else None
-        if row is None:
-            continue
-        out[f"{short}_concurrency"] = int(row["concurrency"])
-        out[f"{short}_ttft_s"] = float(row["median_ttft_s"])
-        if "strix_s" in out:  # the write-ups' count plus the H100's median TTFT at that load
-            out[f"{short}_s_ttft"] = out[f"{short}_s"] + out[f"{short}_ttft_s"]
-            out[f"{short}_advantage_ttft"] = out["strix_s"] / out[f"{short}_s_ttft"]
+    if r.has("serving"):
+        out.update(_serving_values(r))
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
     out["claims_total"] = len(r.ledger)
     out["cells_total"] = int(r.comparison["within"].notna().sum())
     out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
     out.update({k: r.params[k] for k in ("agents", "answer_tokens", "prompt_tokens", "long_prompt_tokens")})
-    for key in _PROSE_NUMBERS:  # absent data (e.g. no H100 folder) shows as nan, not a broken page
-        out.setdefault(key, float("nan"))
     return {k: (float(v) if isinstance(v, np.floating) else v) for k, v in out.items()}
 
 
-_PROSE_NUMBERS = (
-    "pp_best_tps", "pp_spread", "tg_best_tps", "tg_spread", "server_requests", "server_input_len",
-    "server_ttft_ms", "server_tpot_ms", "server_decode_tps", "server_prefill_tps", "prefill_ratio",
-    "ttft_at_pp_rate_s", "strix_s", "dense_s", "moe_s", "dense_advantage", "moe_advantage",
-    "moe_concurrency", "moe_s_ttft", "moe_advantage_ttft", "long_strix_s",
-)
+def _serving_values(r: Results) -> dict:
+    """The sequential time for `agents` agents and the fastest batched configuration's."""
+    out = {}
+    sv = serving(r)
+    for prompt, key in ((r.params["prompt_tokens"], ""), (r.params["long_prompt_tokens"], "long_")):
+        rows = sv[(sv["prompt_tokens"] == prompt) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
+        if len(rows) and pd.notna(rows["strix_s"].iloc[0]):
+            out[f"{key}strix_s"] = float(rows["strix_s"].iloc[0])
+    rows = sv[(sv["prompt_tokens"] == r.params["prompt_tokens"]) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
+    if not len(rows) or "strix_s" not in out:
+        return out
+    row = rows.iloc[0]
+    best = None
+    for cfg, (short, label) in r.h100_configs().items():
+        t = row.get(f"{short}_s")
+        if t is not None and pd.notna(t) and (best is None or t < best[1]):
+            best = (cfg, float(t), label)
+    if best is None:
+        return out
+    cfg, secs, label = best
+    at = nearest_sweep(r.h100_runs, cfg, int(r.params["agents"]))
+    out.update(batched_label=label, batched_s=secs, batched_advantage=out["strix_s"] / secs,
+               batched_concurrency=int(at["concurrency"]),
+               batched_s_ttft=secs + float(at["median_ttft_s"]))
+    out["batched_advantage_ttft"] = out["strix_s"] / out["batched_s_ttft"]
+    return out
+
+
+def serving_models_note(r: Results) -> str:
+    """Plain text saying which models the two sides of the serving comparison run, when
+    they differ: the times then compare two setups, not two machines on one model."""
+    from ..comparable import same_model
+
+    if r.h100 is None:
+        return ""
+    mine = [m for m in dict.fromkeys(r.config(c).get("model", "") for c in r.roles.configs("backend")) if m]
+    theirs = [m for m in dict.fromkeys(r.h100.study.configs.get(c, {}).get("model", "") for c in r.h100_configs())
+              if m]
+    if not mine or not theirs or all(same_model(a, b) for a in mine for b in theirs):
+        return ""
+    return (f"The two sides run different models: llama.cpp here serves {', '.join(mine)}, "
+            f"the H100 configurations {', '.join(theirs)}. The times say how long each "
+            "setup takes, not which hardware is faster on one model.")
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
@@ -514,7 +596,8 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "llama_bench": with_share_of_best(r.llama), "best_of": per_test(r.llama),
         "server_runs": r.server, "server_requests": r.data["requests"],
         "serving": serving(r), "serving_curve": serving_curve(r),
-        "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
+        "failed_runs": r.failed, "published_vs_reproduced": r.comparison, "claims": r.ledger,
+        "caveats": r.caveats, "key_figures": key_figures(r),
     }
 
 
@@ -532,13 +615,14 @@ def key_figures(r: Results) -> pd.DataFrame:
     from . import accelerator_count
 
     rows = []
-    t = per_test(r.llama) if len(r.llama) else pd.DataFrame()
-    flat = t[~t["test"].str.contains("@")] if len(t) else t
-    tg = flat[flat["test"].str.fullmatch(r"tg\d+")] if len(flat) else flat
-    pp = flat[flat["test"].str.fullmatch(r"pp\d+")] if len(flat) else flat
+    t = per_test(r.llama)
+    pp_name, tg_name = usual_tests(r.llama)
+    tg = t[t["test"] == tg_name] if tg_name else t.iloc[:0]
+    pp = t[t["test"] == pp_name] if pp_name else t.iloc[:0]
     if len(tg):
         best = tg.iloc[0]
-        c = r.data.study.configs.get(best["best_config"], {})
+        cid = r.llama.loc[r.llama["variant"] == best["best_config"], "config"].iloc[0]
+        c = r.data.study.configs.get(cid, {})
         n_gen = int(best["test"][2:])
         pre = pp.iloc[0] if len(pp) else None
         rows.append(dict(
@@ -548,7 +632,7 @@ def key_figures(r: Results) -> pd.DataFrame:
             best_aggregate_tps=float(best["best_tps"]), best_aggregate_concurrency=1.0,
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="llama-bench-across-backends",
-            label="Strix Halo, 35B-A3B Q8_0, llama-bench (best of backends)",
+            label=f"{_short_platform(r, c)}, {c.get('model') or best['best_config']}, llama-bench (best of backends)",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=(n_gen - 1) / 2,
             decode_basis=f"llama-bench {best['test']}, best of {int(best['backends'])} backends",
@@ -566,8 +650,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             acceptance_length=float("nan"), ttft_s=float(s["median_ttft_s"]), ttft_input_tokens=float(s["input_len"]),
             best_aggregate_tps=float(s["output_tps"]), best_aggregate_concurrency=float(s["concurrency"]),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
-            anchor="time-to-first-token-and-decode-step-at-4k-input",
-            label="Strix Halo, 35B-A3B Q8_0, llama-server",
+            anchor="time-to-first-token-and-decode-step",
+            label=f"{_short_platform(r, c)}, {c.get('model') or s['config']}, llama-server",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=float(s["input_len"]) + (float(s["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(s['input_len']):,}-token prompts",
@@ -575,3 +659,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             notes="prefill as input / TTFT of the llama-server run",
         ))
     return pd.DataFrame(rows)
+
+
+def _short_platform(r: Results, config: dict) -> str:
+    """'Strix Halo' on the write-up's hardware; otherwise the platform as the data names it."""
+    return "Strix Halo" if r.comparable and r.data.study.reconstructed else str(config.get("platform") or "llama.cpp")

@@ -1,17 +1,17 @@
 """The synthesis: every study's results on one page, against physical limits, cost and energy.
 
-It reruns each chapter's own analysis on its own data (same code, same published.yml,
-the chapter notebook's default parameters with data paths under `data_root`), takes the
-chapter's key figures (benchbook.chapters.KEY_FIGURES) and ledger, and adds what no
-write-up has: each measured rate as a share of its platform's ceiling (facts registry),
-cost with explicit currencies, and tokens per kWh. A chapter whose module, data or
-notebook is missing is listed as missing; one whose analysis fails is listed with its
-error. Nothing is filled in for them.
+It reads what each chapter page computed and declared as its outputs (its folder beside
+the executed notebook: `chapter.json`, `key_figures.csv`, `claims.csv`, `caveats.csv`), so
+a chapter rerun on other data with `benchbook run X --data DIR` reaches this page too, and
+the numbers here are the ones the chapter shows. It adds what no write-up has: each
+measured rate as a share of its platform's ceiling (facts registry), cost with explicit
+currencies, and tokens per kWh. A chapter that has not produced its outputs is listed as
+missing; nothing is filled in for it.
 """
 
 from __future__ import annotations
 
-import inspect
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +25,11 @@ from .. import claims as claims_mod
 from ..analysis import cost as cost_mod
 from ..analysis.limits import bandwidth_sensitivity, limits
 from ..facts import Facts, FactsError, load_facts
-from ..provenance import code_version, data_record, package_versions
+from ..provenance import code_version, package_versions
+from ..registry import get
 from ..report import fmt_money, fmt_rate, fmt_seconds
-from ..study import content_hash, load_study
-from . import CHAPTERS, KEY_FIGURES, chapter_module, conform_key_figures
+from ..study import content_hash
+from . import KEY_FIGURES, conform_key_figures
 
 STUDY = "synthesis"
 CLAIMS_ANCHOR = "claims-ledger"
@@ -36,15 +37,21 @@ CLAIMS_ANCHOR = "claims-ledger"
 
 @dataclass
 class ChapterRun:
-    """What the synthesis got from one chapter."""
+    """What the synthesis read from one chapter's declared outputs."""
 
     study: str
     status: str  # ok | missing | failed
     detail: str = ""
-    results: object | None = None
     key_figures: pd.DataFrame | None = None
     has_key_figures: bool = False
-    params: dict = field(default_factory=dict)
+    ledger: pd.DataFrame | None = None
+    caveats: pd.DataFrame | None = None
+    data: list = field(default_factory=list)  # provenance records of the folders it read
+    comparable: bool = True
+
+    @property
+    def reconstructed(self) -> bool:
+        return any(d.get("status") == "reconstructed" for d in self.data)
 
 
 @dataclass
@@ -66,82 +73,71 @@ class Results:
         return next((r for r in self.runs if r.study == study), None)
 
 
-# ---- running the chapters -----------------------------------------------------------
+# ---- reading the chapters' outputs ------------------------------------------------------
 
-def chapter_parameters(notebooks_dir: str | Path, study: str, data_root: str | Path) -> dict:
-    """The chapter notebook's default parameters, with data paths moved under data_root."""
-    import jupytext
-
-    from ..runner import default_parameters
-
-    path = Path(notebooks_dir) / f"{study}.md"
-    params = default_parameters(jupytext.read(path), path)
-    root = Path(data_root)
-    out = {}
-    for k, v in params.items():
-        if isinstance(v, str) and (v == "data" or v.startswith("data/")):
-            v = str(root / Path(v).relative_to("data"))
-        out[k] = v
-    return out
-
-
-def run_chapter(study: str, data_root: str | Path, notebooks_dir: str | Path) -> ChapterRun:
-    missing = []
+def read_chapter(study: str, folder: Path) -> ChapterRun:
+    """A chapter's declared outputs, from the folder its page wrote them to. A file that
+    cannot be read makes the chapter 'failed', with the file and the reason."""
+    info = folder / "chapter.json"
+    if not info.is_file():
+        return ChapterRun(study, "missing", f"no outputs in {folder.name}/: the chapter has not been executed")
+    where = info
     try:
-        module = chapter_module(study)
-    except Exception as exc:  # the module exists but does not import
-        return ChapterRun(study, "failed", f"importing benchbook.chapters.{CHAPTERS[study]}: "
+        doc = json.loads(info.read_text(encoding="utf-8"))
+        run = ChapterRun(study, "ok", data=list(doc.get("data") or []), comparable=bool(doc.get("comparable", True)))
+        outputs = doc.get("outputs") or {}
+        for name, columns in (("claims", claims_mod.LEDGER_COLUMNS), ("caveats", ["origin", "caveat"]),
+                              ("key_figures", list(KEY_FIGURES))):
+            where = folder / str(outputs.get(name, ""))
+            frame = _csv(folder, outputs.get(name), columns)
+            if name == "key_figures" and name in outputs:
+                run.key_figures, run.has_key_figures = conform_key_figures(frame, study), True
+            elif name != "key_figures":
+                setattr(run, "ledger" if name == "claims" else name, frame)
+        if not run.has_key_figures:
+            run.detail = "the chapter declares no key_figures output: its claims and caveats are included, " \
+                         "its numbers are not in the tables below"
+    except (OSError, ValueError, KeyError) as exc:
+        return ChapterRun(study, "failed", f"reading {folder.name}/{where.relative_to(folder)}: "
                                            f"{type(exc).__name__}: {exc}")
-    if module is None:
-        missing.append(f"chapter module benchbook.chapters.{CHAPTERS[study]}")
-    if not (Path(data_root) / study / "study.yml").is_file():
-        missing.append(f"data folder {Path(data_root) / study} (with study.yml)")
-    if not (Path(notebooks_dir) / f"{study}.md").is_file():
-        missing.append(f"notebook {Path(notebooks_dir) / study}.md")
-    if missing:
-        return ChapterRun(study, "missing", "no " + "; no ".join(missing))
-    try:
-        params = chapter_parameters(notebooks_dir, study, data_root)
-        accepted = inspect.signature(module.analyse).parameters
-        kwargs = {k: v for k, v in params.items() if k in accepted}
-        results = module.analyse(**kwargs)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return ChapterRun(study, "failed", f"{type(exc).__name__}: {first}")
-    run = ChapterRun(study, "ok", results=results, params=kwargs)
-    if hasattr(module, "key_figures"):
-        try:
-            run.key_figures = conform_key_figures(module.key_figures(results), study)
-            run.has_key_figures = True
-        except Exception as exc:
-            run.detail = f"key_figures failed: {type(exc).__name__}: {exc}"
-    else:
-        run.detail = "the chapter does not provide key_figures yet: its claims and caveats are included, " \
-                     "its numbers are not in the tables below"
     return run
+
+
+def _csv(folder: Path, name: str | None, columns: list[str]) -> pd.DataFrame:
+    """A declared output table; an undeclared one is empty, a declared one that is gone an error."""
+    if not name:
+        return pd.DataFrame(columns=columns)
+    if not (folder / name).is_file():
+        raise FileNotFoundError(f"chapter.json declares {name}, which is not there")
+    return pd.read_csv(folder / name, keep_default_na=False, na_values=[""])
 
 
 # ---- the analysis ---------------------------------------------------------------------
 
-def analyse(data_root="data", facts_dir="data/facts", notebooks_dir="notebooks", usd_per_eur=None,
-            fx_date="", api_price="openai-gpt-5.2") -> Results:
-    params = dict(data_root=data_root, facts_dir=facts_dir, notebooks_dir=notebooks_dir,
-                  usd_per_eur=usd_per_eur, fx_date=fx_date, api_price=api_price)
+def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="openai-gpt-5.2",
+            studies_dir=None) -> Results:
+    """`studies_dir`: where the chapters wrote their outputs (default: the book's studies/)."""
+    from ..runner import STUDIES_DIR, find_repo
+
+    params = dict(facts_dir=facts_dir, usd_per_eur=usd_per_eur, fx_date=fx_date, api_price=api_price)
     facts = load_facts(facts_dir)
     if api_price not in facts.sections.get("api", {}):
         raise FactsError([f"prices.yml: api.{api_price}: no such API price (parameter api_price); known: "
                           f"{', '.join(facts.sections.get('api', {})) or 'none'}"])
     rate = _rate(facts, usd_per_eur, fx_date)
-    runs = [run_chapter(study, data_root, notebooks_dir) for study in CHAPTERS]
+    root = Path(studies_dir) if studies_dir else find_repo() / STUDIES_DIR
+    runs = [read_chapter(study, root / study) for study in get(STUDY).uses]
     frames = [r.key_figures for r in runs if r.key_figures is not None and len(r.key_figures)]
     kf = pd.concat(frames, ignore_index=True) if frames else \
         conform_key_figures(pd.DataFrame(columns=list(KEY_FIGURES)), STUDY)
     lim = limits(facts, kf) if len(kf) else pd.DataFrame()
     lim = _add_cost_and_energy(facts, lim, rate, api_price) if len(lim) else lim
-    prov = []
+    prov, seen = [], set()
     for r in runs:
-        if r.status == "ok":
-            prov.append(data_record(load_study(Path(data_root) / r.study, verify=False)))
+        for d in r.data:
+            if (d.get("folder"), d.get("data_hash")) not in seen:
+                seen.add((d.get("folder"), d.get("data_hash")))
+                prov.append(d)
     prov.append(dict(study="facts registry", label="data/facts (cited values)", status="cited",
                      data_hash=content_hash(Path(facts_dir))[:16], folder=str(facts_dir),
                      files=len(list(Path(facts_dir).glob("*.yml")))))
@@ -239,8 +235,8 @@ def claims_summary(runs: list[ChapterRun]) -> pd.DataFrame:
         row = dict(study=r.study, status=r.status, detail=r.detail if r.status != "ok" else "",
                    link=f"{r.study}.html#{CLAIMS_ANCHOR}" if r.status == "ok" else "")
         if r.status == "ok":
-            counts = claims_mod.verdict_counts(r.results.ledger)
-            row.update({v: counts[v] for v in claims_mod.VERDICTS}, total=len(r.results.ledger))
+            counts = claims_mod.verdict_counts(r.ledger)
+            row.update({v: counts[v] for v in claims_mod.VERDICTS}, total=len(r.ledger))
         else:
             row.update({v: np.nan for v in claims_mod.VERDICTS}, total=np.nan)
         rows.append(row)
@@ -264,7 +260,7 @@ def caveats_index(runs: list[ChapterRun]) -> pd.DataFrame:
     for r in runs:
         if r.status != "ok":
             continue
-        cav = getattr(r.results, "caveats", None)
+        cav = r.caveats
         if cav is None or not len(cav):
             continue
         for c in cav.itertuples():
@@ -291,8 +287,7 @@ def own_caveats(facts: Facts, runs: list[ChapterRun], lim: pd.DataFrame, rate) -
     def add(kind, text):
         out.append(dict(kind=kind, caveat=text))
 
-    if any(r.status == "ok" and getattr(getattr(r.results, "data", None), "study", None) is not None
-           and r.results.data.study.reconstructed for r in runs):
+    if any(r.status == "ok" and r.reconstructed for r in runs):
         add("reconstructed data", "The raw files behind these chapters are reconstructed from the published "
             "tables, so each share of a ceiling below is in effect the share of the published number.")
     add("roofline", "Decode ceilings count weights, output head and full-attention KV reads only: activations, "
@@ -649,6 +644,7 @@ def glue_values(r: Results) -> dict:
                    api_output_price=float(e["output"].value), api_currency=e["output"].unit.split("/")[0])
     out["fx"] = r.rate.label() if r.rate else "no exchange rate given"
     strix = r.facts.sections.get("platforms", {}).get("ryzen-ai-max-395")
+    out["strix_included"] = int(len(strix_sensitivity(r)) > 0) if len(r.limits) else 0
     if strix:
         for k, path in (("strix_bw_spec", "memory_bandwidth"), ("strix_bw_measured", "memory_bandwidth_measured"),
                         ("strix_bw_written", "memory_bandwidth_as_written")):
@@ -658,22 +654,79 @@ def glue_values(r: Results) -> dict:
     n, p = out["configs"], out.get("platforms", 0)
     out["configs_text"] = f"{n} configuration{'s' if n != 1 else ''}"
     out["platforms_text"] = f"{p} platform{'s' if p != 1 else ''}"
-    for key, default in PROSE.items():  # absent data shows as nan or a dash, not a broken page
-        out.setdefault(key, default)
-    return {k: (float(v) if isinstance(v, (np.floating,)) else int(v) if isinstance(v, np.integer) else v)
-            for k, v in out.items()}
+    out = {k: (float(v) if isinstance(v, (np.floating,)) else int(v) if isinstance(v, np.integer) else v)
+           for k, v in out.items()}
+    out["findings_md"] = findings_md(out)
+    out["findings_html"] = findings_html(out)
+    return out
 
 
-_NAN = float("nan")
-PROSE = {  # every key the synthesis page and the intro page quote, with its value when absent
-    "platforms": 0, "pct_ceiling_min": _NAN, "pct_ceiling_min_label": "–", "pct_ceiling_max": _NAN,
-    "pct_ceiling_max_label": "–", "decode_max_tps": _NAN, "decode_max_label": "–", "aggregate_max_tps": _NAN,
-    "aggregate_max_label": "–", "aggregate_max_concurrency": "–", "cost_min": _NAN, "cost_min_currency": "–",
-    "cost_min_label": "–", "kwh_max_m": _NAN, "kwh_max_label": "–", "kwh_max_basis": "–",
-    "prefill_pct_max": _NAN, "prefill_pct_max_label": "–", "mtp_per_pass": _NAN, "mtp_label": "–",
-    "api_vendor": "–", "api_name": "–", "api_output_price": _NAN, "api_currency": "–",
-    "strix_bw_spec": _NAN, "strix_bw_measured": _NAN, "strix_bw_written": _NAN,
+# Each part of the page's prose and the keys it quotes: a part whose keys the data does not
+# give is left out of the page (benchbook.runner drops markdown cells tagged needs-<part>).
+SECTIONS = {
+    "decode": ("pct_ceiling_min", "pct_ceiling_max"),
+    "throughput": ("decode_max_tps", "aggregate_max_tps"),
+    "cost": ("cost_min",),
+    "energy": ("kwh_max_m",),
+    "mtp": ("mtp_per_pass",),
+    "strix-bandwidth": ("strix_bw_spec", "strix_bw_measured", "strix_bw_written", "strix_included"),
+    "api": ("api_name", "api_output_price"),
+    "claims": ("claims_total",),
 }
+
+
+def absent_sections(g: dict) -> dict[str, str]:
+    """The page's parts whose numbers the included chapters do not give."""
+    out = {}
+    for section, keys in SECTIONS.items():
+        lacking = [k for k in keys if not g.get(k)]
+        if lacking:
+            out[section] = f"the included chapters give no {', '.join(lacking)}"
+    return out
+
+
+def findings(g: dict) -> list[tuple[str, str]]:
+    """The findings at a glance, (title, sentence) in plain text, only of what the data gives."""
+    items = [("Chapters.", f"{g['chapters_present']} of {g['chapters_total']} studies are included, with "
+              f"{g['configs_text']} on {g['platforms_text']} ({g['chapters_missing_text']}).")]
+    if "pct_ceiling_min" in g:
+        items.append(("Decode against the hardware.", f"One stream decodes at between {g['pct_ceiling_min']:.0f} % "
+                      f"({g['pct_ceiling_min_label']}) and {g['pct_ceiling_max']:.0f} % ({g['pct_ceiling_max_label']}) "
+                      "of the rate its platform's memory bandwidth allows."))
+    if "decode_max_tps" in g:
+        items.append(("Speed.", f"The fastest single-stream decode is {g['decode_max_tps']:,.0f} tokens/s "
+                      f"({g['decode_max_label']}); the highest measured aggregate is {g['aggregate_max_tps']:,.0f} "
+                      f"tokens/s ({g['aggregate_max_label']})."))
+    parts = []
+    if "cost_min" in g:
+        parts.append(f"the lowest measured cost is {g['cost_min']:.2f} {g['cost_min_currency']} per million output "
+                     f"tokens ({g['cost_min_label']})")
+    if "kwh_max_m" in g:
+        parts.append(f"the most tokens per kWh are {g['kwh_max_m']:.1f} million ({g['kwh_max_label']}, "
+                     f"{g['kwh_max_basis']})")
+    if parts:
+        text = "; ".join(parts)
+        items.append(("Cost and energy.", text[0].upper() + text[1:] + "."))
+    if g.get("claims_total"):
+        items.append(("Claims.", f"Of {g['claims_total']} published claims, {g['claims_holds']} hold, "
+                      f"{g['claims_does_not_hold']} do not hold, {g['claims_not_derivable']} cannot be derived from "
+                      f"the data and {g['claims_not_comparable']} are about another setup than the data's."))
+    return items
+
+
+def findings_md(g: dict) -> str:
+    """The findings as a Markdown list for this page; names from the data are escaped."""
+    from ..report import md_text
+
+    return "\n".join(f"- **{title}** {md_text(text)}" for title, text in findings(g))
+
+
+def findings_html(g: dict) -> str:
+    """The same list as HTML, for the intro page (myst-nb pastes HTML from another page)."""
+    import html
+
+    items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}</li>" for t, x in findings(g))
+    return f'<ul class="benchbook-findings">{items}</ul>'
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
@@ -708,3 +761,41 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
         "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: _num(v, 1)),
         "measured as % of it": s["pct"].map(_pct),
     })
+
+
+def banner(r: Results) -> str:
+    """The page's opening note: which chapters read measured data and which reconstructed."""
+    from ..report import md_text
+
+    rows = [x for x in r.runs if x.status == "ok"]
+    measured = [x.study for x in rows if not x.reconstructed]
+    rebuilt = [x.study for x in rows if x.reconstructed]
+    other = [x.study for x in rows if not x.comparable]
+    parts = []
+    if rebuilt:
+        parts.append("Reconstructed data (made from the published tables, not measured): "
+                     + ", ".join(md_text(s) for s in rebuilt) + ".")
+    if measured:
+        parts.append("Measured data: " + ", ".join(md_text(s) for s in measured) + ".")
+    if other:
+        parts.append("Not the write-up's setup, so their claims are not compared: "
+                     + ", ".join(md_text(s) for s in other) + ".")
+    kind = "warning" if rebuilt else "note"
+    title = "Data: " + " and ".join(k for k, v in (("reconstructed", rebuilt), ("measured", measured)) if v) \
+        if rows else "Data: none"
+    body = " ".join(parts) or "No chapter has produced its outputs yet."
+    return (f":::{{admonition}} {title}\n:class: {kind}\nEach figure below is the one its chapter page "
+            f"computed from its own data folder. {body} The provenance section lists every folder and its "
+            "content hash.\n:::")
+
+
+def write_outputs(r: Results, g: dict, folder) -> None:
+    """The page's downloads, and its chapter.json: which parts of its prose the data cannot fill."""
+    import json
+
+    from ..report import write_downloads
+
+    write_downloads(downloads(r), folder, "synthesis-tables")
+    doc = {"chapter": STUDY, "absent_sections": absent_sections(g),
+           "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records")}
+    (Path(folder) / "chapter.json").write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")

@@ -99,6 +99,8 @@ _RIG2 = "2x RTX 3090 24GB (TP=2, PCIe 4.0, no NVLink), AMD EPYC 7532, driver 580
 _RIG4 = "4x RTX 3090 24GB (one a 3090 Ti; two NVLinked), TP=4"
 CONFIGS = {
     "dense-27b-int4-mtp": {
+        "role": "dense",
+        "label": "27B dense INT4 + MTP",
         "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
         "engine_version": "0.20.0", "model": "Qwen3.6-27B (AutoRound INT4)", "served_model_name": "qwen3.6-27b-coder",
         "model_arch": "dense, 27B parameters; 64 layers (16 full attention)", "quantisation": "INT4 AutoRound",
@@ -111,6 +113,8 @@ CONFIGS = {
         "short": "dense", "source": "seed-002",
     },
     "moe-35b-a3b-awq": {
+        "role": "sparse",
+        "label": "35B-A3B MoE AWQ INT4",
         "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
         "engine_version": "0.20.0", "model": "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit", "served_model_name": "qwen3.6-35b-a3b",
         "model_arch": "MoE, 35B total / 3B active; 40 layers (10 full attention)", "quantisation": "INT4 AWQ (Marlin)",
@@ -122,16 +126,19 @@ CONFIGS = {
         "short": "moe", "source": "seed-002",
     },
     "gauntlet-hand-run": {
+        "role": "gauntlet",
         "platform": _RIG2, "engine": "vLLM", "engine_version": "0.20.0",
         "model": "both servers above, identical prompts", "source": "seed-002",
     },
     "qwen36-35b-a3b-fp8-agent": {
+        "role": "agent",
         "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "Qwen/Qwen3.6-35B-A3B-FP8",
         "model_arch": "MoE, 35B total / 3B active", "quantisation": "FP8 weights", "kv_dtype": "auto (FP16)",
         "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",
         "label": "qwen3.6-35b-a3b (MoE)", "source": "seed-003",
     },
     "qwen35-27b-int8-agent": {
+        "role": "agent",
         "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8",
         "model_arch": "dense, 27B parameters", "quantisation": "INT8 (AWQ-BF16-INT8)", "kv_dtype": "fp8",
         "speculative": "MTP (qwen3_next_mtp), num_speculative_tokens=2",
@@ -139,6 +146,7 @@ CONFIGS = {
         "label": "qwen3.5-27b (dense)", "source": "seed-003",
     },
     "qwen35-122b-awq-agent": {
+        "role": "agent",
         "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "QuantTrio/Qwen3.5-122B-A10B-AWQ",
         "model_arch": "MoE, 122B total / 10B active", "quantisation": "INT4 AWQ (Marlin)", "kv_dtype": "fp8",
         "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",

@@ -1018,10 +1018,10 @@ def write_runs(out_dir: Path, ses: Session, perf0: float) -> list[dict]:
 
 
 CONFIGS = {
-    "q35-old-stack": {"model": MODEL["old"], "engine_version": VERSION["old"], "stack": "two-week-old cu130-nightly image, NVIDIA driver 580.126.09", "speculative": "none"},
-    "q35-fresh-stack": {"model": MODEL["fresh"], "engine_version": VERSION["fresh"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
-    "q36-vanilla": {"model": MODEL["van"], "engine_version": VERSION["van"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
-    "q36-mtp": {"model": MODEL["mtp"], "engine_version": VERSION["mtp"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "MTP, num_speculative_tokens=2"},
+    "q35-old-stack": {"role": "old-stack", "label": "Qwen3.5, old stack", "model": MODEL["old"], "engine_version": VERSION["old"], "stack": "two-week-old cu130-nightly image, NVIDIA driver 580.126.09", "speculative": "none"},
+    "q35-fresh-stack": {"role": "control", "label": "Qwen3.5, fresh stack", "model": MODEL["fresh"], "engine_version": VERSION["fresh"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
+    "q36-vanilla": {"role": "vanilla", "label": "Qwen3.6 vanilla", "model": MODEL["van"], "engine_version": VERSION["van"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
+    "q36-mtp": {"role": "mtp", "label": "Qwen3.6 + MTP", "model": MODEL["mtp"], "engine_version": VERSION["mtp"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "MTP, num_speculative_tokens=2"},
 }
 _COMMON = {"platform": "NVIDIA DGX Spark (GB10, SM 12.1, 128 GB unified LPDDR5x)", "accelerators": "1x GB10",
            "engine": "vLLM", "quantisation": "FP8 weights", "kv_dtype": "fp8_e4m3",

@@ -68,6 +68,8 @@ def a(name: str):
 
 CONFIGS = {
     "h100-dense": {
+        "role": "baseline",
+        "label": "H100, 27B dense FP8",
         "platform": "UpCloud H100 80GB SXM (fi-hel2)",
         "accelerators": "1x NVIDIA H100 80GB SXM",
         "engine": "vLLM",
@@ -81,6 +83,8 @@ CONFIGS = {
         "source": "seed-001",
     },
     "h100-moe-mtp": {
+        "role": "candidate",
+        "label": "H100, 35B-A3B FP8 + MTP",
         "platform": "UpCloud H100 80GB SXM (fi-hel2)",
         "accelerators": "1x NVIDIA H100 80GB SXM",
         "engine": "vLLM",

@@ -380,6 +380,7 @@ def _assign(slots: list[Slot], gen: np.ndarray, prefill: np.ndarray, rng) -> dic
 
 CONFIGS = {
     "q35-27b": {
+        "role": "model",
         "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
         "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4)",
         "cards": 4, "gpus": [0, 2, 3, 4],
@@ -395,6 +396,7 @@ CONFIGS = {
         "source": "seed-003",
     },
     "q35-122b": {
+        "role": "model",
         "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
         "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
         "cards": 4, "gpus": [0, 2, 3, 4],
@@ -409,6 +411,7 @@ CONFIGS = {
         "source": "seed-003",
     },
     "q36-35b": {
+        "role": "model",
         "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
         "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
         "cards": 4, "gpus": [0, 2, 3, 4],

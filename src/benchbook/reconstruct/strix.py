@@ -90,11 +90,11 @@ _NAMES = {"strix-rocm-pr21344": "strix_rocm_pr21344", "strix-vulkan-radv": "stri
 def configs() -> dict:
     out = {}
     for b in BACKENDS:
-        out[b] = {**_BASE, "engine_version": f"b{a('builds')[b]} ({a('engine_versions')[b]})",
+        out[b] = {"role": "backend", **_BASE, "engine_version": f"b{a('builds')[b]} ({a('engine_versions')[b]})",
                   "serve_args": {"backend": _GPU[b][0], **a("llama_bench_args")}}
     sb = a("server_backend")
     out["strix-llama-server"] = {
-        **_BASE, "engine": "llama.cpp (llama-server)",
+        "role": "server", **_BASE, "engine": "llama.cpp (llama-server)",
         "engine_version": f"b{a('builds')[sb]} ({a('engine_versions')[sb]})",
         "serve_args": {"backend": _GPU[sb][0], **a("server_args")}, "source": "seed-000",
     }

@@ -1,0 +1,388 @@
+"""A chapter's contract: what it needs from a data folder, checked before it runs.
+
+A chapter declares
+- **roles**: what its configurations stand for (baseline, candidate, backend, ...), how
+  many configurations each takes, and the prefix its value names use (``key``);
+- **kinds**: the run kinds it reads (a file entry's ``kind``), the tables such a file must
+  yield, the run context keys every run of that kind needs, and how a run's key is formed
+  from its context (``c{concurrency}``), so value names never depend on the run names a
+  user chose;
+- **sections**: the parts of its page and the runs each one needs. A section whose runs
+  are absent is not an error: the page shows a short note saying what is missing.
+
+`check` turns a study folder into problems that each name the file and the key; a folder
+without problems never makes a chapter fail. `available` says which sections the data
+can fill. Roles come from each configuration's ``role`` key in study.yml.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .study import MANIFEST, Study
+
+ROLE_KEY = "role"
+
+
+@dataclass(frozen=True)
+class KeyNumbers:
+    """Numbers of one of the chapter's tidy downloads that a version sets beside the previous
+    version's: rows by `index`, columns `values`."""
+
+    table: str  # the download's file stem, e.g. "runs" for runs.csv
+    index: tuple[str, ...]
+    values: tuple[str, ...]
+    only_changes: bool = False  # show only rows that differ (long tables such as claims)
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    key: str  # value-name prefix of this role's runs: '<key>_<run key>_<metric>'; '{config}'
+    # for the configuration id (for roles of many configurations), '{name}' for the run name
+    title: str  # what the role stands for, in the write-up and in general
+    min: int = 0
+    max: int | None = 1  # None: any number of configurations
+    aggregate: str = ""  # value-name prefix of figures over all of the role's configurations
+    # How `benchbook new` picks this role's configurations, in order of the rules:
+    # 'kind:<k>' those with files of kind k; 'first', 'second' by order of appearance;
+    # 'rest' all not yet given a role; 'moe' / 'dense' by the model name ('-A3B' = MoE);
+    # 'speculative' / 'plain' by speculative decoding; 'model-of:<role>' the same model as
+    # that role's configuration. A configuration no rule picks is left as a TODO.
+    pick: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    title: str
+    tables: tuple[str, ...]  # a file of this kind must yield rows in one of these
+    needs: tuple[str, ...] = ()  # run context keys every run of this kind needs
+    key: str | None = ""  # run key template over the context, e.g. 'c{concurrency}'; '' = the
+    # kind's name; None = no run key (the role key alone names the run)
+    tiebreak: str = "s{seed}"  # appended when two runs of one role would share a key
+    formats: tuple[str, ...] = ()  # reader formats (prefixes) a file of this kind has, for `new`
+    # Conditions on a run's context for `benchbook new` to choose this kind (the first kind
+    # whose conditions all hold): (key, op, value), op one of eq, le, ge, gt, set, unset.
+    when: tuple[tuple[str, str, object], ...] = ()
+
+
+@dataclass(frozen=True)
+class Need:
+    """Runs a section needs: of these kinds, roles (any when empty) and context values."""
+
+    kinds: tuple[str, ...]
+    what: str  # for the reader: 'a sweep run at concurrency 1'
+    roles: tuple[str, ...] = ()
+    where: tuple[tuple[str, object], ...] = ()
+    min_runs: int = 1
+    min_configs: int = 1  # distinct configurations (or builds, for llama-bench) among those runs
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    needs: tuple[Need, ...] = ()
+    any_of: bool = False  # one of the needs suffices
+    reads: tuple[str, ...] = ()  # parameters naming another chapter's data it needs
+    how: str = ""  # how to add what is missing
+
+
+@dataclass(frozen=True)
+class Contract:
+    roles: tuple[Role, ...]
+    kinds: tuple[Kind, ...]
+    sections: tuple[Section, ...] = ()
+    default_role: str | None = None  # the role of a configuration that names none
+
+    def role(self, name: str) -> Role | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    def kind(self, name: str) -> Kind | None:
+        return next((k for k in self.kinds if k.name == name), None)
+
+    def section(self, name: str) -> Section:
+        hit = next((s for s in self.sections if s.id == name), None)
+        if hit is None:
+            raise KeyError(f"no section {name!r}; known: {', '.join(s.id for s in self.sections)}")
+        return hit
+
+
+@dataclass
+class Roles:
+    """Configurations by role, and the role of each configuration."""
+
+    of_config: dict[str, str] = field(default_factory=dict)
+
+    def configs(self, role: str) -> list[str]:
+        return [c for c, r in self.of_config.items() if r == role]
+
+    def first(self, role: str) -> str | None:
+        found = self.configs(role)
+        return found[0] if found else None
+
+
+def assign_roles(study: Study, contract: Contract) -> tuple[Roles, list[str]]:
+    """Each configuration's role from study.yml, with a problem for each that has none or a wrong one."""
+    where = study.root / MANIFEST
+    roles, problems = Roles(), []
+    names = ", ".join(r.name for r in contract.roles)
+    for cid, cfg in study.configs.items():
+        role = cfg.get(ROLE_KEY, contract.default_role)
+        if role is None:
+            problems.append(f"{where}: configs.{cid}: no '{ROLE_KEY}'; expected one of: {names}")
+        elif contract.role(str(role)) is None:
+            problems.append(f"{where}: configs.{cid}: role '{role}' is not one of this chapter's ({names})")
+        else:
+            roles.of_config[cid] = str(role)
+    for r in contract.roles:
+        n = len(roles.configs(r.name))
+        if n < r.min:
+            problems.append(f"{where}: configs: the chapter needs {r.min} configuration(s) with role "
+                            f"'{r.name}' ({r.title}); found {n}")
+        if r.max is not None and n > r.max:
+            problems.append(f"{where}: configs: at most {r.max} configuration(s) may have role '{r.name}' "
+                            f"({r.title}); found {n}: {', '.join(roles.configs(r.name))}")
+    return roles, problems
+
+
+def check_runs(study: Study, contract: Contract, runs: pd.DataFrame | None = None) -> list[str]:
+    """Kinds and run context keys of every described run, against the chapter's kinds.
+
+    A context key that study.yml leaves out but the file itself holds (a bench run's
+    max_concurrency, its request rate) is taken from the file; `runs` (the ingested runs
+    table) says which files hold what, and explains a missing value.
+    """
+    where = study.root / MANIFEST
+    known = ", ".join(k.name for k in contract.kinds)
+    problems = []
+    for run in study.run_entries():
+        at = f"{where}: {run.where}"
+        kind_name = run.context.get("kind")
+        if kind_name is None:
+            problems.append(f"{at}: no 'kind'; expected one of: {known}")
+            continue
+        kind = contract.kind(str(kind_name))
+        if kind is None:
+            problems.append(f"{at}: kind '{kind_name}' is not one this chapter reads; expected one of: {known}")
+            continue
+        wanted = list(kind.needs) + [f for f in _fields(kind.key or "") if f not in kind.needs and f != "kind"]
+        for key in wanted:
+            if run.context.get(key) is not None or _in_file(runs, run, key) is not None:
+                continue
+            problems.append(f"{at}: a '{kind.name}' run ({kind.title}) needs '{key}'{_hint(runs, run, key)}")
+    return problems
+
+
+# Run context a bench file holds itself: context key -> runs table column.
+FROM_FILE = {"concurrency": "max_concurrency", "request_rate": "request_rate"}
+
+
+def _rows_of(runs: pd.DataFrame | None, run) -> pd.DataFrame | None:
+    if runs is None or not len(runs) or "source_file" not in runs:
+        return None
+    rows = runs[runs["source_file"].astype(str) == run.path]
+    if run.run is not None and "run_id" in rows:
+        rows = rows[rows["run_id"].astype(str).str.endswith(f"#{run.run}")]
+    return rows
+
+
+def filled(study: Study, runs: pd.DataFrame | None):
+    """The described runs, with context keys the files hold filled in where study.yml omits them."""
+    from dataclasses import replace
+
+    out = []
+    for run in study.run_entries():
+        extra = {k: v for k in FROM_FILE if run.context.get(k) is None
+                 and (v := _in_file(runs, run, k)) is not None}
+        out.append(replace(run, context={**run.context, **{k: _plain(_num(v)) for k, v in extra.items()}}))
+    return out
+
+
+def _num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def _in_file(runs, run, key):
+    rows = _rows_of(runs, run)
+    col = FROM_FILE.get(key)
+    if rows is None or col is None or col not in rows or not len(rows):
+        return None
+    vals = rows[col].dropna()
+    return vals.iloc[0] if len(vals) == len(rows) else None
+
+
+def _hint(runs, run, key) -> str:
+    rows = _rows_of(runs, run)
+    col = FROM_FILE.get(key)
+    if rows is None or col is None or col not in rows or not len(rows):
+        return ""
+    return f" (the file's {col} is null; set '{key}' in study.yml)"
+
+
+def _fields(template: str) -> list[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+
+
+def run_key(kind: Kind, context: dict) -> str:
+    """A run's key from its kind and context: 'c16' for a sweep run at concurrency 16."""
+    if kind.key is None:
+        return ""
+    template = kind.key or kind.name.replace("-", "_")
+    values = {k: _plain(v) for k, v in context.items()}
+    values.setdefault("kind", kind.name.replace("-", "_"))
+    return slug(template.format(**values))
+
+
+def slug(text) -> str:
+    """Text as a part of a value name: lower case, letters, digits and underscores."""
+    return re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+
+
+def role_key(role: Role, config: str, context: dict) -> str:
+    """The value-name prefix of a run of this role ('h100_dense', or per configuration/name)."""
+    if role.key == "{config}":
+        return slug(config)
+    if role.key == "{name}":
+        return slug(context.get("name") or config)
+    return role.key
+
+
+def _plain(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tuple[dict[tuple, str], list[str]]:
+    """Value-name prefix of each described run ('<role key>_<run key>'), and key collisions.
+
+    Keyed by (file index, run position). Two runs of one role with the same key get the
+    kind's tiebreak (the seed) appended; if that does not separate them it is a problem
+    naming both runs.
+    """
+    where = study.root / MANIFEST
+    base: dict[tuple, str] = {}
+    found = {}
+    for run in entries if entries is not None else study.run_entries():
+        kind = contract.kind(str(run.context.get("kind")))
+        role = contract.role(roles.of_config.get(run.config, ""))
+        if kind is None or role is None:
+            continue
+        try:
+            parts = (role_key(role, run.config, run.context), run_key(kind, run.context))
+        except (KeyError, ValueError, IndexError):
+            continue  # reported by check_runs
+        base[(run.file, run.run)] = "_".join(p for p in parts if p)
+        found[(run.file, run.run)] = (run, kind)
+    out, problems = {}, []
+    for key in sorted(set(base.values())):
+        same = [i for i, k in base.items() if k == key]
+        if len(same) == 1:
+            out[same[0]] = key
+            continue
+        kind = found[same[0]][1]
+        try:
+            split = {i: f"{key}_{slug(kind.tiebreak.format(**found[i][0].context))}" for i in same}
+        except (KeyError, ValueError, IndexError):
+            split = {}
+        if split and len(set(split.values())) == len(same):
+            out.update(split)
+        else:
+            runs = ", ".join(found[i][0].where for i in same)
+            fields = [f for f in _fields(kind.key or "") + _fields(kind.tiebreak)]
+            problems.append(f"{where}: {runs} are the same run '{key}': runs of one configuration and kind "
+                            f"need different {' or '.join(fields) or 'configurations'}")
+    return out, problems
+
+
+@dataclass
+class Missing:
+    """Why a section cannot be shown on this data, and how to make it possible."""
+
+    section: Section
+    lacking: list[str]
+
+    def text(self) -> str:
+        what = "; ".join(self.lacking)
+        how = f" {self.section.how}" if self.section.how else ""
+        return f"This section needs {what}.{how}"
+
+
+def available(contract: Contract, runs: pd.DataFrame, reads: dict[str, bool] | None = None) -> dict[str, Missing | None]:
+    """Section id -> None when the data can fill it, else what it lacks.
+
+    `runs` has one row per run with at least `kind` and `role` (and the context columns
+    the needs filter on); `reads` says which cross-read data folders are present.
+    """
+    reads = reads or {}
+    out = {}
+    for section in contract.sections:
+        lacking = [n.what for n in section.needs if not _met(n, runs)]
+        if section.any_of and len(lacking) < len(section.needs):
+            lacking = []
+        lacking += [f"the data folder of parameter {p}" for p in section.reads if not reads.get(p)]
+        out[section.id] = Missing(section, lacking) if lacking else None
+    return out
+
+
+def _met(need: Need, runs: pd.DataFrame) -> bool:
+    if runs is None or not len(runs) or "kind" not in runs:
+        return False
+    sel = runs["kind"].isin(need.kinds) & runs["role"].notna()
+    if need.roles:
+        sel &= runs["role"].isin(need.roles)
+    for col, value in need.where:
+        if col not in runs:
+            return False
+        sel &= pd.to_numeric(runs[col], errors="coerce") == value if isinstance(value, (int, float)) \
+            else runs[col] == value
+    configs = runs.loc[sel, "config"].nunique()
+    if "builds" in runs:  # a file of several builds counts each (benchbook.analysis.llama.variants)
+        configs = max(configs, int(runs.loc[sel].groupby("config")["builds"].max().sum()))
+    return int(sel.sum()) >= need.min_runs and configs >= need.min_configs
+
+
+_OPS = {
+    "eq": lambda v, x: v is not None and v == x, "le": lambda v, x: v is not None and v <= x,
+    "ge": lambda v, x: v is not None and v >= x, "gt": lambda v, x: v is not None and v > x,
+    "set": lambda v, x: v is not None, "unset": lambda v, x: v is None,
+}
+
+
+def kind_for(contract: Contract, fmt: str, context: dict) -> Kind | None:
+    """The first kind of the contract that reads this format and whose conditions hold."""
+    for kind in contract.kinds:
+        if not any(fmt.startswith(f) for f in kind.formats):
+            continue
+        if all(_OPS[op](context.get(key), value) for key, op, value in kind.when):
+            return kind
+    return None
+
+
+def describe(contract: Contract) -> str:
+    """The contract in words, for `benchbook needs`: roles, run kinds and what each section needs."""
+    lines = ["Roles (a configuration's `role:` in study.yml):"]
+    for r in contract.roles:
+        count = f"{r.min}+" if r.max is None else (f"{r.min}-{r.max}" if r.min != r.max else str(r.min))
+        lines.append(f"  {r.name:12s} {count:4s} configuration(s): {r.title}")
+    lines.append("Run kinds (a file entry's `kind:`):")
+    for k in contract.kinds:
+        needs = f"; needs {', '.join(k.needs)}" if k.needs else ""
+        lines.append(f"  {k.name:12s} {k.title} (tables: {', '.join(k.tables)}{needs})")
+    lines.append("Sections of the page and what each needs:")
+    for sec in contract.sections:
+        joiner = " or " if sec.any_of else "; "
+        what = joiner.join(n.what for n in sec.needs) or "nothing beyond the data folder"
+        if sec.reads:
+            what += f"; the data folder of parameter {', '.join(sec.reads)}"
+        lines.append(f"  {sec.title}: {what}")
+    return "\n".join(lines)

@@ -1,0 +1,275 @@
+"""One pipeline for every chapter: ingest -> values -> published comparison -> claims ->
+caveats -> provenance -> outputs.
+
+A chapter module computes its own values and tables between `start` and `finish`; the
+steps every chapter shares live here once:
+
+- `load`: read the data folder, apply the chapter's contract (roles, run keys, the
+  sections the data can fill) and raise one StudyError listing every problem;
+- `start`: load the chapter's own folder and the folders it reads from other chapters,
+  read published.yml and decide, role by role, whether the data is the write-up's setup;
+- `finish`: set the write-up's published cells and claims beside the values (only where
+  the data is comparable), gather caveats, record provenance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import claims as claims_mod
+from .caveats import authors_caveats
+from .comparable import Comparability, Gate, RoleMatch, compare_setup
+from .contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for
+from .load import StudyData, StudyReadError, ingest_study
+from .provenance import code_version, data_record, package_versions
+from .published import Published, load_published
+from .registry import ChapterSpec, get
+from .study import MANIFEST, StudyError, load_study
+
+RUN_TABLES_KEYED = ("runs", "requests", "run_stats")  # tables whose rows carry a run_id
+
+
+# ---------------------------------------------------------------- loading with a contract
+
+
+def contract_problems(data: StudyData, contract: Contract) -> list[str]:
+    """Apply the contract to ingested data: roles and keys on every table; its problems."""
+    study = data.study
+    roles, problems = assign_roles(study, contract)
+    runs = data.tables.get("runs")
+    problems += check_runs(study, contract, runs)
+    entries = filled(study, runs)
+    keys, key_problems = keys_for(study, contract, roles, entries)
+    problems += key_problems
+    data.roles = roles
+    data.described = _described(data, contract, roles, entries, keys)
+    for name, df in list(data.tables.items()):
+        data.tables[name] = _annotated(df, data, roles, keys)
+    return problems
+
+
+def _described(data: StudyData, contract: Contract, roles: Roles, entries, keys) -> pd.DataFrame:
+    """One row per described run, with how many rows it gave in its kind's tables."""
+    rows = []
+    for run in entries:
+        kind = contract.kind(str(run.context.get("kind")))
+        n, builds = 0, 1
+        for table in kind.tables if kind else ():
+            df = data.tables.get(table)
+            if df is None or not len(df) or "source_file" not in df:
+                continue
+            mine = df["source_file"].astype(str) == run.path
+            if run.run is not None and "run_id" in df:
+                mine &= df["run_id"].astype(str).str.endswith(f"#{run.run}")
+            n += int(mine.sum())
+            if table == "llama_bench" and mine.any():  # one file may hold several builds
+                from .analysis.llama import ok_rows, variants
+
+                measured = ok_rows(df[mine])
+                builds = max(builds, int(variants(measured).nunique()) if len(measured) else 1)
+        rows.append(dict(file=run.file, run=run.run, path=run.path, config=run.config,
+                         role=roles.of_config.get(run.config), key=keys.get((run.file, run.run)),
+                         rows=n, builds=builds, **{k: v for k, v in run.context.items()}))
+    out = pd.DataFrame(rows)
+    if len(out):  # a file that gave no rows of its kind's tables does not count as present
+        out = out.assign(kind=out["kind"].where(out["rows"] > 0))
+    return out
+
+
+def _annotated(df: pd.DataFrame, data: StudyData, roles: Roles, keys: dict) -> pd.DataFrame:
+    df = df.copy()
+    if "config" in df:
+        df["role"] = df["config"].map(roles.of_config).astype(object)
+    else:
+        df["role"] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    df["key"] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    if not len(df) or "source_file" not in df:
+        return df
+    files = {f.path: i for i, f in enumerate(data.study.files)}
+    src = df["source_file"].astype(str)
+    for path, i in files.items():
+        mine = src == path
+        if not mine.any():
+            continue
+        if data.study.files[i].runs and "run_id" in df:
+            pos = df.loc[mine, "run_id"].astype(str).str.extract(r"#(\d+)$")[0]
+            df.loc[mine, "key"] = [keys.get((i, int(p))) if isinstance(p, str) else None for p in pos]
+        else:
+            df.loc[mine, "key"] = keys.get((i, None))
+    return df
+
+
+def load(data_dir, contract: Contract | None) -> StudyData:
+    """A data folder's tidy tables with the contract applied; every problem raised at once."""
+    study = load_study(data_dir)
+    try:
+        data = ingest_study(study)
+    except StudyReadError as exc:
+        problems = exc.problems
+        data = None
+    else:
+        problems = []
+    if data is not None and contract is not None:
+        problems += contract_problems(data, contract)
+    if problems:
+        raise StudyError(problems)
+    return data
+
+
+# ---------------------------------------------------------------- a chapter's results
+
+
+@dataclass
+class ChapterResults:
+    """What every chapter computes; a chapter's Results adds its own tables to these."""
+
+    spec: ChapterSpec
+    params: dict
+    data: StudyData
+    published: Published
+    comparability: Comparability
+    reads: dict = field(default_factory=dict)  # parameter -> StudyData of another chapter's folder (or None)
+    read_setups: dict = field(default_factory=dict)  # parameter -> Comparability of that folder
+    values: dict = field(default_factory=dict)
+    currencies: dict = field(default_factory=dict)
+    ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
+    comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
+    caveats: pd.DataFrame = field(default_factory=pd.DataFrame)
+    provenance: pd.DataFrame = field(default_factory=pd.DataFrame)
+    versions: dict = field(default_factory=dict)
+    sections: dict = field(default_factory=dict)  # section id -> None or Missing
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def roles(self) -> Roles:
+        return self.data.roles
+
+    def config(self, cid: str | None) -> dict:
+        return self.data.study.configs.get(cid, {}) if cid else {}
+
+    def has(self, section: str) -> bool:
+        """Whether the data can fill this section of the page."""
+        self.spec.contract.section(section)  # a typo is an error, not a silently missing section
+        return self.sections.get(section) is None
+
+    def missing(self, section: str) -> Missing | None:
+        self.spec.contract.section(section)
+        return self.sections.get(section)
+
+    @property
+    def comparable(self) -> bool:
+        """The data is the write-up's setup, in every role it has."""
+        return self.comparability.comparable and all(c.comparable for c in self.read_setups.values())
+
+
+def start(chapter: str, data_dir, published_file=None, params: dict | None = None,
+          reads: dict | None = None, results: type = ChapterResults, **extra) -> ChapterResults:
+    """Load the chapter's data and the folders it reads; decide what is comparable."""
+    spec = get(chapter)
+    data = load(data_dir, spec.contract)
+    published = load_published(published_file or Path(data_dir) / "published.yml")
+    setup = compare_setup(published.setup, data.study.configs, data.roles.of_config)
+    other, other_setups = {}, {}
+    for param, folder in (reads or {}).items():
+        other_spec = get(spec.reads[param])
+        if not folder or not (Path(folder) / MANIFEST).is_file():
+            other[param] = None
+            continue
+        other[param] = load(folder, other_spec.contract)
+        theirs = _published_of(other_spec.id, folder)
+        their_setup = load_published(theirs).setup if theirs is not None else {}
+        other_setups[param] = compare_setup(their_setup, other[param].study.configs,
+                                            other[param].roles.of_config)
+    r = results(spec=spec, params=dict(params or {}), data=data, published=published,
+                comparability=setup, reads=other, read_setups=other_setups, **extra)
+    described = [data.described] + [d.described for d in other.values() if d is not None]
+    r.sections = available(spec.contract, pd.concat(described, ignore_index=True) if any(
+        len(d) for d in described) else pd.DataFrame(), {p: d is not None for p, d in other.items()})
+    return r
+
+
+def _published_of(chapter: str, folder) -> Path | None:
+    """The write-up's published.yml for another chapter's folder: the folder's own if it
+    has one, else the one of that chapter's data in this project (a user's folder rarely
+    carries the write-up's numbers, but its comparability is judged against them)."""
+    own = Path(folder) / "published.yml"
+    if own.is_file():
+        return own
+    from .runner import ChapterError, find_repo
+
+    try:
+        repo = find_repo()
+    except ChapterError:
+        return None
+    path = repo / "data" / chapter / "published.yml"
+    return path if path.is_file() else None
+
+
+def gate(r: ChapterResults) -> Gate:
+    """Value-name prefixes of every role of the chapter's folder and of the folders it reads.
+
+    A value name of no role's prefix (a counter of the whole folder, say) is the chapter's
+    own data: comparable only when all of that folder is.
+    """
+    prefixes = _prefixes(r.spec.contract, r.data, r.comparability)
+    for param, data in r.reads.items():
+        if data is not None:
+            other = get(r.spec.reads[param]).contract
+            prefixes += _prefixes(other, data, r.read_setups[param])
+    own = r.comparability
+    fallback = RoleMatch("data", own.comparable, "; ".join(m.data for m in own.differing()),
+                         "; ".join(m.claim for m in own.differing()))
+    return Gate(prefixes, fallback=fallback, ignore=frozenset(r.params))
+
+
+def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
+    from .contract import role_key
+
+    out = []
+    for role in contract.roles:
+        match = setup.roles.get(role.name)
+        if match is None and setup.declared and data.roles.configs(role.name):
+            # a role of the data that the write-up does not have: nothing of it is the write-up's
+            match = RoleMatch(role.name, False, "; ".join(data.roles.configs(role.name)),
+                              "no such configuration")
+        match = match or RoleMatch(role.name, True, "", "")
+        if "{" in role.key:
+            keys = {role_key(role, c, {"name": n}) for c, n in _names(data, role.name)}
+        else:
+            keys = {role.key}
+        if role.aggregate:
+            keys.add(role.aggregate)
+        out += [(k, match) for k in keys]
+    return out
+
+
+def _names(data: StudyData, role: str):
+    d = data.described
+    if not len(d):
+        return []
+    d = d[d["role"] == role]
+    return list(zip(d["config"], d.get("name", pd.Series([None] * len(d)))))
+
+
+def finish(r: ChapterResults, caveats=None) -> ChapterResults:
+    """The published comparison and the ledger (gated by comparability), caveats, provenance.
+
+    `caveats` is the chapter's own list, or a function of the results that makes it (after
+    the ledger, which some caveat rules read). The authors' caveats are kept only when the
+    data is the write-up's setup.
+    """
+    g = gate(r)
+    numeric = {k: v for k, v in r.params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    values = {**numeric, **r.values}
+    r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g)
+    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
+    own = authors_caveats(r.published) if r.comparable else []
+    mine = caveats(r) if callable(caveats) else list(caveats or [])
+    r.caveats = pd.DataFrame(own + mine, columns=["origin", "caveat"])
+    folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]
+    r.provenance = pd.DataFrame([data_record(s) for s in folders])
+    r.versions = {"code": code_version(), **package_versions()}
+    return r

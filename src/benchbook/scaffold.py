@@ -1,0 +1,410 @@
+"""`benchbook new`: a data folder for a chapter, made from a user's raw files.
+
+It copies the files into DIR/raw/ (keeping their folders relative to one another, which
+pairs a server log with the nvidia-smi log beside it), reads what each file tells about
+itself (benchbook.infer), groups the runs into configurations, gives each file its run
+kind and each configuration its role by the chapter's contract (benchbook.registry), and
+writes study.yml and SHA256SUMS. What it could not infer goes to the manifest's `todo`
+list, which `benchbook validate` prints; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .contract import Contract, kind_for, slug
+from .infer import FileFacts, describe
+from .registry import ChapterSpec, get
+from .study import MANIFEST, StudyError, write_checksums
+
+# Configuration facts: the keys study.yml's configs take from the files.
+CONFIG_KEYS = ("platform", "accelerators", "engine", "engine_version", "model", "quantisation",
+               "speculative", "kv_dtype", "backend", "build", "serve_args")
+# Run context: the keys a file entry takes.
+CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos",
+                "seed", "date", "power_limit_w")
+# Settings of a bench run that are its workload, not its configuration.
+RUN_SETTINGS = {"request_rate", "num_prompts", "max_concurrency", "burstiness", "seed", "date",
+                "input_len", "output_len", "backend", "model", "tokenizer_id", "model_id", "label"}
+_MOE = re.compile(r"-A\d+(?:\.\d+)?B\b|\bMoE\b|mixtral|-\d+x\d+B", re.IGNORECASE)
+
+
+@dataclass
+class Unit:
+    """One run to describe: a whole file, or the n-th run of a multi-run file."""
+
+    path: str  # relative to the data folder
+    facts: FileFacts
+    run: int | None = None  # 1-based position in a multi-run file
+    context: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    distinct: dict = field(default_factory=dict)  # settings that tell this run's deployment apart
+    todo: list = field(default_factory=list)
+    kind: str | None = None
+    config_id: str | None = None
+
+
+class NewError(StudyError):
+    """The folder cannot be made; `problems` says why."""
+
+
+def new_study(chapter: str, out_dir, files, log=print) -> Path:
+    """Make a data folder for `chapter` at `out_dir` from `files`; return its study.yml."""
+    spec = _spec(chapter)
+    out = Path(out_dir)
+    sources = [Path(f) for f in files]
+    _check_inputs(out, sources)
+    rel = _relative_names(sources)
+    (out / "raw").mkdir(parents=True, exist_ok=True)
+    units, problems = [], []
+    for src, name in zip(sources, rel):
+        dest = out / "raw" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        os.chmod(dest, 0o444)  # raw data is read-only
+        facts = describe(dest)
+        if facts.problems:
+            problems += [f"{src}: {p}" for p in facts.problems]
+            continue
+        units += _units(f"raw/{name}", facts)
+    if problems:
+        shutil.rmtree(out)
+        raise NewError(problems)
+    _fill_dates(units)
+    _pair_power_limits(units)
+    _kinds(units, spec.contract)
+    configs = _configs(units)
+    roles = _roles(units, configs, spec.contract)
+    doc = _manifest(spec, out, units, configs, roles)
+    manifest = out / MANIFEST
+    manifest.write_text(_dump(doc), encoding="utf-8")
+    write_checksums(out)
+    log(_summary(spec, out, units, configs, roles, doc["todo"]))
+    return manifest
+
+
+def _spec(chapter: str) -> ChapterSpec:
+    try:
+        spec = get(chapter)
+    except KeyError as exc:
+        raise NewError([str(exc).strip("'\"")]) from None
+    if spec.contract is None:
+        raise NewError([f"chapter {chapter!r} reads other chapters' outputs, not raw files; "
+                        "make a data folder for one of the chapters it reads"])
+    return spec
+
+
+def _check_inputs(out: Path, sources: list[Path]) -> None:
+    problems = []
+    if out.exists() and any(out.iterdir()):
+        problems.append(f"{out}: exists and is not empty; give a new folder")
+    for s in sources:
+        if not s.is_file():
+            problems.append(f"{s}: " + ("is a folder; give the files in it" if s.is_dir() else "no such file"))
+    if not sources:
+        problems.append("no raw files given")
+    if problems:
+        raise NewError(problems)
+
+
+def _relative_names(sources: list[Path]) -> list[str]:
+    """Each file's path below the deepest folder all of them share (their own layout)."""
+    resolved = [s.resolve() for s in sources]
+    common = Path(os.path.commonpath([p.parent for p in resolved]))
+    names = [p.relative_to(common).as_posix() for p in resolved]
+    if len(set(names)) != len(names):
+        raise NewError([f"two files would both be raw/{n}" for n in sorted({n for n in names if names.count(n) > 1})])
+    return names
+
+
+def _units(path: str, facts: FileFacts) -> list[Unit]:
+    """The runs of one file: one unit, or one per run of a multi-run bench file."""
+    base_ctx = {k: f.value for k, f in facts.context.items() if k in CONTEXT_KEYS}
+    base_cfg = {k: f.value for k, f in facts.config.items() if k in CONFIG_KEYS}
+    if len(facts.runs) <= 1 or not facts.format.startswith("vllm-bench"):
+        return [Unit(path, facts, None, base_ctx, base_cfg, {}, list(facts.todo))]
+    settings = [{k: f.value for k, f in (run.get("settings") or {}).items()} for run in facts.runs]
+    differ = {k for k in set().union(*settings) if k not in RUN_SETTINGS
+              and len({repr(s.get(k)) for s in settings}) > 1}
+    out = []
+    for k, (run, st) in enumerate(zip(facts.runs, settings), 1):
+        ctx = {**base_ctx, **{x: f.value for x, f in (run.get("context") or {}).items() if x in CONTEXT_KEYS}}
+        if "request_rate" in st and ctx.get("concurrency") is None:
+            ctx["request_rate"] = st["request_rate"]
+        cfg = {**base_cfg, **{x: f.value for x, f in (run.get("config") or {}).items() if x in CONFIG_KEYS}}
+        todo = [t for t in facts.todo if not t.startswith("concurrency:")] + list(run.get("todo") or [])
+        out.append(Unit(path, facts, k, ctx, cfg, {x: st[x] for x in sorted(differ) if x in st}, todo))
+    return out
+
+
+def _fill_dates(units: list[Unit]) -> None:
+    """A file without a date takes the date of the runs beside it (same folder), if they agree."""
+    by_folder: dict[str, set] = {}
+    for u in units:
+        if u.context.get("date"):
+            by_folder.setdefault(str(Path(u.path).parent), set()).add(u.context["date"])
+    for u in units:
+        dates = by_folder.get(str(Path(u.path).parent), set())
+        if not u.context.get("date") and len(dates) == 1:
+            u.context["date"] = next(iter(dates))
+            u.todo = [t for t in u.todo if not t.startswith("date:")]
+
+
+def _pair_power_limits(units: list[Unit]) -> None:
+    """A server log takes the power limit of the nvidia-smi log beside it."""
+    limits = {str(Path(u.path).parent): u.context["power_limit_w"] for u in units
+              if u.facts.format.startswith("nvidia-smi") and u.context.get("power_limit_w") is not None}
+    for u in units:
+        folder = str(Path(u.path).parent)
+        if u.facts.format == "vllm-server-log" and u.context.get("power_limit_w") is None and folder in limits:
+            u.context["power_limit_w"] = limits[folder]
+
+
+def _kinds(units: list[Unit], contract: Contract) -> None:
+    for u in units:
+        kind = kind_for(contract, u.facts.format, u.context)
+        if kind is None:
+            known = ", ".join(k.name for k in contract.kinds if any(u.facts.format.startswith(f) for f in k.formats))
+            u.todo.append("kind: no kind of this chapter matches this run ("
+                          + _describe_run(u) + "); "
+                          + (f"choose one of: {known}" if known else "this chapter reads no file of this format"))
+        else:
+            u.kind = kind.name
+
+
+def _describe_run(u: Unit) -> str:
+    parts = [u.facts.format] + [f"{k} {u.context[k]}" for k in ("input_len", "output_len", "concurrency",
+                                                               "request_rate") if u.context.get(k) is not None]
+    return ", ".join(parts)
+
+
+_BUILD_KEYS = {"backend", "build", "engine_version", "serve_args"}
+_GROUP_KEYS = ("model", "quantisation", "engine_version", "backend", "build", "speculative", "platform", "accelerators")
+
+
+def _configs(units: list[Unit]) -> dict[str, dict]:
+    """Group runs into configurations: runs that agree on every configuration fact both know
+    (model, weights, engine, build, platform, speculative decoding, deployment) are one."""
+    groups: list[dict] = []
+    for u in units:
+        for g in groups:
+            if _compatible(g, u):
+                g["units"].append(u)
+                for k, v in u.config.items():
+                    g["facts"].setdefault(k, v)
+                break
+        else:
+            groups.append({"facts": dict(u.config), "distinct": dict(u.distinct), "units": [u]})
+    configs: dict[str, dict] = {}
+    for g in groups:
+        cid = _config_id(g, configs)
+        configs[cid] = g
+        for u in g["units"]:
+            u.config_id = cid
+    return configs
+
+
+def _stem(name: str) -> str:
+    """A file name without the extensions raw files come with ('x_vllm0.20.1.log.gz' -> 'x_vllm0.20.1')."""
+    for suffix in (".gz", ".log", ".jsonl", ".json", ".csv", ".md", ".txt", ".prom"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _compatible(group: dict, u: Unit) -> bool:
+    if group["distinct"] != u.distinct:
+        return False
+    facts = group["facts"]
+    for k in _GROUP_KEYS:
+        a, b = facts.get(k), u.config.get(k)
+        if a is not None and b is not None and str(a) != str(b):
+            return False
+    if u.config.get("model") is not None and facts.get("model") is not None:
+        return True
+    # a file that names no model joins files of other formats in its own folder (a server log
+    # and the nvidia-smi log beside it), never another file of its own format
+    folder = str(Path(u.path).parent)
+    return all(str(Path(x.path).parent) == folder and x.facts.format != u.facts.format for x in group["units"])
+
+
+def _config_id(group: dict, taken: dict) -> str:
+    f = group["facts"]
+    first = _stem(Path(group["units"][0].path).name)
+    parts = [str(f.get("model") or first).split("/")[-1].removesuffix(".gguf")]
+    for k in ("backend", "engine_version"):
+        if f.get(k) and str(f[k]).lower() not in ("none", ""):
+            parts.append(str(f[k]).split(",")[0])
+    if f.get("model") and str(f.get("speculative") or "none").lower() not in ("none", ""):
+        parts.append("spec")
+    parts += [str(v) for v in group["distinct"].values()]
+    base = slug("-".join(parts)).replace("_", "-")[:60].strip("-") or "config"
+    cid, n = base, 2
+    while cid in taken:
+        cid, n = f"{base}-{n}", n + 1
+    return cid
+
+
+def _roles(units: list[Unit], configs: dict[str, dict], contract: Contract) -> dict[str, str]:
+    """Each configuration's role by the contract's pick rules (see contract.Role.pick)."""
+    kinds = {cid: {u.kind for u in g["units"]} for cid, g in configs.items()}
+    roles: dict[str, str] = {}
+
+    def free():
+        return [c for c in configs if c not in roles]
+
+    def room(role) -> bool:
+        return role.max is None or sum(1 for r in roles.values() if r == role.name) < role.max
+
+    def take(role, found):
+        for cid in found:
+            if cid in roles or not room(role):
+                continue
+            roles[cid] = role.name
+
+    def model(cid):
+        return str(configs[cid]["facts"].get("model") or "")
+
+    def speculative(cid):
+        return str(configs[cid]["facts"].get("speculative") or "none").lower() not in ("none", "")
+
+    def apply(role, rule):
+        if rule.startswith("kind:"):
+            take(role, [c for c in free() if rule[5:] in kinds[c]])
+        elif rule == "moe":
+            take(role, [c for c in free() if _MOE.search(model(c))])
+        elif rule == "dense":
+            take(role, [c for c in free() if model(c) and not _MOE.search(model(c))])
+        elif rule == "speculative":
+            take(role, [c for c in free() if speculative(c)])
+        elif rule == "plain":
+            take(role, [c for c in free() if not speculative(c)])
+        elif rule.startswith("model-of:"):
+            other = [c for c, r in roles.items() if r == rule[9:]]
+            take(role, [c for c in free() if other and model(c) and model(c) == model(other[0])])
+
+    for _ in range(len(contract.roles) + 1):  # rules that refer to other roles wait for them
+        for role in contract.roles:
+            for rule in role.pick:
+                if rule not in ("first", "second", "rest") and room(role):
+                    apply(role, rule)
+    order = free()
+    for role in contract.roles:
+        for rule in role.pick:
+            if rule == "first" and order:
+                take(role, order[:1])
+            elif rule == "second" and len(order) > 1:
+                take(role, order[1:2])
+            elif rule == "rest":
+                take(role, [c for c in order if c not in roles])
+    return roles
+
+
+def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, roles: dict) -> dict:
+    todo: list[str] = []
+    cfg_doc = {}
+    for cid, g in configs.items():
+        facts = {k: v for k, v in g["facts"].items() if v is not None}
+        entry = {"role": roles.get(cid) or "TODO"}
+        if cid not in roles:
+            todo.append(f"configs.{cid}.role: no rule of this chapter picks it; set one of: "
+                        + ", ".join(r.name for r in spec.contract.roles))
+        entry.update(facts)
+        entry.update({(k if k not in entry else f"deployment_{k}"): v for k, v in g["distinct"].items()})
+        cfg_doc[cid] = entry
+        known = set(facts)
+        for t in dict.fromkeys(t for u in g["units"] for t in u.todo):
+            key = t.split(":", 1)[0]
+            if key in _BUILD_KEYS and all(u.facts.format.startswith("llama-bench") for u in g["units"]):
+                continue  # several builds in one llama-bench file: the chapter tells them apart by row
+            if key in CONFIG_KEYS and key not in known:
+                todo.append(f"configs.{cid}.{t}")
+    files, names = [], set()
+    needed = _needed(spec.contract)
+    by_file: dict[str, list[Unit]] = {}
+    for u in units:
+        by_file.setdefault(u.path, []).append(u)
+    for i, (path, us) in enumerate(by_file.items()):
+        entry = {"path": path, "config": us[0].config_id}
+        if len(us) == 1 and us[0].run is None:
+            entry.update(_run_fields(us[0], names))
+            todo += [f"files[{i}].{t}" for t in us[0].todo if t.split(":", 1)[0] in needed(us[0])]
+        else:
+            entry["runs"] = []
+            for k, u in enumerate(us):
+                item = {"config": u.config_id, **_run_fields(u, names)}
+                entry["runs"].append(item)
+                todo += [f"files[{i}].runs[{k}].{t}" for t in u.todo if t.split(":", 1)[0] in needed(u)]
+        files.append(entry)
+    return {
+        "study": spec.id,
+        "title": _title(configs),
+        "label": f"{out.name} (made by benchbook new from {len(by_file)} file{'s' if len(by_file) != 1 else ''})",
+        "reconstructed": False,
+        "description": "Raw files described by `benchbook new`: the configuration facts, run kinds and roles "
+                       "below were read from the files or chosen by the chapter's rules; check them.",
+        "configs": cfg_doc,
+        "files": files,
+        "todo": list(dict.fromkeys(todo)),
+    }
+
+
+def _needed(contract: Contract):
+    """The run context keys worth a TODO for a run: those its kind needs, and its date."""
+    def keys(u: Unit) -> set:
+        kind = contract.kind(u.kind) if u.kind else None
+        return {"kind", "date", *(kind.needs if kind else ())}
+    return keys
+
+
+def _run_fields(u: Unit, names: set) -> dict:
+    out = {}
+    if u.kind:
+        out["kind"] = u.kind
+    name = slug(f"{u.config_id}_{u.kind or 'run'}_" + "_".join(
+        str(u.context[k]) for k in ("concurrency", "request_rate", "input_len", "power_limit_w")
+        if u.context.get(k) is not None))
+    base, n = name, 2
+    while name in names:
+        name, n = f"{base}_{n}", n + 1
+    names.add(name)
+    out["name"] = name
+    out.update({k: _plain(u.context[k]) for k in CONTEXT_KEYS if u.context.get(k) is not None})
+    return out
+
+
+def _plain(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _title(configs: dict) -> str:
+    models = list(dict.fromkeys(str(g["facts"].get("model") or "?").split("/")[-1] for g in configs.values()))
+    platforms = list(dict.fromkeys(str(g["facts"]["platform"]) for g in configs.values() if g["facts"].get("platform")))
+    title = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    return title + (f" on {', '.join(platforms[:2])}" if platforms else "")
+
+
+def _dump(doc: dict) -> str:
+    head = ("# Made by `benchbook new`: every value was read from the raw files or chosen by the\n"
+            "# chapter's rules. Check it, fill in the `todo` entries, then run `benchbook validate`.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _summary(spec, out, units, configs, roles, todo) -> str:
+    lines = [f"wrote {out / MANIFEST}: {len(units)} run(s) in {len(configs)} configuration(s) for chapter {spec.id}"]
+    for cid, g in configs.items():
+        kinds = ", ".join(sorted({u.kind or "?" for u in g["units"]}))
+        lines.append(f"  {cid}: role {roles.get(cid, 'TODO')}; {len(g['units'])} run(s) ({kinds})")
+    if todo:
+        lines.append(f"{len(todo)} thing(s) the files do not say (study.yml `todo`):")
+        lines += [f"  - {t}" for t in todo]
+    lines += ["next:", f"  benchbook validate {out}", f"  benchbook run {spec.id} --data {out}",
+              "  jupyter-book build book"]
+    return "\n".join(lines)

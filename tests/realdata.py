@@ -1,0 +1,83 @@
+"""Data folders made with `benchbook new` from real files written by the tools on other
+people's machines (../shared/samples/real/, see its SOURCES.md), for the chapter tests.
+
+Each chapter gets two folders: one as close to its write-up's shape as the real files allow,
+and one clearly different (other hardware, other models, one configuration). Where `new`
+leaves a role or a value to the user, `edit` fills it as a user would, and says so; nothing
+is made up about the files themselves.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchbook.scaffold import new_study
+from benchbook.study import MANIFEST, write_checksums
+
+SHARED = Path(__file__).parents[1].parent / "shared" / "samples"
+REAL = SHARED / "real"
+LHL = SHARED / "llama-bench-lhl"
+
+needs_shared = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/samples/real is not here")
+
+LOGS = REAL / "vllm-server-logs"
+NERDALERT = REAL / "vllm-bench-serve" / "nerdalert_results.jsonl"
+
+# chapter -> {variant: (files, edits)}; an edit is (config index, key, value) set in study.yml
+FOLDERS = {
+    "h100-dense-vs-moe-mtp": {
+        "close": ([NERDALERT], []),
+        "other": ([NERDALERT], [(0, "role", "other"), (1, "role", "baseline"), (2, "role", "other")]),
+    },
+    "strix-halo-baseline": {
+        "close": ([REAL / "llama-bench" / "llama-cpp-fix-wmma_gpt-oss-20b.default-hip.jsonl",
+                   REAL / "llama-bench" / "llama-cpp-fix-wmma_gpt-oss-20b.lhl-tune-tile.jsonl"], []),
+        "other": ([REAL / "llama-bench" / "geerlingguy_ai-benchmarks_20_rx580_vulkan.log",
+                   REAL / "llama-bench" / "geerlingguy_ai-benchmarks_54_radxa_cpu.md"], []),
+    },
+    "3090-dense-vs-sparse": {
+        # the Qwen3-VL-30B-A3B log is taken as the sparse model by its name; the user says
+        # which server the dual-NVLink log (which names no model) was: here, the dense one
+        "close": ([LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log", LOGS / "club-3090_74_dual-nvlink.log"],
+                  [(1, "role", "dense")]),
+        "other": ([LOGS / "genesis-vllm-patches_24_3090-tp8.log"], [(0, "role", "dense")]),
+    },
+    "power-sweep": {
+        "close": ([LOGS / "vllm_43295_mtp-slow.log", LOGS / "genesis-vllm-patches_24_3090-tp8.log"], []),
+        # a server log and an nvidia-smi log of another machine and day, side by side
+        "other": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"],
+                  []),
+    },
+    "gb10-mtp": {
+        "close": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", LOGS / "vllm_43295_mtp-slow.log"], []),
+        "other": ([LOGS / "club-3090_93_5090_dflash.log"], []),
+    },
+}
+SAME_FOLDER = {("power-sweep", "other")}  # the user put the two logs in one folder
+
+
+def make(chapter: str, variant: str, root: Path) -> Path:
+    """The data folder of one chapter and variant, under `root`."""
+    files, edits = FOLDERS[chapter][variant]
+    out = root / f"{chapter}-{variant}"
+    if (chapter, variant) in SAME_FOLDER:
+        staging = root / f".staging-{chapter}-{variant}"
+        staging.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.copyfile(f, staging / f.name)
+        files = [staging / f.name for f in files]
+    new_study(chapter, out, files, log=lambda msg: None)
+    if edits:
+        path = out / MANIFEST
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        ids = list(doc["configs"])
+        for i, key, value in edits:
+            doc["configs"][ids[i]][key] = value
+        doc["todo"] = [t for t in doc.get("todo", []) if ".role:" not in t]
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+        write_checksums(out)
+    return out
