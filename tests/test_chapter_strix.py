@@ -307,3 +307,18 @@ def test_book_build_renders_the_chapter(project, executed, raw):
     assert 'alt="Grouped bar chart' in page and 'alt="Line charts with a log-scale' in page
     downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*")}
     assert {"claims.csv", "llama_bench.csv", "serving.csv"} <= downloads
+
+
+def test_the_serving_comparison_names_the_configurations_that_run_another_model():
+    """On the write-up's data only the dense 27B differs from the Strix model; on the lhl folder
+    (Qwen3-30B-A3B) both H100 configurations do."""
+    from benchbook.chapters import strix
+
+    published = STRIX_DIR / "published.yml"
+    note = strix.serving_models_note(strix.analyse(STRIX_DIR, h100_data_dir=H100_DIR, published_file=published))
+    assert "27B" in note and "runs another model" in note and "35B-A3B FP8 + MTP (" not in note
+    lhl = strix.analyse(ROOT / "data" / "strix-halo-qwen3-30b-lhl", h100_data_dir=H100_DIR, published_file=published)
+    note = strix.serving_models_note(lhl)
+    assert "Qwen3-30B-A3B" in note and note.count("Qwen/Qwen3.6") == 2 and " run another model" in note
+    alone = strix.analyse(STRIX_DIR, h100_data_dir=None, published_file=published)
+    assert strix.serving_models_note(alone) == ""

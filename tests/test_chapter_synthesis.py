@@ -347,3 +347,24 @@ def test_book_builds_with_the_synthesis_page_links_and_intro_summary(project, ex
     if "synthesis.ipynb::" in (ROOT / "book" / "intro.md").read_text(encoding="utf-8"):
         text = lxml.html.fromstring(intro).text_content()
         assert f"{g['claims_total']}" in text and f"{g['pct_ceiling_max']:.0f}" in text
+
+
+def test_the_banner_classes_a_chapter_by_its_own_folder_and_names_what_it_reads():
+    """A chapter on measured data that reads a reconstructed folder is measured, and says so."""
+    from types import SimpleNamespace
+
+    from benchbook.chapters.synthesis import ChapterRun, banner
+
+    rec = {"status": "reconstructed"}
+    runs = [ChapterRun(STRIX, "ok", data=[{"study": STRIX, "status": "measured"}, {"study": H100, **rec}],
+                       comparable=False),
+            ChapterRun(H100, "ok", data=[{"study": H100, **rec}, {"study": STRIX, "status": "measured"}]),
+            ChapterRun("gb10-mtp", "missing")]
+    assert not runs[0].reconstructed and runs[0].reads_reconstructed
+    assert runs[1].reconstructed and not runs[1].reads_reconstructed
+    text = banner(SimpleNamespace(runs=runs))
+    assert "Data: reconstructed and measured" in text
+    assert f"Measured data: {STRIX} (it also reads reconstructed data of another chapter)" in text.replace("\\", "")
+    assert f"not all, the write-up's setup, so the claims about the data that differs are not compared: {STRIX}." \
+        in text.replace("\\", "")
+    assert "gb10" not in text

@@ -14,3 +14,30 @@ def test_cells_are_escaped_but_markup_columns_are_kept():
 def test_serve_args_are_redacted():
     assert "sk-" not in fmt_args({"api_key": "sk-abcdefghijklmnopqrstu", "port": 8000})
     assert "[REDACTED" in fmt_args("--api-key s3cret-value --port 8000")
+
+
+def _page(own, read):
+    """What comparability_note reads of a chapter's results: its own and a cross-read setup."""
+    from types import SimpleNamespace
+
+    from benchbook.comparable import compare_setup
+
+    setup = {"candidate": {"model": "Qwen3.6-35B-A3B", "quantisation": "FP8"}}
+    read_setup = {"backend": {"model": "Qwen3.6-35B-A3B", "quantisation": "Q8_0"}}
+    return SimpleNamespace(
+        spec=SimpleNamespace(id="h100"), data=SimpleNamespace(study=SimpleNamespace(reconstructed=False)),
+        comparability=compare_setup(setup, {"c": {"model": own}}, {"c": "candidate"}),
+        read_setups={"strix_data_dir": compare_setup(read_setup, {"b": {"model": read}}, {"b": "backend"})},
+        reads={"strix_data_dir": SimpleNamespace(study=SimpleNamespace(id="strix"))})
+
+
+def test_the_setup_note_says_whether_all_or_part_of_the_data_is_another_setup():
+    from benchbook.report import comparability_note
+
+    same, other = "Qwen/Qwen3.6-35B-A3B-FP8", "gpt-oss-20b-F16.gguf"
+    assert "independent replication" in comparability_note(_page(same, "Qwen3.6-35B-A3B-Q8_0.gguf"))
+    part = comparability_note(_page(same, other))
+    assert "Partly not the write-up's setup" in part and "checked as usual" in part
+    assert "gpt-oss-20b" in part and "caveats are left out" not in part  # its own setup is the write-up's
+    whole = comparability_note(_page("Qwen/Qwen3-30B-A3B-FP8", other))
+    assert whole.startswith(":::{admonition} Not the write-up's setup") and "Qwen3-30B-A3B" in whole

@@ -57,10 +57,25 @@ def field_matches(config: dict, name: str, wanted) -> bool:
     return any(words(alt) <= have for alt in _alternatives(wanted))
 
 
+# A weight format or file type in a model name ('-FP8', '-Q8_0', '-UD-Q4_K_XL', '.gguf').
+_FORMAT_PART = re.compile(r"[-_.](?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|b?f\d+|fp\d+|int\d+|w\d+a\d+|awq|gptq|"
+                          r"nvfp4|mxfp4|gguf|safetensors)(?=$|[-_.])", re.IGNORECASE)
+
+
+def model_core(name) -> set[str]:
+    """The words naming a model, without its organisation, weight format or file type."""
+    text = str(name or "").rsplit("/", 1)[-1]
+    while True:
+        shorter = _FORMAT_PART.sub("", text)
+        if shorter == text:
+            return words(text)
+        text = shorter
+
+
 def same_model(a, b) -> bool:
-    """Two model names for one model: the words of one are among the other's (so that
-    'Qwen3.6-35B-A3B' is 'Qwen/Qwen3.6-35B-A3B-FP8', and not 'Qwen3.6-27B')."""
-    wa, wb = words(a), words(b)
+    """Two names for one model in any weight format: the core words of one are among the
+    other's ('Qwen3.6-35B-A3B-Q8_0.gguf' is 'Qwen/Qwen3.6-35B-A3B-FP8'; 'Qwen3.6-27B' is not)."""
+    wa, wb = model_core(a), model_core(b)
     return bool(wa and wb) and (wa <= wb or wb <= wa)
 
 

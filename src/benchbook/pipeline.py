@@ -266,7 +266,7 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = {**numeric, **r.values}
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
-    own = authors_caveats(r.published) if r.comparable else []
+    own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
     r.caveats = pd.DataFrame(own + mine, columns=["origin", "caveat"])
     folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]

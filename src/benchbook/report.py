@@ -202,6 +202,16 @@ def comparability_note(r) -> str:
     if differing:
         lines = "\n".join(f"- {md_text(role.role)}: this data is {md_text(role.data)}; the write-up measured "
                           f"{md_text(role.claim)}" for _, role in differing)
+        matching = [m for m in r.comparability.roles.values() if m.comparable and m.data != "absent"]
+        matching += [m for setup in r.read_setups.values() for m in setup.roles.values()
+                     if m.comparable and m.data != "absent"]
+        if matching:  # some roles are the write-up's setup: their cells and claims keep verdicts
+            return _admonition("Partly not the write-up's setup", (
+                "Where this data is not the write-up's setup (below), the write-up's published cells "
+                "and claims about it are listed as *not comparable*, without verdicts; those about "
+                "the rest of the data are checked as usual."
+                + ("" if r.comparability.comparable else " The authors' caveats are left out.")
+                + f"\n\n{lines}"), "important")
         return _admonition("Not the write-up's setup", (
             "The write-up's published tables, claims and caveats describe another setup, so they are "
             "listed below as *not comparable*, without verdicts; the page shows this data's own "

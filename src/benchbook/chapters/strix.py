@@ -574,20 +574,22 @@ def _serving_values(r: Results) -> dict:
 
 
 def serving_models_note(r: Results) -> str:
-    """Plain text saying which models the two sides of the serving comparison run, when
-    they differ: the times then compare two setups, not two machines on one model."""
+    """Plain text naming the batched configurations that run another model than llama.cpp
+    here: for them the times compare two setups, not two machines on one model."""
     from ..comparable import same_model
 
     if r.h100 is None:
         return ""
     mine = [m for m in dict.fromkeys(r.config(c).get("model", "") for c in r.roles.configs("backend")) if m]
-    theirs = [m for m in dict.fromkeys(r.h100.study.configs.get(c, {}).get("model", "") for c in r.h100_configs())
-              if m]
-    if not mine or not theirs or all(same_model(a, b) for a in mine for b in theirs):
+    other = {label: r.h100.study.configs.get(cid, {}).get("model", "") for cid, (_, label) in r.h100_configs().items()}
+    differ = [f"{label} ({model})" for label, model in other.items()
+              if model and not any(same_model(model, m) for m in mine)]
+    if not mine or not differ:
         return ""
-    return (f"The two sides run different models: llama.cpp here serves {', '.join(mine)}, "
-            f"the H100 configurations {', '.join(theirs)}. The times say how long each "
-            "setup takes, not which hardware is faster on one model.")
+    return (f"llama.cpp here serves {', '.join(mine)}; {'; '.join(differ)} "
+            f"{'runs' if len(differ) == 1 else 'run'} another model. For "
+            f"{'it' if len(differ) == 1 else 'them'} the times say how long each setup takes, not which "
+            "hardware is faster on one model.")
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:

@@ -51,7 +51,12 @@ class ChapterRun:
 
     @property
     def reconstructed(self) -> bool:
-        return any(d.get("status") == "reconstructed" for d in self.data)
+        """Its own data folder is reconstructed (the folders it reads may differ)."""
+        return any(d.get("status") == "reconstructed" for d in self.data if d.get("study", self.study) == self.study)
+
+    @property
+    def reads_reconstructed(self) -> bool:
+        return any(d.get("status") == "reconstructed" for d in self.data if d.get("study", self.study) != self.study)
 
 
 @dataclass
@@ -768,7 +773,8 @@ def banner(r: Results) -> str:
     from ..report import md_text
 
     rows = [x for x in r.runs if x.status == "ok"]
-    measured = [x.study for x in rows if not x.reconstructed]
+    measured = [x.study + (" (it also reads reconstructed data of another chapter)" if x.reads_reconstructed else "")
+                for x in rows if not x.reconstructed]
     rebuilt = [x.study for x in rows if x.reconstructed]
     other = [x.study for x in rows if not x.comparable]
     parts = []
@@ -776,10 +782,10 @@ def banner(r: Results) -> str:
         parts.append("Reconstructed data (made from the published tables, not measured): "
                      + ", ".join(md_text(s) for s in rebuilt) + ".")
     if measured:
-        parts.append("Measured data: " + ", ".join(md_text(s) for s in measured) + ".")
+        parts.append("Measured data: " + "; ".join(md_text(s) for s in measured) + ".")
     if other:
-        parts.append("Not the write-up's setup, so their claims are not compared: "
-                     + ", ".join(md_text(s) for s in other) + ".")
+        parts.append("Not, or not all, the write-up's setup, so the claims about the data that differs "
+                     "are not compared: " + ", ".join(md_text(s) for s in other) + ".")
     kind = "warning" if rebuilt else "note"
     title = "Data: " + " and ".join(k for k, v in (("reconstructed", rebuilt), ("measured", measured)) if v) \
         if rows else "Data: none"
