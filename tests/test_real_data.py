@@ -55,6 +55,16 @@ def test_the_book_builds_strictly_without_a_traceback(built):
     assert "Traceback" not in log
 
 
+def test_no_page_shows_a_python_object_repr(built):
+    """An empty note (display(Markdown(""))) would render as its repr; every page of the book."""
+    _, project, _, _ = built
+    for path in (project / "book/_build/html").rglob("*.html"):
+        if "_sources" in path.parts:
+            continue
+        body = path.read_text(encoding="utf-8")
+        assert not re.search(r"&lt;[\w.]+ object( at 0x[0-9a-f]+)?&gt;", body), path
+
+
 def test_every_page_says_the_data_is_not_the_write_ups_setup(built):
     _, project, folders, _ = built
     for chapter in folders:
@@ -168,3 +178,6 @@ def test_the_book_s_own_real_data_page_runs_on_the_lhl_files(built):
     rates = _llama_rates([raw])
     assert f"{rates['pp512']:.1f}" in _numbers(page(project, "strix-halo-qwen3-30b-lhl"))
     assert LHL.is_dir() and REAL.is_dir()
+    info = json.loads((project / "book" / "studies" / "strix-halo-qwen3-30b-lhl" / "chapter.json").read_text())
+    assert info["chapter"] == "strix-halo-qwen3-30b-lhl" and info["module"] == "strix"
+    assert {d["study"]: d["status"] for d in info["data"]}["strix-halo-baseline"] == "measured"

@@ -111,3 +111,18 @@ def test_only_chapters_in_the_toc_are_executed(repo):
     assert toc_studies(repo) == ["mini"]  # toc entries without a notebook are left to Sphinx
     assert refresh(repo, log=lambda m: None) == ["mini"]
     assert not Chapter(repo, "draft").output.exists()
+
+
+def test_empty_notes_are_dropped_so_no_object_repr_reaches_the_page():
+    import nbformat
+
+    from benchbook.runner import _drop_empty_displays
+
+    def shown(md):
+        return nbformat.v4.new_output("display_data", data={"text/markdown": md,
+                                                            "text/plain": "<IPython.core.display.Markdown object>"})
+    cell = nbformat.v4.new_code_cell("display(Markdown(note))")
+    cell.outputs = [shown(""), shown("  \n"), shown("A note."), nbformat.v4.new_output("stream", text="log")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    _drop_empty_displays(nb)
+    assert [o.get("data", {}).get("text/markdown", o.get("text")) for o in nb.cells[0].outputs] == ["A note.", "log"]

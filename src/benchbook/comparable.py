@@ -83,7 +83,13 @@ def describe(config: dict) -> str:
     """A configuration in a few words, as the page shows it: model, weights, platform."""
     parts = [str(config.get(k)) for k in ("model", "quantisation") if config.get(k)]
     where = config.get("platform") or config.get("accelerators")
-    return ", ".join(parts) + (f" on {where}" if where else "") if parts or where else "not described"
+    return _in_words(parts, str(where or ""))
+
+
+def _in_words(parts: list[str], where: str) -> str:
+    if not parts:
+        return f"a model it does not name, on {where}" if where else "not described"
+    return ", ".join(parts) + (f" on {where}" if where else "")
 
 
 def describe_setup(entry: dict) -> str:
@@ -91,7 +97,7 @@ def describe_setup(entry: dict) -> str:
     where = " / ".join(_alternatives(entry["platform"])) if "platform" in entry else ""
     if "accelerators" in entry:
         where = f"{entry['accelerators']}x {where}".strip()
-    return ", ".join(parts) + (f" on {where}" if where else "")
+    return _in_words(parts, where)
 
 
 @dataclass

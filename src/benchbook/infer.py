@@ -239,6 +239,8 @@ def _missing(facts: FileFacts, family: str) -> None:
     named = {t.split(":", 1)[0] for t in facts.todo}
     for section, keys in ((facts.context, context), (facts.config, config)):
         for key in keys:
+            if key == "concurrency" and "request_rate" in facts.context:
+                continue  # a rate-limited run is described by its rate
             if key not in section and key not in named:
                 why = _WHY_MISSING.get(key, f"this {facts.format} file does not record it")
                 if key == "quantisation" and "model" in facts.config:
@@ -343,6 +345,10 @@ def _bench(facts: FileFacts, tables: _Tables) -> None:
     if len(out) == 1:
         facts.context.update(out[0]["context"])
         facts.config.update(out[0]["config"])
+        rate = out[0]["settings"].get("request_rate")
+        if "concurrency" not in facts.context and rate is not None and math.isfinite(float(rate.value)):
+            facts.context["request_rate"] = rate  # a rate-limited run: its rate, not a concurrency
+            todos[0].pop("concurrency", None)
         facts.todo.extend(f"{k}: {v}; set it by hand" for k, v in todos[0].items())
         return
     for run, todo in zip(out, todos):

@@ -73,6 +73,7 @@ def _described(data: StudyData, contract: Contract, roles: Roles, entries, keys)
         rows.append(dict(file=run.file, run=run.run, path=run.path, config=run.config,
                          role=roles.of_config.get(run.config), key=keys.get((run.file, run.run)),
                          rows=n, builds=builds, **{k: v for k, v in run.context.items()}))
+        rows[-1].setdefault("kind", None)  # a run without a kind (a problem of its own) still has the column
     out = pd.DataFrame(rows)
     if len(out):  # a file that gave no rows of its kind's tables does not count as present
         out = out.assign(kind=out["kind"].where(out["rows"] > 0))

@@ -248,7 +248,8 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
     if not r.comparable:  # prose about the write-up's own results (tagged needs-comparable)
         absent["comparable"] = "the data is not the write-up's setup"
     doc = {
-        "chapter": r.spec.id,
+        "chapter": Path(folder).name,  # the page (a notebook may make more than one page)
+        "module": r.spec.module,
         "absent_sections": absent,
         "comparable": bool(r.comparable),
         "setup_declared": bool(r.comparability.declared),

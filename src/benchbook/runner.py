@@ -250,6 +250,7 @@ class Chapter:
             out = nbformat.read(tmp, as_version=4)
             _unpublish_parameters(out, self.run_file.name)
             _drop_absent_sections(out, downloads_dir(self.study, self.repo))
+            _drop_empty_displays(out)
             dropped = _drop_prose_without_numbers(out)
             if dropped:
                 log(f"{self.study}: left out {len(dropped)} paragraph(s) quoting numbers this data does not "
@@ -494,6 +495,23 @@ def _drop_absent_sections(nb, folder: Path) -> None:
     absent = set(json.loads(info.read_text(encoding="utf-8")).get("absent_sections", {}))
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or not any(
         t.startswith("needs-") and t[len("needs-"):] in absent for t in c.get("metadata", {}).get("tags", []))]
+
+
+def _drop_empty_displays(nb) -> None:
+    """Remove display outputs with empty Markdown or HTML (a note with nothing to say): the
+    page renders such an output by its text fallback, an object repr."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        keep = []
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            rich = [data[m] for m in ("text/markdown", "text/html") if m in data]
+            if o.get("output_type") in ("display_data", "execute_result") and rich and \
+                    not any("".join(r).strip() for r in rich) and "scrapbook" not in o.get("metadata", {}):
+                continue
+            keep.append(o)
+        cell.outputs = keep
 
 
 _GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`|\{glue:figure\}[ \t]+(\S+)")

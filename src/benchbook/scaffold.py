@@ -114,10 +114,16 @@ def _check_inputs(out: Path, sources: list[Path]) -> None:
 
 
 def _relative_names(sources: list[Path]) -> list[str]:
-    """Each file's path below the deepest folder all of them share (their own layout)."""
+    """Each file's path below the deepest folder all of them share (their own layout). Files
+    that share no folder below the home folder keep their names only (with their folder's
+    name where two names clash), so no one's directory layout lands in the data folder."""
     resolved = [s.resolve() for s in sources]
     common = Path(os.path.commonpath([p.parent for p in resolved]))
-    names = [p.relative_to(common).as_posix() for p in resolved]
+    if common == Path(common.anchor) or common in (Path.home(), *Path.home().parents):
+        names = [p.name for p in resolved]
+        names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in resolved]
+    else:
+        names = [p.relative_to(common).as_posix() for p in resolved]
     if len(set(names)) != len(names):
         raise NewError([f"two files would both be raw/{n}" for n in sorted({n for n in names if names.count(n) > 1})])
     return names
@@ -127,8 +133,9 @@ def _units(path: str, facts: FileFacts) -> list[Unit]:
     """The runs of one file: one unit, or one per run of a multi-run bench file."""
     base_ctx = {k: f.value for k, f in facts.context.items() if k in CONTEXT_KEYS}
     base_cfg = {k: f.value for k, f in facts.config.items() if k in CONFIG_KEYS}
-    if len(facts.runs) <= 1 or not facts.format.startswith("vllm-bench"):
+    if not facts.runs or not facts.format.startswith("vllm-bench"):
         return [Unit(path, facts, None, base_ctx, base_cfg, {}, list(facts.todo))]
+    single = len(facts.runs) == 1  # one run: the file is the unit (no per-run entry)
     settings = [{k: f.value for k, f in (run.get("settings") or {}).items()} for run in facts.runs]
     differ = {k for k in set().union(*settings) if k not in RUN_SETTINGS
               and len({repr(s.get(k)) for s in settings}) > 1}
@@ -139,7 +146,8 @@ def _units(path: str, facts: FileFacts) -> list[Unit]:
             ctx["request_rate"] = st["request_rate"]
         cfg = {**base_cfg, **{x: f.value for x, f in (run.get("config") or {}).items() if x in CONFIG_KEYS}}
         todo = [t for t in facts.todo if not t.startswith("concurrency:")] + list(run.get("todo") or [])
-        out.append(Unit(path, facts, k, ctx, cfg, {x: st[x] for x in sorted(differ) if x in st}, todo))
+        out.append(Unit(path, facts, None if single else k, ctx, cfg,
+                        {x: st[x] for x in sorted(differ) if x in st}, todo))
     return out
 
 

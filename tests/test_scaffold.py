@@ -1,0 +1,283 @@
+"""`benchbook new` (benchbook.scaffold): a data folder made from a user's raw files.
+
+Hand-made bench JSONs (tests/bad_corpus.py) pin the rules: kinds by each Kind.when, roles
+by each Role.pick. The real files of ../shared/samples/real (SOURCES.md) check the same on
+what the tools wrote; expected values are read from those files here, not written down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bad_corpus import PACKAGE_JSON, vllm_json
+from benchbook.cli import main
+from benchbook.scaffold import NewError, new_study
+from benchbook.study import CHECKSUMS, MANIFEST, load_study
+from realdata import NERDALERT, REAL, needs_shared
+
+LOGS = REAL / "vllm-server-logs"
+DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"
+
+
+def bench(folder: Path, name: str, i=100, o=3, c=4, model=DENSE, **over) -> Path:
+    """A `vllm bench serve` result of three requests of i prompt and o output tokens at concurrency c."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(vllm_json(input_lens=[i] * 3, output_lens=[o] * 3, total_input_tokens=3 * i,
+                               total_output_tokens=3 * o, max_concurrency=c, model_id=model, tokenizer_id=model,
+                               **over))
+    return path
+
+
+def new(chapter: str, out: Path, files) -> dict:
+    new_study(chapter, out, files, log=lambda msg: None)
+    return yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
+
+
+def kinds_by_name(doc: dict) -> dict[str, str | None]:
+    return {Path(f["path"]).name: f.get("kind") for f in doc["files"]}
+
+
+def role_of_model(doc: dict) -> dict[str, str]:
+    return {c.get("model"): c["role"] for c in doc["configs"].values()}
+
+
+# ---------------------------------------------------------------- the folder
+
+
+def test_files_are_copied_read_only_keeping_their_layout_with_checksums(tmp_path):
+    src = tmp_path / "in"
+    files = [bench(src / "dense", "result.json"), bench(src / "moe", "result.json", model=MOE)]
+    out = tmp_path / "out"
+    doc = new("3090-dense-vs-sparse", out, files)
+    assert [f["path"] for f in doc["files"]] == ["raw/dense/result.json", "raw/moe/result.json"]
+    sums = dict(reversed(line.split("  ", 1)) for line in (out / CHECKSUMS).read_text().splitlines())
+    assert set(sums) == {"raw/dense/result.json", "raw/moe/result.json"}
+    for f in files:
+        copy = out / "raw" / f.parent.name / f.name
+        assert copy.read_bytes() == f.read_bytes()
+        assert copy.stat().st_mode & 0o222 == 0  # read-only
+        assert sums[f"raw/{f.parent.name}/{f.name}"] == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert sorted(p.name for p in out.iterdir()) == sorted(["raw", MANIFEST, CHECKSUMS])
+    study = load_study(out)  # validates the manifest and verifies every checksum
+    assert study.id == "3090-dense-vs-sparse" and len(study.files) == 2
+
+
+def test_an_existing_empty_folder_is_accepted(tmp_path):
+    (tmp_path / "out").mkdir()
+    assert new("h100-dense-vs-moe-mtp", tmp_path / "out", [bench(tmp_path, "a.json")])["files"]
+
+
+# ---------------------------------------------------------------- kinds and roles
+
+
+@pytest.mark.parametrize("chapter, cases", [
+    ("h100-dense-vs-moe-mtp", {"p.json": (2048, 1, 4, "prefill"),  # output_len 1 comes before a set concurrency
+                               "s.json": (100, 3, 4, "sweep")}),
+    ("3090-dense-vs-sparse", {"p.json": (2048, 1, 1, "prefill"), "c.json": (100, 3, 4, "concurrent"),
+                              "t.json": (100, 3, 1, "ttft-short"), "l.json": (2048, 256, 1, "decode-long"),
+                              "d.json": (100, 256, 1, "decode-single")}),
+    ("gb10-mtp", {"a.json": (512, 512, 1, "test-a"), "b.json": (8192, 256, 4, "test-b"),
+                  "c.json": (2048, 512, 16, "test-c"), "d.json": (2048, 256, 2, "test-d"),
+                  "x.json": (100, 3, 8, None)}),
+])
+def test_kinds_by_the_chapter_s_conditions(tmp_path, chapter, cases):
+    files = [bench(tmp_path / "in", name, i, o, c) for name, (i, o, c, _) in cases.items()]
+    doc = new(chapter, tmp_path / "out", files)
+    assert kinds_by_name(doc) == {name: want for name, (*_, want) in cases.items()}
+    for i, f in enumerate(doc["files"]):
+        i_, o_, c_, want = cases[Path(f["path"]).name]
+        assert (f["input_len"], f["output_len"], f["concurrency"]) == (i_, o_, c_)  # read from the JSON
+        no_kind = [t for t in doc["todo"] if t.startswith(f"files[{i}].kind:")]
+        assert bool(no_kind) == (want is None)
+        if no_kind:
+            assert "test-a, test-b, test-c, test-d" in no_kind[0]
+
+
+def test_roles_by_order_first_second_rest(tmp_path):
+    models = ["org/model-a", "org/model-b", "org/model-c", "org/model-d"]
+    doc = new("h100-dense-vs-moe-mtp", tmp_path / "out",
+              [bench(tmp_path / "in", f"{n}.json", model=m) for n, m in enumerate(models)])
+    assert list(role_of_model(doc).items()) == [("org/model-a", "baseline"), ("org/model-b", "candidate"),
+                                                ("org/model-c", "other"), ("org/model-d", "other")]
+    assert not [t for t in doc["todo"] if ".role:" in t]
+
+
+def test_roles_by_model_name_and_the_role_s_maximum(tmp_path):
+    files = [bench(tmp_path / "in", "d1.json", model=DENSE), bench(tmp_path / "in", "m.json", model=MOE),
+             bench(tmp_path / "in", "d2.json", model="Qwen/Qwen3-8B")]
+    doc = new("3090-dense-vs-sparse", tmp_path / "out", files)
+    assert role_of_model(doc) == {DENSE: "dense", MOE: "sparse", "Qwen/Qwen3-8B": "TODO"}  # one dense at most
+    todo_cid = next(c for c, v in doc["configs"].items() if v["model"] == "Qwen/Qwen3-8B")
+    assert any(t.startswith(f"configs.{todo_cid}.role:") and "dense, sparse" in t for t in doc["todo"])
+
+
+def test_runs_of_one_model_are_one_configuration(tmp_path):
+    files = [bench(tmp_path / "in", f"{c}.json", c=c, model=MOE) for c in (1, 4, 16)]
+    doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", files)
+    (cid,) = doc["configs"]
+    assert {f["config"] for f in doc["files"]} == {cid} and doc["configs"][cid]["quantisation"] == "FP8"
+    assert len({f["name"] for f in doc["files"]}) == 3  # run names stay unique
+
+
+# ---------------------------------------------------------------- what the files do not say
+
+
+def test_todo_lists_the_facts_no_file_records(tmp_path, capsys):
+    out = tmp_path / "out"
+    doc = new("h100-dense-vs-moe-mtp", out, [bench(tmp_path, "a.json")])
+    cid = next(iter(doc["configs"]))
+    todo = doc["todo"]
+    assert all(t.startswith(("configs.", "files[")) for t in todo), todo
+    for key in ("platform", "accelerators", "engine"):  # a bench JSON names no GPU and no server
+        assert any(t.startswith(f"configs.{cid}.{key}:") for t in todo), key
+    assert not any(t.startswith(f"configs.{cid}.model:") for t in todo)  # the JSON names it
+    assert not any(t.split(":")[0].endswith((".dataset", ".seed")) for t in todo)  # a sweep run needs neither
+    capsys.readouterr()
+    assert main(["validate", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert sum(f"to do: {t}" in printed for t in todo) == len(todo)
+
+
+# ---------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("case", ["not-empty", "unknown-chapter", "synthesis", "missing", "folder", "twice",
+                                  "unsupported"])
+def test_refusals_are_clear_errors(tmp_path, capsys, case):
+    good = bench(tmp_path / "in", "a.json")
+    out, chapter, files = tmp_path / "out", "h100-dense-vs-moe-mtp", [good]
+    expect = {"not-empty": "exists and is not empty", "unknown-chapter": "no chapter 'nope'; known: h100",
+              "synthesis": "reads other chapters' outputs", "missing": "no such file", "folder": "is a folder",
+              "twice": "two files would both be raw/a.json", "unsupported": "unrecognised format"}[case]
+    if case == "not-empty":
+        out.mkdir()
+        (out / "keep.txt").write_text("mine")
+    chapter = {"unknown-chapter": "nope", "synthesis": "synthesis"}.get(case, chapter)
+    files = {"missing": [good, tmp_path / "gone.json"], "folder": [tmp_path / "in"], "twice": [good, good],
+             "unsupported": [good, tmp_path / "in" / "package.json"]}.get(case, files)
+    (tmp_path / "in" / "package.json").write_bytes(PACKAGE_JSON)
+    with pytest.raises(NewError, match=expect):
+        new_study(chapter, out, files, log=lambda m: None)
+    assert main(["new", chapter, str(out), *map(str, files)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and expect in err and "Traceback" not in err
+    if case == "unsupported":
+        assert "package.json" in err and not out.exists()  # nothing half-made is left behind
+    if case == "not-empty":
+        assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_cli_new_prints_what_it_made_and_the_next_steps(tmp_path, capsys):
+    out = tmp_path / "mine"
+    assert main(["new", "gb10-mtp", str(out), str(bench(tmp_path, "a.json", 512, 512, 1, model=MOE))]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {out / MANIFEST}: 1 run(s) in 1 configuration(s) for chapter gb10-mtp" in printed
+    assert "(test-a)" in printed
+    nxt = printed.split("next:\n", 1)[1].splitlines()
+    assert nxt[0].strip() == f"benchbook validate {out}" and nxt[1].strip() == f"benchbook run gb10-mtp --data {out}"
+
+
+# ---------------------------------------------------------------- found by these tests, fixed
+
+
+def test_a_single_fixed_rate_run_is_kind_rate(tmp_path):
+    doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", [bench(tmp_path, "r.json", c=None, request_rate=5.0)])
+    assert doc["files"][0].get("kind") == "rate" and doc["files"][0].get("request_rate") == 5
+
+
+def test_validate_of_a_folder_whose_runs_have_no_kind_reports_it(tmp_path, capsys):
+    out = tmp_path / "out"
+    new("gb10-mtp", out, [bench(tmp_path, "x.json", 100, 3, 8, model=MOE)])
+    assert main(["validate", str(out)]) == 1
+    assert "no 'kind'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- real files
+
+
+@needs_shared
+def test_real_bench_jsonl_runs_grouped_by_deployment(tmp_path, capsys):
+    lines = [json.loads(x) for x in NERDALERT.read_text().splitlines() if x.strip()]
+    deployments = list(dict.fromkeys(o["deployment"] for o in lines))
+    out = tmp_path / "out"
+    doc = new("h100-dense-vs-moe-mtp", out, [NERDALERT])
+    configs = doc["configs"]
+    assert [c["deployment"] for c in configs.values()] == deployments
+    assert [c["role"] for c in configs.values()] == ["baseline", "candidate"] + ["other"] * (len(deployments) - 2)
+    (entry,) = doc["files"]
+    assert len(entry["runs"]) == len(lines)
+    for run, obj in zip(entry["runs"], lines):
+        assert configs[run["config"]]["deployment"] == obj["deployment"]
+        assert obj["max_concurrency"] is None and run["kind"] == "rate"
+        assert run["request_rate"] == float(obj["request_rate"])
+    assert main(["validate", str(out)]) == 0
+
+
+@needs_shared
+def test_real_llama_bench_files_one_configuration_per_build(tmp_path):
+    files = sorted((REAL / "llama-bench").glob("llama-cpp-fix-wmma_*.jsonl"))
+    doc = new("strix-halo-baseline", tmp_path / "out", files)
+    assert len(doc["configs"]) == len(files) and all(c["role"] == "backend" for c in doc["configs"].values())
+    for f in doc["files"]:
+        first = json.loads((tmp_path / "out" / f["path"]).read_text().splitlines()[0])
+        assert f["kind"] == "llama-bench"
+        assert first["build_commit"] in doc["configs"][f["config"]]["build"]
+    assert main(["validate", str(tmp_path / "out")]) == 0
+
+
+@needs_shared
+def test_real_logs_roles_by_model_and_by_speculative_decoding(tmp_path):
+    doc = new("3090-dense-vs-sparse", tmp_path / "ds",
+              [LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log", LOGS / "club-3090_74_dual-nvlink.log"])
+    by_model = role_of_model(doc)
+    assert by_model.pop("Qwen3-VL-30B-A3B-Instruct") == "sparse" and by_model == {None: "TODO"}  # names no model
+    assert any(".role: no rule of this chapter picks it" in t for t in doc["todo"])
+    doc = new("gb10-mtp", tmp_path / "gb",
+              [LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", LOGS / "vllm_43295_mtp-slow.log"])
+    for c in doc["configs"].values():
+        spec = str(c.get("speculative") or "none").lower() != "none"
+        assert c["role"] == ("mtp" if spec else "control"), c
+    assert set(kinds_by_name(doc).values()) == {"server-log"}
+
+
+@needs_shared
+def test_real_log_beside_an_nvidia_smi_log_shares_its_configuration_and_date(tmp_path):
+    src = tmp_path / "in"
+    for folder, f in (("run1", LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log"),
+                      ("run1", REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"),
+                      ("run2", LOGS / "vllm_43295_mtp-slow.log")):
+        (src / folder).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, src / folder / f.name)
+    doc = new("power-sweep", tmp_path / "out", sorted(src.rglob("*.*")))
+    f = {Path(e["path"]).name: (i, e) for i, e in enumerate(doc["files"])}
+    assert {e["path"].split("/")[1] for _, e in f.values()} == {"run1", "run2"}
+    (_, log1), (_, smi), (i2, log2) = (f["club-3090_105_2x3090_vllm0.20.1_mtp.log"], f["RdrigoMachado_gpu_power.csv"],
+                                       f["vllm_43295_mtp-slow.log"])
+    assert (log1["kind"], smi["kind"], log2["kind"]) == ("server-log", "gpu-log", "server-log")
+    assert log1["config"] == smi["config"] != log2["config"]
+    csv_date = (src / "run1" / "RdrigoMachado_gpu_power.csv").read_text().splitlines()[1][:10].replace("/", "-")
+    assert smi["date"] == log1["date"] == csv_date and "date" not in log2
+    assert any(t.startswith(f"files[{i2}].date:") for t in doc["todo"])
+
+
+def test_files_from_unrelated_folders_keep_their_names_not_the_machine_s_layout(tmp_path):
+    """Files whose only shared folder is the root keep their names; clashing names their folder's."""
+    import tempfile
+
+    other = Path(tempfile.mkdtemp(dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+    try:
+        a = bench(tmp_path, "a.json")
+        (other / "x").mkdir()
+        b = bench(other / "x", "a.json", 1024, 128, 4)
+        doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", [a, b])
+        paths = sorted(f["path"] for f in doc["files"])
+        assert paths == sorted([f"raw/{tmp_path.name}/a.json", "raw/x/a.json"]), paths
+    finally:
+        shutil.rmtree(other)
