@@ -126,3 +126,18 @@ def test_empty_notes_are_dropped_so_no_object_repr_reaches_the_page():
     nb = nbformat.v4.new_notebook(cells=[cell])
     _drop_empty_displays(nb)
     assert [o.get("data", {}).get("text/markdown", o.get("text")) for o in nb.cells[0].outputs] == ["A note.", "log"]
+
+
+def test_a_chapter_s_cache_key_covers_the_modules_it_imports_and_no_other_chapter_s():
+    """Editing one chapter's module re-executes that chapter (and pages that use its outputs), not all."""
+    from benchbook import registry
+
+    root = find_repo()
+    imports = {c.id: set(Chapter(root, c.id).imports()) for c in registry.chapters()}
+    for spec in registry.chapters():
+        mine = imports[spec.id]
+        assert f"benchbook.chapters.{spec.module}" in mine
+        others = {f"benchbook.chapters.{c.module}" for c in registry.chapters() if c.module != spec.module}
+        assert not mine & others, (spec.id, mine & others)
+        assert not any(m.startswith("benchbook.reconstruct") for m in mine), spec.id
+    assert "benchbook.contract" in imports["gb10-mtp"] and "benchbook.ingest.vllm_log" in imports["power-sweep"]
