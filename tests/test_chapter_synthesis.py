@@ -368,3 +368,22 @@ def test_the_banner_classes_a_chapter_by_its_own_folder_and_names_what_it_reads(
     assert f"not all, the write-up's setup, so the claims about the data that differs are not compared: {STRIX}." \
         in text.replace("\\", "")
     assert "gb10" not in text
+
+
+def test_book_counts_are_of_distinct_statements_and_say_which_could_have_failed():
+    from benchbook import claims as cl
+    from benchbook.chapters.synthesis import ChapterRun, distinct_claim_counts
+
+    def ledger(rows):
+        return pd.DataFrame([dict(zip(("id", "verdict", "basis", "same_as"), r)) for r in rows])
+
+    h100 = ledger([("gap", cl.HOLDS, cl.BY_CONSTRUCTION, ""), ("gap-stated", cl.FAILS, cl.SELF, ""),
+                   ("cost", cl.HOLDS, cl.MEASURED, ""), ("kv", cl.UNKNOWN, "", "")])
+    strix = ledger([("strix-gap", cl.HOLDS, cl.BY_CONSTRUCTION, f"{H100}:gap"),
+                    ("spread", cl.HOLDS, cl.GENERATOR, ""), ("other", cl.NOT_COMPARABLE, "", "")])
+    runs = [ChapterRun(H100, "ok", ledger=h100), ChapterRun(STRIX, "ok", ledger=strix), ChapterRun("gb10-mtp", "missing")]
+    n = distinct_claim_counts(runs)
+    assert n["claims_distinct"] == 5  # gap (3 rows), cost, kv, spread, other
+    assert n["claims_checked"] == 2 and n["claims_checked_hold"] == 1  # gap's own twin does not hold
+    assert n["claims_constructed"] == 1 and n["claims_distinct_not_derivable"] == 1
+    assert n["claims_distinct_not_comparable"] == 1

@@ -88,3 +88,59 @@ def test_compare_published_cells():
     assert list(out["reproduced"]) == ["75", "300 ms"]
     assert list(out["within"]) == [True, False]
     assert math.isclose(out["difference"].iloc[1], 0.3 / 0.243 - 1)
+
+
+# ---- what a verdict rests on ------------------------------------------------------------
+
+def _basis_case():
+    from benchbook.published import Published, PublishedTable
+
+    table = PublishedTable(id="t", source="s", title="", columns=["run", "t/s"], rows=[["a", "100"], ["b", "50"]],
+                           values=[[None, "a_tps"], [None, "b_tps"]])
+    claims = [
+        dict(id="ratio", source="s", claim="a is twice b", published="2×", recompute="a_tps / b_tps"),
+        dict(id="spread", source="s", claim="twice c is 20", published="20", recompute="2 * c_spread"),
+        dict(id="ratio-stated", kind="consistency", source="s", claim="2 = 100/50", published="2×",
+             recompute="x / y", stated={"x": "100", "y": "50"}),
+        dict(id="gone", source="s", claim="d is 1", published="1", recompute="d_tps"),
+        dict(id="priced", source="s", claim="cost", published="3", recompute="a_tps * price / 200 * 3"),
+    ]
+    return Published(study="x", sources={"s": {}}, tables=[table], claims=claims)
+
+
+def test_verdicts_on_reconstructed_files_are_not_confirmations():
+    from benchbook.claims import BY_CONSTRUCTION, GENERATOR, MEASURED, SELF, check_claims, pinned_names
+
+    pub = _basis_case()
+    assert pinned_names(pub) == {"a_tps", "b_tps", "d_tps"}  # table cells, and a claim of one value
+    values = {"a_tps": 100.0, "b_tps": 50.0, "c_spread": 10.0}
+    rec = check_claims(pub, values, {"price": 2.0}, reconstructed=lambda names: True).set_index("id")
+    assert rec.loc["ratio", "basis"] == BY_CONSTRUCTION and rec.loc["ratio", "verdict"] == HOLDS
+    assert rec.loc["spread", "basis"] == GENERATOR  # a value no published number pins
+    assert rec.loc["ratio-stated", "basis"] == SELF
+    assert rec.loc["gone", "verdict"] == UNKNOWN and rec.loc["gone", "basis"] == ""
+    assert rec.loc["priced", "basis"] == BY_CONSTRUCTION  # a parameter is not data
+    measured = check_claims(pub, values, {"price": 2.0}, reconstructed=lambda names: False).set_index("id")
+    assert set(measured.loc[["ratio", "spread", "priced"], "basis"]) == {MEASURED}
+    # only names from a reconstructed folder make a verdict constructed
+    mixed = check_claims(pub, values, {"price": 2.0}, reconstructed=lambda names: "b_tps" in names).set_index("id")
+    assert mixed.loc["ratio", "basis"] == BY_CONSTRUCTION and mixed.loc["spread", "basis"] == MEASURED
+
+
+def test_a_claim_two_chapters_check_and_its_stated_twin_are_one_statement():
+    from benchbook.claims import claim_key
+
+    assert claim_key("strix", {"id": "strix-gap-doubles", "same_as": "h100:moe-gap-doubles"}) == "h100:moe-gap-doubles"
+    assert claim_key("h100", {"id": "moe-gap-doubles-stated", "same_as": ""}) == "h100:moe-gap-doubles"
+    assert claim_key("h100", {"id": "moe-gap-doubles"}) == "h100:moe-gap-doubles"
+    assert claim_key("gb10", {"id": "moe-gap-doubles"}) == "gb10:moe-gap-doubles"
+
+
+def test_same_as_must_name_a_chapter_and_a_claim(tmp_path):
+    from benchbook.published import PublishedError, load_published
+
+    path = tmp_path / "published.yml"
+    path.write_text("study: x\nsources: {s: {}}\nclaims:\n  - {id: c, source: s, claim: t, published: '1', "
+                    "recompute: a, same_as: 'just-an-id'}\n")
+    with pytest.raises(PublishedError, match=r"claims\[0\] \(c\): same_as 'just-an-id'; expected"):
+        load_published(path)

@@ -22,6 +22,16 @@ HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
 NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
 VERDICTS = (HOLDS, FAILS, UNKNOWN, NOT_COMPARABLE)
 
+# What a verdict rests on. Only MEASURED and SELF are checks that could have failed: the
+# reconstructed files were fit to the published numbers (BY_CONSTRUCTION), and where the
+# write-up gave no number the generator chose one (GENERATOR).
+MEASURED = "measured data"
+SELF = "the write-up's own numbers"
+BY_CONSTRUCTION = "by construction"
+GENERATOR = "a generator's choice"
+BASES = (MEASURED, SELF, BY_CONSTRUCTION, GENERATOR)
+INDEPENDENT = (MEASURED, SELF)
+
 
 def check_claims(
     published: Published,
@@ -29,21 +39,75 @@ def check_claims(
     params: dict | None = None,
     currencies: dict[str, str] | None = None,
     gate=None,
+    reconstructed=None,
 ) -> pd.DataFrame:
     """One ledger row per claim, in the order of published.yml.
 
     `gate` (benchbook.comparable.Gate) says which names draw on data that is not the
     write-up's setup; a data claim over such names gets 'not comparable' and no verdict.
     Consistency claims check the write-up against itself and are always judged.
+    `reconstructed(names)` says whether any of these value names comes from a
+    reconstructed data folder; it decides each verdict's `basis`.
     """
-    rows = [check_claim(c, values, params or {}, currencies or {}, gate) for c in published.claims]
+    pinned = pinned_names(published)
+    rows = []
+    for c in published.claims:
+        row = check_claim(c, values, params or {}, currencies or {}, gate)
+        row["basis"] = basis(c, row["verdict"], pinned, set(params or {}), reconstructed)
+        rows.append(row)
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
 
 
 LEDGER_COLUMNS = [
     "id", "source", "kind", "claim", "published", "recomputed",
-    "difference", "tolerance", "verdict", "note",
+    "difference", "tolerance", "verdict", "basis", "note", "same_as",
 ]
+
+
+def claim_key(chapter: str, row) -> str:
+    """One key per distinct statement across the book: a claim another chapter also checks
+    (`same_as: chapter:id`) takes that claim's key, and a '-stated' consistency twin its
+    base claim's, so book-level counts count each statement once."""
+    cid = str(row["id"])
+    same = str(row.get("same_as") or "")
+    if same and same != "nan":
+        chapter, cid = same.split(":", 1)
+    return f"{chapter}:{cid.removesuffix('-stated')}"
+
+
+def pinned_names(published: Published) -> set[str]:
+    """Value names a reconstruction is fit to: every name in a published table cell, and
+    every data claim that is one value name. Such a value agrees with the write-up on
+    reconstructed files whatever the truth."""
+    out = set()
+    for table in published.tables:
+        for exprs in table.values:
+            for expr in exprs:
+                if expr:
+                    out |= set(names_in(expr))
+    for c in published.claims:
+        expr = str(c.get("recompute") or "").strip()
+        if c.get("kind", "data") == "data" and expr and names_in(expr) == {expr}:
+            out.add(expr)
+    return out
+
+
+def basis(claim: dict, verdict: str, pinned: set[str], params: set[str], reconstructed=None) -> str:
+    """What a holds / does-not-hold verdict rests on (empty for other verdicts)."""
+    if verdict not in (HOLDS, FAILS):
+        return ""
+    if claim.get("kind", "data") == "consistency":
+        return SELF
+    used = set(names_in(claim["recompute"])) - params
+    if reconstructed is None or not reconstructed(used):
+        return MEASURED
+    return BY_CONSTRUCTION if used <= pinned else GENERATOR
+
+
+def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """How many verdicts rest on each basis (every basis present, zero when none)."""
+    col = ledger["basis"] if "basis" in ledger else pd.Series(dtype=object)
+    return {b: int((col == b).sum()) for b in BASES}
 
 
 def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None) -> dict:
@@ -57,7 +121,7 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
         id=claim["id"], source=claim["source"], kind=kind, claim=claim["claim"],
         published=str(claim["published"]), recomputed="", difference="",
         tolerance=f"±{tol:.1%}" if q.bound is None else q.bound, verdict=UNKNOWN,
-        note=claim.get("why", ""),
+        note=claim.get("why", ""), same_as=claim.get("same_as", ""),
     )
     if kind == "not-derivable":
         row["tolerance"] = ""

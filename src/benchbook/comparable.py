@@ -163,6 +163,12 @@ def _differences(config: dict, entry: dict) -> list[str]:
     return [f"{name} differs" for name in FIELDS if name in entry and not field_matches(config, name, entry[name])]
 
 
+def owner(prefixes, name: str, fallback=None):
+    """What `name` belongs to: the entry of the longest prefix it starts with (prefixes
+    sorted longest first: (prefix, entry) pairs), else `fallback`."""
+    return next((m for p, m in prefixes if name == p or name.startswith(p + "_")), fallback)
+
+
 @dataclass
 class Gate:
     """Which published names draw on which role, to keep unlike data out of the verdicts.
@@ -182,8 +188,7 @@ class Gate:
     def match(self, name: str) -> RoleMatch | None:
         if name in self.ignore:
             return None
-        hit = next((m for p, m in self.prefixes if name == p or name.startswith(p + "_")), None)
-        return hit or self.fallback
+        return owner(self.prefixes, name, self.fallback)
 
     def reason(self, names) -> str | None:
         """None when every role the names draw on is comparable, else what differs."""

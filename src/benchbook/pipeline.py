@@ -226,6 +226,21 @@ def gate(r: ChapterResults) -> Gate:
     return Gate(prefixes, fallback=fallback, ignore=frozenset(r.params))
 
 
+def reconstructed_names(r: ChapterResults):
+    """A test: does any of these value names come from a reconstructed data folder? Names
+    belong to folders by the same role prefixes as the gate; others are the chapter's own."""
+    from .comparable import owner
+
+    pairs = [(p, r.data.study.reconstructed) for p, _ in _prefixes(r.spec.contract, r.data, r.comparability)]
+    for param, data in r.reads.items():
+        if data is not None:
+            other = get(r.spec.reads[param]).contract
+            pairs += [(p, data.study.reconstructed) for p, _ in _prefixes(other, data, r.read_setups[param])]
+    pairs.sort(key=lambda p: -len(p[0]))
+    own, params = r.data.study.reconstructed, set(r.params)
+    return lambda names: any(owner(pairs, n, own) for n in names if n not in params)
+
+
 def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
     from .contract import role_key
 
@@ -265,7 +280,8 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     g = gate(r)
     numeric = {k: v for k, v in r.params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     values = {**numeric, **r.values}
-    r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g)
+    r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
+                                       reconstructed=reconstructed_names(r))
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])

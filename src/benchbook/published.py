@@ -205,6 +205,9 @@ def load_published(path: str | Path) -> Published:
                 raise PublishedError(f"{path}: claims[{i}] ({c.get('id', '?')}): missing key '{key}'")
         if c["source"] not in sources:
             raise PublishedError(f"{path}: claims[{i}] ({c['id']}): unknown source '{c['source']}'")
+        if "same_as" in c and not re.fullmatch(r"[a-z0-9][a-z0-9-]*:[A-Za-z0-9_.-]+", str(c["same_as"])):
+            raise PublishedError(f"{path}: claims[{i}] ({c['id']}): same_as '{c['same_as']}'; expected "
+                                 "'<chapter id>:<claim id>' of the chapter that checks the same statement")
     ids = [c["id"] for c in claims]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

@@ -124,8 +124,32 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
 
 def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """The claims ledger as shown: verdict beside the numbers; `extra` columns after it."""
-    cols = LEDGER_COLUMNS[:5] + list(extra) + LEDGER_COLUMNS[5:]
+    cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
     return ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+
+
+def ledger_basis_note(ledger: pd.DataFrame):
+    """What the verdicts rest on, in a sentence each: which could have failed, which hold by
+    construction on reconstructed files, which rest on a value the generator chose."""
+    from IPython.display import Markdown
+
+    from .claims import BY_CONSTRUCTION, GENERATOR, HOLDS, INDEPENDENT, MEASURED, SELF, basis_counts
+
+    n = basis_counts(ledger)
+    parts = []
+    checks = n[MEASURED] + n[SELF]
+    if checks:
+        held = int(((ledger["basis"].isin(INDEPENDENT)) & (ledger["verdict"] == HOLDS)).sum())
+        what = " and ".join(x for x in (f"{n[SELF]} against the write-up's own numbers" if n[SELF] else "",
+                                        f"{n[MEASURED]} against measured data" if n[MEASURED] else "") if x)
+        parts.append(f"**{checks}** verdicts are checks that could have failed ({what}); {held} of them hold.")
+    if n[BY_CONSTRUCTION]:
+        parts.append(f"**{n[BY_CONSTRUCTION]}** rest on reconstructed files that were fit to the published "
+                     "numbers: they agree (or not) by construction and confirm nothing.")
+    if n[GENERATOR]:
+        parts.append(f"**{n[GENERATOR]}** rest on values the generator chose where the write-up printed none: "
+                     "they show what the rule gives on such data, not a finding.")
+    return Markdown("The *basis* column says what each verdict rests on. " + " ".join(parts)) if parts else None
 
 
 def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
