@@ -149,3 +149,41 @@ def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
     assert new_hash != old_hash
     assert after["Data folders used by this page"]["folder"].iloc[0] == "my-data (outside the project)"
     assert str(tmp_path) not in page(project)  # a user's own path is not published
+
+
+def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(built):
+    """Derived from each reconstructed folder's assumptions.yml and the sections' declared
+    columns: every prose cell of such a section carries the mark on the built page; prose of
+    other sections and every page of measured data carry none."""
+    import lxml.html
+    import nbformat
+
+    from benchbook.assumptions import load_assumptions
+    from benchbook.runner import ASSUMED_MARK
+
+    project, _ = built
+    marked_somewhere = set()
+    for spec in registry.chapters():
+        if spec.contract is None:
+            continue
+        folder = project / "data" / spec.id
+        assumed = load_assumptions(folder)
+        columns = {c for a in assumed for c in a.columns}
+        info = json.loads((project / "book/studies" / spec.id / "chapter.json").read_text())
+        expect = {s.id for s in spec.contract.sections if columns & set(s.columns)} - set(info["absent_sections"])
+        if spec.id == "strix-halo-qwen3-30b-lhl":
+            assert not assumed and not expect  # measured data
+        nb = nbformat.read(project / "book/studies" / f"{spec.id}.ipynb", as_version=4)
+        n_marked = 0
+        for cell in nb.cells:
+            sections = {t[len("needs-"):] for t in cell.metadata.get("tags", []) if t.startswith("needs-")}
+            if cell.cell_type != "markdown" or not sections:
+                continue
+            should = bool(sections & expect)
+            assert (ASSUMED_MARK in cell.source) == should, (spec.id, sections, cell.source[:200])
+            n_marked += should
+            marked_somewhere |= sections & expect and {spec.id} or set()
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        assert len(lxml.html.fromstring(html).find_class("benchbook-assumed")) == n_marked, spec.id
+    # the draw of the power sweep and the spread between llama.cpp builds are marked
+    assert {"power-sweep", "strix-halo-baseline", "gb10-mtp"} <= marked_somewhere

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 H100_DIR = ROOT / "data" / "h100-dense-vs-moe-mtp"
 STRIX_DIR = ROOT / "data" / "strix-halo-baseline"
 PUBLISHED = H100_DIR / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS")
+GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 
 _RUN_METRIC = re.compile(
     r"^(?P<run>\w+?)_(?P<metric>output_tps|per_agent_tps|median_ttft_s|p99_ttft_s|"

@@ -26,7 +26,7 @@ from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "3090-dense-vs-sparse"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS")
+GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 MIB_TO_GB = 1.048576e-3
 
 

@@ -25,7 +25,7 @@ from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "gb10-mtp"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS")
+GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 SCALED = re.compile(r"^(?:(?P<k>\d+(?:\.\d+)?)\s*\*\s*)?(?P<name>[a-z][a-z0-9_]*)$")
 DELTA = re.compile(r"^100 \* \((?P<x>[a-z][a-z0-9_]*) / (?P<y>[a-z][a-z0-9_]*) - 1\)$")
 # Published figures that contradict vLLM's definitions of the counters (PROVENANCE.md):

@@ -26,7 +26,7 @@ from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "power-sweep"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS")
+GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 PREFIX = {"q35-27b": "q35_27b", "q35-122b": "q35_122b", "q36-35b": "q36_35b"}
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

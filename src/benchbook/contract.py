@@ -91,6 +91,8 @@ class Section:
     any_of: bool = False  # one of the needs suffices
     reads: tuple[str, ...] = ()  # parameters naming another chapter's data it needs
     how: str = ""  # how to add what is missing
+    columns: tuple[str, ...] = ()  # tidy columns ('table.column') its numbers rest on, so that a
+    # generator's assumption about one of them marks the section (benchbook.assumptions)
 
 
 @dataclass(frozen=True)

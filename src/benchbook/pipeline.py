@@ -142,6 +142,7 @@ class ChapterResults:
     provenance: pd.DataFrame = field(default_factory=pd.DataFrame)
     versions: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)  # section id -> None or Missing
+    assumed: dict = field(default_factory=dict)  # section id -> the generator's assumptions it rests on
     extra: dict = field(default_factory=dict)
 
     @property
@@ -189,7 +190,27 @@ def start(chapter: str, data_dir, published_file=None, params: dict | None = Non
     described = [data.described] + [d.described for d in other.values() if d is not None]
     r.sections = available(spec.contract, pd.concat(described, ignore_index=True) if any(
         len(d) for d in described) else pd.DataFrame(), {p: d is not None for p, d in other.items()})
+    r.assumed = assumed_sections(spec.contract, data, other)
     return r
+
+
+def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
+    """Section id -> the assumptions (of reconstructed folders) its declared columns rest on.
+    The chapter's own folder counts for every section, a folder it reads only for the
+    sections that read it; a measured folder has no assumptions."""
+    from .assumptions import load_assumptions, resting_on
+
+    def of(d: StudyData | None) -> list:
+        return load_assumptions(d.study.root) if d is not None and d.study.reconstructed else []
+
+    own, other = of(data), {p: of(d) for p, d in reads.items()}
+    out = {}
+    for section in contract.sections:
+        pool = own + [a for p in section.reads for a in other.get(p, [])]
+        hits = resting_on(pool, section.columns)
+        if hits:
+            out[section.id] = hits
+    return out
 
 
 def _published_of(chapter: str, folder) -> Path | None:

@@ -10,7 +10,7 @@ here; the runner, `benchbook new`, `validate` and the synthesis read this list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .contract import Contract, KeyNumbers, Kind, Need, Role, Section
 
@@ -274,6 +274,30 @@ GB10 = Contract(
             how="Add the start-up logs of both the vanilla and the MTP server."),
     ),
 )
+
+def _resting_on(contract: Contract, columns: dict[str, tuple[str, ...]]) -> Contract:
+    """The contract with each named section's tidy columns (`table.column`) declared."""
+    unknown = sorted(set(columns) - {s.id for s in contract.sections})
+    if unknown:
+        raise KeyError(f"no section {', '.join(unknown)}")
+    return replace(contract, sections=tuple(replace(s, columns=columns.get(s.id, s.columns))
+                                            for s in contract.sections))
+
+
+# What each section's numbers rest on, as tidy columns: a data generator's assumption about
+# one of them (a reconstructed folder's assumptions.yml) marks the section on the page.
+H100 = _resting_on(H100, {"concurrency": ("runs.p99_ttft_s",), "cost": ("runs.output_tps",),
+                          "strix": ("llama_bench.avg_ts",)})
+STRIX = _resting_on(STRIX, {"backends": ("llama_bench.avg_ts", "llama_bench.stddev_ts"),
+                            "spread": ("llama_bench.avg_ts", "llama_bench.stddev_ts"),
+                            "server": ("runs.p99_ttft_s", "runs.p99_tpot_s")})
+DENSE_SPARSE = _resting_on(DENSE_SPARSE, {"speed": ("runs.spec_acceptance_length",),
+                                          "prefill": ("runs.median_ttft_s",)})
+POWER = _resting_on(POWER, {"draw": ("gpu_samples.power_draw_w",),
+                            "energy": ("gpu_samples.power_draw_w",)})
+GB10 = _resting_on(GB10, {s: ("runs.output_tps", "runs.mean_ttft_s") for s in ("control", "model", "mtp")} | {
+    "acceptance": ("spec_decode.per_position",), "acceptance-metrics": ("spec_decode.per_position",),
+    "boot": ("boot.value_num",), "mtp-boot": ("boot.value_num",)})
 
 CHAPTERS: tuple[ChapterSpec, ...] = (
     ChapterSpec("h100-dense-vs-moe-mtp", "h100", "H100: dense 27B against MoE 35B-A3B with MTP", H100,

@@ -262,6 +262,15 @@ def absent(r, section: str):
     return Markdown(_admonition("Not in this data", missing.text(), "note"))
 
 
+def _assumed_columns(r) -> list[str]:
+    """Tidy columns of the chapter's own folder that hold a generator's choice (none if measured)."""
+    from .assumptions import load_assumptions
+
+    if not r.data.study.reconstructed:
+        return []
+    return sorted({c for a in load_assumptions(r.data.study.root) for c in a.columns})
+
+
 def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
     """The chapter's downloads, and `chapter.json`: what other pages and the build read from it
     (sections the data could not fill, comparability, data folders, declared output tables)."""
@@ -271,10 +280,14 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
     absent = {s: m.text() for s, m in r.sections.items() if m is not None}
     if not r.comparable:  # prose about the write-up's own results (tagged needs-comparable)
         absent["comparable"] = "the data is not the write-up's setup"
+    assumed = {s: [{"id": a.id, "why": a.why} for a in hits] for s, hits in r.assumed.items()
+               if r.sections.get(s) is None}
     doc = {
         "chapter": Path(folder).name,  # the page (a notebook may make more than one page)
         "module": r.spec.module,
         "absent_sections": absent,
+        "assumed_sections": assumed,  # shown sections resting on a generator's assumption
+        "assumed_columns": _assumed_columns(r),  # for pages that read this one's outputs
         "comparable": bool(r.comparable),
         "setup_declared": bool(r.comparability.declared),
         "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records"),

@@ -250,6 +250,7 @@ class Chapter:
             out = nbformat.read(tmp, as_version=4)
             _unpublish_parameters(out, self.run_file.name)
             _drop_absent_sections(out, downloads_dir(self.study, self.repo))
+            _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
             _drop_empty_displays(out)
             dropped = _drop_prose_without_numbers(out)
             if dropped:
@@ -512,6 +513,41 @@ def _drop_empty_displays(nb) -> None:
                 continue
             keep.append(o)
         cell.outputs = keep
+
+
+ASSUMED_MARK = "Assumed, not measured."
+
+
+def _mark_assumed_sections(nb, folder: Path) -> None:
+    """Mark the prose of sections that rest on a data generator's assumption.
+
+    `chapter.json` lists, per shown section, the assumptions of reconstructed folders its
+    declared columns meet (benchbook.assumptions). Every markdown cell tagged
+    `needs-<section>` for such a section gets a line saying so, so a chosen value never
+    reads as a finding; on measured data the list is empty and nothing changes.
+    """
+    from .report import md_text
+
+    info = folder / "chapter.json"
+    if not info.is_file():
+        return
+    assumed = json.loads(info.read_text(encoding="utf-8")).get("assumed_sections") or {}
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        hits = [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
+        if cell.cell_type != "markdown" or not hits:
+            continue
+        whats = "; ".join(dict.fromkeys(md_text(_short(a["why"])) for a in hits))
+        cell.source = (cell.source.rstrip() + f'\n\n<span class="benchbook-assumed">{ASSUMED_MARK}</span> '
+                       f"*These numbers rest on values the data generator chose where the write-up printed "
+                       f"none ({whats}); on reconstructed data they are not a finding. The data folder's "
+                       f"PROVENANCE.md lists every such choice.*")
+
+
+def _short(why: str, limit: int = 110) -> str:
+    """The first clause of an assumption's reason, for a one-line mark."""
+    head = re.split(r"[:;(]", why, maxsplit=1)[0].strip()
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
 _GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`|\{glue:figure\}[ \t]+(\S+)")

@@ -31,7 +31,7 @@ RUN_CONTEXT = FILE_KEYS - {"path", "config", "notes", "format", "runs"}
 # `runs:`, in file order; an item overrides the file entry's config and run context.
 RUN_KEYS = RUN_CONTEXT | {"config", "notes"}
 # Files in the data folder that are documentation or bookkeeping, not raw data.
-NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md", "LICENSE",
+NOT_RAW = {MANIFEST, CHECKSUMS, "PROVENANCE.md", "published.yml", "README.md", "LICENSE", "assumptions.yml",
            "architecture.yml"}  # cited model facts a chapter checks the data against
 
 

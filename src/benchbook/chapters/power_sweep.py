@@ -398,7 +398,7 @@ def summary_table(r: Results, config: str) -> pd.DataFrame:
                      "median prefill (active)": _fmt(v.get(f"{p}_prefill_active_median")),
                      "avg prefill (all windows)": _fmt(v.get(f"{p}_prefill_sustained_mean")),
                      "completions/min": _fmt(v.get(f"{p}_completions_per_min")),
-                     "GPU draw W (measured)": _fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v else "–"})
+                     "GPU draw W (logged)": _fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v else "–"})
     return pd.DataFrame(rows)
 
 
@@ -486,7 +486,7 @@ def tokens_per_kw_table(r: Results) -> pd.DataFrame:
                              "avg prefill t/s (all windows)": _fmt(v.get(f"{p}_{scope}_prefill_sustained_mean"), 0),
                              "nominal kW": _fmt(v[f"{p}_gpu_kw"], 2),
                              "measured GPU kW": _fmt(v.get(f"{p}_{scope}_measured_kw"), 2),
-                             "gen tokens/kWh (measured)": _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0)})
+                             "gen tokens/kWh (logged draw)": _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0)})
     return pd.DataFrame(rows)
 
 
@@ -853,6 +853,6 @@ def key_figures(r: Results) -> pd.DataFrame:
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec_text if mtp else "", decode_context_tokens=float("nan"),
             decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",
-            notes="live agent traffic; power: mean measured draw of all cards at the best bucket",
+            notes="live agent traffic; power: mean draw of all cards in the nvidia-smi log at the best bucket",
         ))
     return pd.DataFrame(rows)

@@ -131,13 +131,13 @@ def completions(r: Results) -> plt.Figure:
 
 
 def tokens_per_kw(r: Results) -> plt.Figure:
-    """Generated tokens per kW (nominal cards x limit) and per kWh (measured draw)."""
+    """Generated tokens per kW (nominal cards x limit) and per kWh (logged draw)."""
     t = tokens_per_kw_table(r)
     if t.empty:
         return plt.figure()
     num = lambda s: pd.to_numeric(s.str.replace(",", ""), errors="coerce")  # noqa: E731
     df = pd.DataFrame({"model": t["model"], "power": t["power limit"], "range": t["concurrent"] + " requests",
-                       "nominal": num(t["gen t/kW (nominal)"]), "measured": num(t["gen tokens/kWh (measured)"]) / 3600})
+                       "nominal": num(t["gen t/kW (nominal)"]), "measured": num(t["gen tokens/kWh (logged draw)"]) / 3600})
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, rng in zip(axes, sorted(df["range"].unique())):
         d = df[df["range"] == rng]
@@ -151,7 +151,7 @@ def tokens_per_kw(r: Results) -> plt.Figure:
         ax.set_xlabel("")
         ax.set_ylabel("generated tokens/s per kW")
         ax.tick_params(axis="x", labelsize=8)
-    axes[-1].legend(title="limit (bars: 4 x limit; ◆: measured draw)", fontsize=7, title_fontsize=7)
+    axes[-1].legend(title="limit (bars: 4 x limit; ◆: logged draw)", fontsize=7, title_fontsize=7)
     fig.suptitle("Generation per kW of GPU power", fontweight="bold")
     fig.tight_layout()
     return fig

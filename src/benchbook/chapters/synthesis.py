@@ -48,6 +48,7 @@ class ChapterRun:
     caveats: pd.DataFrame | None = None
     data: list = field(default_factory=list)  # provenance records of the folders it read
     comparable: bool = True
+    assumed_columns: list = field(default_factory=list)  # tidy columns its generator chose values for
 
     @property
     def reconstructed(self) -> bool:
@@ -89,7 +90,8 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
     where = info
     try:
         doc = json.loads(info.read_text(encoding="utf-8"))
-        run = ChapterRun(study, "ok", data=list(doc.get("data") or []), comparable=bool(doc.get("comparable", True)))
+        run = ChapterRun(study, "ok", data=list(doc.get("data") or []), comparable=bool(doc.get("comparable", True)),
+                         assumed_columns=list(doc.get("assumed_columns") or []))
         outputs = doc.get("outputs") or {}
         for name, columns in (("claims", claims_mod.LEDGER_COLUMNS), ("caveats", ["origin", "caveat"]),
                               ("key_figures", list(KEY_FIGURES))):
@@ -502,7 +504,7 @@ def energy_table(r: Results) -> pd.DataFrame:
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    basis = {"measured": "measured draw", "limit": "power limit (upper bound)", "tdp": "TDP bound (upper bound)",
+    basis = {"measured": "logged draw", "limit": "power limit (upper bound)", "tdp": "TDP bound (upper bound)",
              "": "unknown"}
     return pd.DataFrame({
         "configuration": lim["label"],
@@ -653,7 +655,8 @@ def glue_values(r: Results) -> dict:
             out.update(pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]), pct_ceiling_min_label=lo["label"],
                        pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]), pct_ceiling_max_label=hi["label"])
         top = lim.loc[lim["single_stream_decode_tps"].astype(float).idxmax()]
-        out.update(decode_max_tps=float(top["single_stream_decode_tps"]), decode_max_label=top["label"])
+        out.update(decode_max_tps=float(top["single_stream_decode_tps"]), decode_max_label=top["label"],
+                   decode_max_basis=str(top.get("decode_basis") or "") or "how it was measured is not recorded")
         agg = lim.loc[lim["best_aggregate_tps"].astype(float).idxmax()]
         out.update(aggregate_max_tps=float(agg["best_aggregate_tps"]), aggregate_max_label=agg["label"],
                    aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
@@ -665,7 +668,7 @@ def glue_values(r: Results) -> dict:
         kwh = lim.dropna(subset=["tokens_per_kwh"])
         if len(kwh):
             best = kwh.loc[kwh["tokens_per_kwh"].astype(float).idxmax()]
-            basis = {"measured": "measured draw", "limit": "at its power limit, a lower bound",
+            basis = {"measured": "logged draw", "limit": "at its power limit, a lower bound",
                      "tdp": "at its TDP, a lower bound"}.get(best["power_basis"], "")
             if best["power_basis"] == "measured" and (kwh["power_basis"] != "measured").any():
                 basis += "; configurations rated at a power bound could be higher"  # a bound only bounds from below
@@ -677,6 +680,8 @@ def glue_values(r: Results) -> dict:
         mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
         if len(mtp):
             out.update(mtp_per_pass=float(mtp["tokens_per_pass"].iloc[0]), mtp_label=mtp["label"].iloc[0])
+            chosen = {x.study for x in r.runs if set(x.assumed_columns) & ACCEPTANCE_COLUMNS}
+            out["mtp_assumed"] = str(mtp["study"].iloc[0]) in chosen
         for _, x in lim.iterrows():
             key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
             if pd.notna(x["pct_decode_ceiling"]):
@@ -743,11 +748,12 @@ def findings(g: dict) -> list[tuple[str, str]]:
                       "of the rate its platform's memory bandwidth allows."))
     if "decode_max_tps" in g:
         items.append(("Speed.", f"The fastest single-stream decode is {g['decode_max_tps']:,.0f} tokens/s "
-                      f"({g['decode_max_label']}); the highest measured aggregate is {g['aggregate_max_tps']:,.0f} "
-                      f"tokens/s ({g['aggregate_max_label']})."))
+                      f"({g['decode_max_label']}; {g['decode_max_basis']}); the highest aggregate output rate in "
+                      f"the data is "
+                      f"{g['aggregate_max_tps']:,.0f} tokens/s ({g['aggregate_max_label']})."))
     parts = []
     if "cost_min" in g:
-        parts.append(f"the lowest measured cost is {g['cost_min']:.2f} {g['cost_min_currency']} per million output "
+        parts.append(f"the lowest cost in the data is {g['cost_min']:.2f} {g['cost_min_currency']} per million output "
                      f"tokens ({g['cost_min_label']})")
     if "kwh_max_m" in g:
         parts.append(f"the most tokens per kWh are {g['kwh_max_m']:.1f} million ({g['kwh_max_label']}, "
@@ -847,6 +853,12 @@ def banner(r: Results) -> str:
             "content hash.\n:::")
 
 
+# Columns that hold an acceptance length: where a chapter's generator chose them, the
+# synthesis's MTP paragraph rests on that choice.
+ACCEPTANCE_COLUMNS = {"runs.spec_acceptance_length", "runs.spec_acceptance_rate",
+                      "spec_decode.mean_acceptance_length", "spec_decode.acceptance_rate"}
+
+
 def write_outputs(r: Results, g: dict, folder) -> None:
     """The page's downloads, and its chapter.json: which parts of its prose the data cannot fill."""
     import json
@@ -854,6 +866,8 @@ def write_outputs(r: Results, g: dict, folder) -> None:
     from ..report import write_downloads
 
     write_downloads(downloads(r), folder, "synthesis-tables")
-    doc = {"chapter": STUDY, "absent_sections": absent_sections(g),
+    assumed = {"mtp": [{"id": "acceptance", "why": f"the acceptance length of {g['mtp_label']}"}]} \
+        if g.get("mtp_assumed") else {}
+    doc = {"chapter": STUDY, "absent_sections": absent_sections(g), "assumed_sections": assumed,
            "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records")}
     (Path(folder) / "chapter.json").write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")

@@ -16,13 +16,14 @@ from ..study import CHECKSUMS, MANIFEST, write_checksums
 from .targets import Target
 
 PROVENANCE = "PROVENANCE.md"
+ASSUMPTIONS_FILE = "assumptions.yml"
 
 
 def reset(out_dir: Path) -> None:
     """Remove what a previous run wrote (raw/ and the three bookkeeping files), nothing else."""
     out_dir.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out_dir / "raw", ignore_errors=True)
-    for name in (MANIFEST, CHECKSUMS, PROVENANCE):
+    for name in (MANIFEST, CHECKSUMS, PROVENANCE, ASSUMPTIONS_FILE):
         (out_dir / name).unlink(missing_ok=True)
 
 
@@ -40,9 +41,35 @@ def write_study(out_dir: Path, doc: dict) -> None:
     (out_dir / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def finish(out_dir: Path, provenance: str) -> None:
+def finish(out_dir: Path, provenance: str, assumed: dict | None = None, shows_in: dict | None = None) -> None:
+    """PROVENANCE.md, assumptions.yml (the generator's choices as data) and SHA256SUMS."""
     (out_dir / PROVENANCE).write_text(provenance, encoding="utf-8")
+    if assumed is not None:
+        write_assumptions(out_dir, assumed, shows_in or {})
     write_checksums(out_dir)
+
+
+def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict) -> None:
+    """One entry per ASSUMPTIONS key: its value, why, and the tidy columns it lands in."""
+    unknown = sorted(set(shows_in) - set(assumed))
+    if unknown:
+        raise ValueError(f"SHOWS_IN names no assumption: {', '.join(unknown)}")
+    entries = [{"id": k, "value": _plain(v), "why": why, "columns": list(shows_in.get(k, ()))}
+               for k, (v, why) in assumed.items()]
+    head = ("# What the generator chose where the write-up printed no number (benchbook.assumptions).\n"
+            "# `columns`: the tidy-table columns each choice lands in; a chapter section that reads\n"
+            "# one is marked as resting on an assumption. Written by the generator; do not edit.\n")
+    text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100)
+    (out_dir / ASSUMPTIONS_FILE).write_text(head + text, encoding="utf-8")
+
+
+def _plain(v):
+    """YAML-safe: tuples as lists, mapping keys as they are."""
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
 
 
 def table(header: list[str], rows: list[list]) -> str:
