@@ -144,3 +144,25 @@ def test_same_as_must_name_a_chapter_and_a_claim(tmp_path):
                     "recompute: a, same_as: 'just-an-id'}\n")
     with pytest.raises(PublishedError, match=r"claims\[0\] \(c\): same_as 'just-an-id'; expected"):
         load_published(path)
+
+
+def test_a_bound_note_states_the_ratio_the_right_way_round():
+    below = check_claim(claim(kind="consistency", published="under 4 GiB", stated={"need": "1.0 GiB"},
+                              recompute="need"), {}, {}, {})
+    assert below["verdict"] == HOLDS and "0.25× the stated one (far below it)" in below["note"]
+    above = check_claim(claim(published="over 1 s", recompute="t"), {"t": 3.0}, {}, {})
+    assert above["verdict"] == HOLDS and "3.0× the stated one (far above it)" in above["note"]
+
+
+def test_the_write_up_against_itself_is_judged_by_the_rounding_of_its_printed_numbers():
+    # 368k and 360k tokens can be 368,499 and 359,500: -2.4 % ... -2.0 %, so -2.3 % holds
+    row = check_claim(claim(kind="consistency", published="−2.3%", stated={"a": "368k tokens", "b": "360k tokens"},
+                            recompute="100 * (b / a - 1)"), {}, {}, {})
+    assert row["verdict"] == HOLDS and "rounding of the stated numbers" in row["note"]
+    assert row["tolerance"] == "rounding of the printed numbers"
+    # a whole number of runs is a count, exact: 1 + 2 x 3 is 7, not 8
+    row = check_claim(claim(kind="consistency", published="8", stated={"n": "3"}, recompute="1 + 2 * n"), {}, {}, {})
+    assert row["verdict"] == FAILS
+    # the same average printed twice, 163.0 and 162: no rounding reconciles them
+    row = check_claim(claim(kind="consistency", published="162 t/s", stated={"x": "163.0 t/s"}, recompute="x"), {}, {}, {})
+    assert row["verdict"] == FAILS

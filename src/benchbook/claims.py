@@ -12,6 +12,7 @@ never divided without an exchange-rate parameter.
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -162,13 +163,63 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
         return row
     row["recomputed"] = q.display(got)
     verdict, diff = judge(q, got, tol)
-    row["verdict"] = verdict
     row["difference"] = "" if diff is None else f"{diff:+.1%}"
-    if q.bound and verdict == HOLDS and got:
-        factor = max(got, q.value) / min(got, q.value) if min(got, q.value) > 0 else math.inf
-        if factor >= 2:
-            row["note"] = f"true as a bound, but the recomputed value is {factor:.1f}× the stated one"
+    if kind == "consistency" and stated:
+        # One rule for the write-up against itself: can numbers that print like the stated
+        # ones give a number that prints like the published one? (No measurement floor.)
+        allowed = rounding_allows(claim, q, tol)
+        row["tolerance"] = "rounding of the printed numbers"
+        if allowed and verdict == FAILS:
+            row["note"] = (row["note"] + "; " if row["note"] else "") + \
+                "holds within the rounding of the stated numbers, not at their printed values"
+        verdict = HOLDS if allowed else FAILS
+    row["verdict"] = verdict
+    if q.bound and verdict == HOLDS and got and q.value and got / q.value > 0:
+        ratio = got / q.value
+        if ratio >= 2 or ratio <= 0.5:
+            shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
+            row["note"] = f"true as a bound, but the recomputed value is {shown}× the stated one ({where} it)"
     return row
+
+
+def stated_range(claim: dict) -> tuple[float, float] | None:
+    """The lowest and highest value a consistency claim's expression takes over numbers that
+    print like its stated ones (each within half a unit of its last digit)."""
+    import itertools
+
+    stated = {k: parse_quantity(v, f"claim {claim.get('id')}, stated {k}") for k, v in (claim.get("stated") or {}).items()}
+    if claim.get("kind") != "consistency" or not stated:
+        return None
+    names = list(stated)
+    # a bare whole number ("3" runs) is a count, exact; anything else was rounded when printed
+    step = {n: 0.0 if re.fullmatch(r"\s*\d+\s*", str(claim["stated"][n])) else stated[n].step for n in names}
+    got = []
+    for corner in itertools.product((-0.5, 0.5), repeat=len(names)):
+        space = {n: stated[n].value + c * step[n] for n, c in zip(names, corner)}
+        try:
+            got.append(evaluate(claim["recompute"], space))
+        except (MissingValue, ZeroDivisionError):
+            return None
+    return min(got), max(got)
+
+
+def rounding_allows(claim: dict, q: Quantity | None = None, tol: float | None = None) -> bool | None:
+    """Can numbers that print like the stated ones give a value within the published one's
+    tolerance? None for a claim that states no numbers."""
+    span = stated_range(claim)
+    if span is None:
+        return None
+    q = q or parse_quantity(claim["published"], f"claim {claim.get('id')}")
+    lo, hi = span
+    if q.bound == "under":
+        return lo < q.value
+    if q.bound == "over":
+        return hi > q.value
+    # the published number's own rounding (approximate ones: their stated tolerance); the
+    # measurement floor is for data, and the stated numbers' rounding is in [lo, hi] already
+    half = q.step / 2 if not q.approx else (q.tolerance if tol is None else tol) * abs(q.value)
+    half += 1e-9 * abs(q.value)  # a bound met exactly is met (binary floating point)
+    return lo <= q.value + half and hi >= q.value - half
 
 
 def judge(q: Quantity, got: float, tol: float) -> tuple[str, float | None]:

@@ -266,23 +266,9 @@ def _refine_sections(r: Results) -> None:
 
 def within_rounding(claim: dict) -> str:
     """For a consistency claim: can numbers that print like the stated ones give a value that
-    prints like the published one? Interval arithmetic over the corners of the stated values."""
-    if claim.get("kind") != "consistency" or not claim.get("stated"):
-        return ""
-    q = parse_quantity(claim["published"], claim["id"])
-    stated = {k: parse_quantity(v, k) for k, v in claim["stated"].items()}
-    names = list(stated)
-    got = []
-    for corner in itertools.product((-0.5, 0.5), repeat=len(names)):
-        space = {n: stated[n].value + c * stated[n].step for n, c in zip(names, corner)}
-        got.append(evaluate(claim["recompute"], space))
-    lo, hi = min(got), max(got)
-    if q.bound == "under":
-        return "yes" if lo < q.value else "no"
-    if q.bound == "over":
-        return "yes" if hi > q.value else "no"
-    half = q.step / 2 if not q.approx else q.tolerance * abs(q.value)
-    return "yes" if lo <= q.value + half and hi >= q.value - half else "no"
+    prints like the published one? The ledger's verdict follows the same rule (claims.rounding_allows)."""
+    ok = claims_mod.rounding_allows(claim)
+    return "" if ok is None else ("yes" if ok else "no")
 
 
 def spread_of(r: Results, cfg: str, test: str, metric: str) -> float:
