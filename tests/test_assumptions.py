@@ -52,3 +52,19 @@ def test_a_folder_without_the_file_assumes_nothing(tmp_path):
     assert load_assumptions(tmp_path) == []
     (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [{"id": "x", "value": [1], "why": "w"}]}))
     assert load_assumptions(tmp_path) == [Assumption("x", [1], "w", ())]
+
+
+def test_a_caveat_resting_on_a_generator_s_choice_says_so_first():
+    """Derived from assumptions.yml: each data-rule caveat reading an assumed column is marked."""
+    from benchbook.chapters import power_sweep
+
+    folder = ROOT / "data" / "power-sweep"
+    r = power_sweep.analyse(folder, published_file=folder / "published.yml")
+    marked = r.caveats[r.caveats["caveat"].str.startswith("Assumed, not measured")]
+    rules = {o.split(": ", 1)[1] for o in marked["origin"]}
+    assert {"limit-is-not-draw", "prefix-cache", "engine-restarts"} <= rules
+    assumed = {a.id for a in load_assumptions(folder)}
+    for text in marked["caveat"]:  # each names the choices it rests on
+        named = text.split("chose (", 1)[1].split(";")[0]
+        assert named in assumed
+    assert not r.caveats[r.caveats["origin"].str.startswith("authors")]["caveat"].str.startswith("Assumed").any()

@@ -141,3 +141,32 @@ def test_a_chapter_s_cache_key_covers_the_modules_it_imports_and_no_other_chapte
         assert not mine & others, (spec.id, mine & others)
         assert not any(m.startswith("benchbook.reconstruct") for m in mine), spec.id
     assert "benchbook.contract" in imports["gb10-mtp"] and "benchbook.ingest.vllm_log" in imports["power-sweep"]
+
+
+def test_a_chapter_runs_in_its_project_without_moving_this_process(repo, tmp_path_factory, monkeypatch):
+    """Chapters run in parallel threads: a kernel must start in its own project whatever the
+    process's working folder is, and running one must not change that folder for the others
+    (papermill's `cwd` is a process-wide chdir)."""
+    import os
+    import threading
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "data/mini").mkdir(parents=True)
+    (elsewhere / "data/mini/value.txt").write_text("1")  # a decoy the relative path would find
+    monkeypatch.chdir(elsewhere)
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.add(os.getcwd())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        ch = Chapter(repo, "mini")
+        ch.execute({}, log=lambda m: None)
+    finally:
+        done.set()
+        watcher.join()
+    assert "value 42" in output_text(ch)  # read from the project, not the decoy
+    assert seen == {str(elsewhere)}

@@ -194,6 +194,20 @@ def start(chapter: str, data_dir, published_file=None, params: dict | None = Non
     return r
 
 
+def _marked(r: ChapterResults, caveat: dict) -> dict:
+    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first."""
+    from .assumptions import load_assumptions, resting_on
+
+    reads = caveat.get("reads") or ()
+    out = {k: v for k, v in caveat.items() if k != "reads"}
+    if reads and r.data.study.reconstructed:
+        hits = resting_on(load_assumptions(r.data.study.root), reads)
+        if hits:
+            out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
+                             f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
+    return out
+
+
 def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
     """Section id -> the assumptions (of reconstructed folders) its declared columns rest on.
     The chapter's own folder counts for every section, a folder it reads only for the
@@ -306,7 +320,7 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
-    r.caveats = pd.DataFrame(own + mine, columns=["origin", "caveat"])
+    r.caveats = pd.DataFrame(own + [_marked(r, c) for c in mine], columns=["origin", "caveat"])
     folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]
     r.provenance = pd.DataFrame([data_record(s) for s in folders])
     r.versions = {"code": code_version(), **package_versions()}

@@ -238,9 +238,12 @@ class Chapter:
             log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
             try:
                 with this_interpreter_kernel():
+                    # The kernel's working folder is given to nbclient, not papermill's `cwd`:
+                    # that one is os.chdir, process-wide, and chapters run in parallel threads
+                    # would start kernels in whichever folder another thread left behind.
                     pm.execute_notebook(
                         nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL, language="python",
-                        cwd=str(self.repo), progress_bar=False, log_output=False,
+                        progress_bar=False, log_output=False, resources={"metadata": {"path": str(self.repo)}},
                     )
             except pm.PapermillExecutionError as exc:
                 raise ChapterError(_describe_failure(self.study, exc)) from None

@@ -527,8 +527,10 @@ def mix_distances(r: Results) -> pd.DataFrame:
 # ---------------------------------------------------------------- caveats raised by rules
 
 
-def _c(rule: str, text: str) -> dict:
-    return dict(origin=f"data rule: {rule}", caveat=text)
+def _c(rule: str, text: str, reads: tuple[str, ...] = ()) -> dict:
+    """A caveat of a data rule; `reads`: the tidy columns its numbers come from, so that one
+    resting on a generator's assumption is marked (pipeline.finish)."""
+    return dict(origin=f"data rule: {rule}", caveat=text, reads=reads)
 
 
 def data_caveats(r: Results) -> list[dict]:
@@ -650,8 +652,9 @@ def _draw_vs_limit(r):
     text = ", ".join(f"{k}: {by[k]:.0%}" for k in limits_order(r) if k in by)
     return [_c("limit-is-not-draw", (
         "Tokens per kW in the write-up divide by cards x power limit, but a limit is a ceiling: in busy windows "
-        f"the cards drew on average this share of it ({text}). The measured columns use the nvidia-smi draw; "
-        "neither counts CPU, memory or power-supply losses (parameter overhead_w adds a fixed figure)."))]
+        f"the cards drew on average this share of it ({text}). The logged-draw columns use the nvidia-smi draw; "
+        "neither counts CPU, memory or power-supply losses (parameter overhead_w adds a fixed figure)."),
+        reads=("gpu_samples.power_draw_w",))]
 
 
 def _limit_source(r):
@@ -707,8 +710,9 @@ def _restarts(r):
         return []
     return [_c("engine-restarts", (
         f"{len(many)} server logs contain more than one engine start-up ({', '.join(f'{f} ({n})' for f, n in many.items())}): "
-        "the engine died under load and the container restarted it; the requests in flight failed and their "
-        "windows end without a burst's usual last lines."))]
+        "the engine was started again within one log (after a crash or by hand; the lines before each start say "
+        "which), so requests in flight then may have failed and a burst may end without its usual last lines."),
+        reads=("boot.fact",))]
 
 
 def _prefix_cache(r):
@@ -719,7 +723,8 @@ def _prefix_cache(r):
     text = ", ".join(f"{_label(r, c)} {v:.0%}" for c, v in by.items())
     return [_c("prefix-cache", (
         f"The logged prefix-cache hit rate averages {text}: prompt throughput counts only the tokens computed, so "
-        "prefill rates describe the uncached part of each prompt, not the prompt length agents send."))]
+        "prefill rates describe the uncached part of each prompt, not the prompt length agents send."),
+        reads=("windows.prefix_hit_rate",))]
 
 
 def _access_lines(r):
