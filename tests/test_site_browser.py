@@ -10,16 +10,12 @@ browser and are marked `build` only.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import threading
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -30,6 +26,7 @@ import yaml
 
 from benchbook.published import load_published
 from benchbook.runner import Chapter
+from browser import find_chromium, launch, serve
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -37,9 +34,6 @@ STUDY = "h100-dense-vs-moe-mtp"
 OLD, NEW = "v0.1.0", "v0.2.0"
 OLD_PRICE = 2.5  # v0.1.0's hourly price; v0.2.0 uses the notebook's default
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = Path(os.environ.get("BENCHBOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 pytestmark = pytest.mark.build
 
 
@@ -176,50 +170,19 @@ def test_every_page_carries_version_date_code_and_data_hash(site):
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    """Debian's chromium, installed with apt-get when missing (no browser downloads)."""
-    if not CHROMIUM.exists():
-        apt = ["apt-get"] if os.geteuid() == 0 else ["sudo", "-n", "apt-get"]
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        try:
-            for args in (["update"], ["install", "-y", "chromium"]):
-                subprocess.run(apt + args, check=True, capture_output=True, text=True, timeout=900, env=env)
-        except (OSError, subprocess.SubprocessError) as exc:
-            detail = getattr(exc, "stderr", "") or exc
-            pytest.skip(f"{CHROMIUM} is missing and `apt-get install -y chromium` failed: {str(detail)[-500:]}")
-        if not CHROMIUM.exists():
-            pytest.skip(f"apt-get installed chromium but {CHROMIUM} is still missing "
-                        "(set BENCHBOOK_CHROMIUM to the browser's path)")
-    return str(CHROMIUM)
+    return find_chromium()
 
 
 @pytest.fixture(scope="session")
 def server(site):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    class Server(http.server.ThreadingHTTPServer):
-        def handle_error(self, request, client_address):
-            if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that hung up is fine
-                super().handle_error(request, client_address)
-
-    httpd = Server(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=10)
+    with serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def browser(chromium):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    with launch(chromium) as b:
         yield b
-        b.close()
 
 
 class Tab:

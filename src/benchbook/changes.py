@@ -134,8 +134,11 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
     if prev is None:
         return ("There is no earlier published version of this book to compare with; "
                 "a published version shows here how its key numbers differ from the one before.")
+    from . import untrusted
+
+    version = untrusted.md(prev.version)
     if prev.page is None:
-        return f"The previous published version, **{prev.version}**, did not have this chapter."
+        return f"The previous published version, **{version}**, did not have this chapter."
     parts = []
     for name, t in tables.items():
         counts = t["status"].value_counts()
@@ -143,7 +146,7 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
                      + (f", {counts['new']} new" if counts.get("new") else "")
                      + (f", {counts['gone']} gone" if counts.get("gone") else ""))
     missing = f" It published no {', '.join(prev.missing)} table to compare with." if prev.missing else ""
-    return (f"Key numbers of this chapter beside those published with **{prev.version}**, read from "
+    return (f"Key numbers of this chapter beside those published with **{version}**, read from "
             f"that version's downloadable tables ({'; '.join(parts) or 'nothing to compare'}).{missing}")
 
 

@@ -271,6 +271,10 @@ def cmd_validate(args) -> int:
         problems += read_problems
         for row in data.report.itertuples():
             print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
+        warnings, url_problems = _text_checks(study, data)
+        for warning in warnings:
+            print(f"  warning: {warning}")
+        problems += url_problems
         spec = _chapter_for(study, args.chapter)
         if spec is not None and spec.contract is not None:
             from .contract import available
@@ -309,6 +313,17 @@ def _ingest_present(study):
         return ingest_study(present), []
     except StudyReadError as exc:
         return exc.partial, exc.problems
+
+
+def _text_checks(study, data) -> tuple[list[str], list[str]]:
+    """Names that will surprise a reader (markup, control characters, very long) and link
+    targets that are not http(s); every name is shown literally on the pages regardless."""
+    import yaml
+
+    from .untrusted import scan
+
+    manifest = yaml.safe_load((study.root / "study.yml").read_text(encoding="utf-8")) or {}
+    return scan(manifest, data.tables)
 
 
 def _chapter_for(study, chapter: str | None):

@@ -11,11 +11,24 @@ PALETTE = "colorblind"
 
 def set_theme() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
-    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold"})
+    # Labels and legends hold names from data: never parsed as math ('$' is a character, and a
+    # malformed formula cannot stop a chapter). Log axes get plain tick labels (log_scale).
+    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
+                         "text.parse_math": False})
+
+
+def log_scale(ax, which: str = "y", base: float = 10) -> None:
+    """A log axis labelled in plain numbers (1, 10, 100; no 10^k math, no minor labels)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log", base=base)
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _concurrency_axis(ax, sweep: pd.DataFrame) -> None:
-    ax.set_xscale("log", base=2)
+    log_scale(ax, "x", base=2)
     ticks = sorted(sweep["concurrency"].dropna().unique())
     ax.set_xticks(ticks, [str(int(t)) for t in ticks])
     ax.set_xlabel("concurrent requests")
@@ -64,7 +77,7 @@ def cost(sweep: pd.DataFrame, currency: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(7, 4))
     sns.lineplot(data=sweep, x="concurrency", y="cost_per_m", hue="config", marker="o", ax=ax)
     _concurrency_axis(ax, sweep)
-    ax.set_yscale("log")
+    log_scale(ax, "y")
     ax.set_ylabel(f"{currency} per million output tokens")
     ax.set_title("Cost at a fixed hourly price")
     fig.tight_layout()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import untrusted
+
 
 def fmt_seconds(v) -> str:
     """Seconds shown as ms below one second, as s above."""
@@ -72,6 +74,11 @@ def fmt_args(args) -> str:
     return redact(str(args or ""))
 
 
+def _visible_text(v):
+    """A text cell with control and direction characters shown (numbers are left alone)."""
+    return untrusted.visible(v) if isinstance(v, str) else v
+
+
 def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (),
          markup: tuple[str, ...] = ()):
     """A DataFrame as an HTML table without the index.
@@ -82,23 +89,29 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     nothing of that kind in this data.
     """
     import hashlib
-    import html as html_mod
 
     from IPython.display import HTML
 
     if not len(df):
-        return HTML(f'<p class="benchbook-empty"><em>{html_mod.escape(caption or "Table")}: none in this data.</em></p>')
+        return HTML(f'<p class="benchbook-empty"><em>{untrusted.html(caption or "Table")}: none in this data.</em></p>')
     uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
+    # headers can be configuration labels from data: shown like cells, escaped by the Styler
+    names = {c: _visible_text(c) for c in df.columns}
     plain = [c for c in df.columns if c not in markup]
+    shown = pd.concat([df.iloc[:, i].map(_visible_text) if c in plain else df.iloc[:, i]
+                       for i, c in enumerate(df.columns)], axis=1, ignore_index=True)
+    shown.columns = [names[c] for c in df.columns]
+    plain, wide = [names[c] for c in plain], tuple(names.get(c, c) for c in wide)
     styler = (
-        df.style.hide(axis="index")
+        shown.style.hide(axis="index")
         .set_table_attributes('class="benchbook-table"')
         .format(na_rep="–", precision=4, escape="html", subset=plain)
+        .format_index(escape="html", axis=1)
     )
     styler.set_uuid(uid)
     if caption:
-        styler = styler.set_caption(caption)
-    cols = [c for c in wide if c in df.columns]
+        styler = styler.set_caption(untrusted.html(caption))
+    cols = [c for c in wide if c in shown.columns]
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
     return HTML(styler.to_html())
@@ -171,34 +184,39 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
 
 # ---- text from data, the page's opening note, absent sections, declared outputs -----
 
-_MD_SPECIAL = "\\`*_{}[]()<>#+!|:$~"
-
-
-def md_text(text) -> str:
-    """Text from a data folder, safe inside Markdown/MyST prose: HTML and markup characters
-    escaped, so a model name shows as written and never as markup."""
-    import html as html_mod
-
-    out = html_mod.escape(str(text), quote=False)
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in out.replace("\n", " "))
-
-
 def _admonition(title: str, body: str, kind: str = "note") -> str:
     return f":::{{admonition}} {title}\n:class: {kind}\n{body}\n:::"
+
+
+def glue_all(values: dict) -> None:
+    """Glue a chapter's values for its prose. Text glues as a text node (data cannot inject
+    markup) with control and direction characters shown; keys ending in `_md` / `_html` hold
+    Markdown / HTML the library built, with every name from data already escaped."""
+    from IPython.display import HTML, Markdown
+    from myst_nb import glue
+
+    for key, value in values.items():
+        if key.endswith("_md"):
+            value = Markdown(value)
+        elif key.endswith("_html"):
+            value = HTML(value)
+        elif isinstance(value, str):
+            value = untrusted.visible(value)
+        glue(key, value, display=False)
 
 
 def note(title: str, text: str, kind: str = "note"):
     """A note box whose body is plain text (data names in it are escaped, never markup)."""
     from IPython.display import Markdown
 
-    return Markdown(_admonition(title, md_text(text), kind))
+    return Markdown(_admonition(untrusted.md(title), untrusted.md(text), kind))
 
 
 def banner(r) -> str:
     """The page's opening note (Markdown): which data folders, reconstructed or measured, and
     whether the data is the write-up's setup, so every result below is read in that light."""
     rows = list(r.provenance.itertuples())
-    folders = "; ".join(f"**{md_text(p.label)}** ({p.status}, `{p.data_hash}`)" for p in rows)
+    folders = "; ".join(f"**{untrusted.md(p.label)}** ({p.status}, `{p.data_hash}`)" for p in rows)
     statuses = {p.status for p in rows}
     if statuses == {"reconstructed"}:
         title, kind = "Data: reconstructed", "warning"
@@ -224,8 +242,8 @@ def comparability_note(r) -> str:
     for param, setup in r.read_setups.items():
         differing += [(r.reads[param].study.id, m) for m in setup.differing()]
     if differing:
-        lines = "\n".join(f"- {md_text(role.role)}: this data is {md_text(role.data)}; the write-up measured "
-                          f"{md_text(role.claim)}" for _, role in differing)
+        lines = "\n".join(f"- {untrusted.md(role.role)}: this data is {untrusted.md(role.data)}; the write-up measured "
+                          f"{untrusted.md(role.claim)}" for _, role in differing)
         matching = [m for m in r.comparability.roles.values() if m.comparable and m.data != "absent"]
         matching += [m for setup in r.read_setups.values() for m in setup.roles.values()
                      if m.comparable and m.data != "absent"]
@@ -259,7 +277,7 @@ def absent(r, section: str):
     missing = r.missing(section)
     if missing is None:
         return None
-    return Markdown(_admonition("Not in this data", missing.text(), "note"))
+    return Markdown(_admonition("Not in this data", untrusted.md_code(missing.text()), "note"))
 
 
 def _assumed_columns(r) -> list[str]:
@@ -315,18 +333,25 @@ def caveats_display(r):
     """The page's caveats as a list; says so when the write-up's own are left out."""
     from IPython.display import Markdown
 
-    items = [f"- **{c.origin}**: {c.caveat}" for c in r.caveats.itertuples()]
+    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}" for c in r.caveats.itertuples()]
     if not r.comparable and r.published.caveats:
         items.insert(0, f"- The write-up's own {len(r.published.caveats)} caveats are about its setup, "
                         "not this data's, and are not repeated here.")
     return Markdown("\n".join(items) if items else "No caveat applies to this data.")
 
 
+def software(versions: dict):
+    """The tool versions the data names (engine builds, llama.cpp commits), as one line."""
+    from IPython.display import Markdown
+
+    return Markdown("Software: " + ", ".join(f"{untrusted.md(k)} {untrusted.md(v)}" for k, v in versions.items()) + ".")
+
+
 def download_links(page: str, files: dict[str, str]):
     """The chapter's download links (MyST `{download}` roles), for the page's own folder."""
     from IPython.display import Markdown
 
-    links = ", ".join(f"{{download}}`{md_text(label)} <{page}/{name}>`" for label, name in files.items())
+    links = ", ".join(f"{{download}}`{untrusted.md(label)} <{page}/{name}>`" for label, name in files.items())
     return Markdown(f"The chapter's tidy tables: {links}.")
 
 
@@ -335,4 +360,4 @@ def figure(key: str, name: str, alt: str, caption: str):
     same `{glue:figure}` directive a markdown cell would hold, as MyST output."""
     from IPython.display import Markdown
 
-    return Markdown(f"```{{glue:figure}} {key}\n:alt: {md_text(alt)}\n:name: {name}\n\n{md_text(caption)}\n```")
+    return Markdown(f"```{{glue:figure}} {key}\n:alt: {untrusted.md(alt)}\n:name: {name}\n\n{untrusted.md(caption)}\n```")

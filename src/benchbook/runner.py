@@ -529,7 +529,7 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
     `needs-<section>` for such a section gets a line saying so, so a chosen value never
     reads as a finding; on measured data the list is empty and nothing changes.
     """
-    from .report import md_text
+    from . import untrusted
 
     info = folder / "chapter.json"
     if not info.is_file():
@@ -540,7 +540,7 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
         hits = [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
         if cell.cell_type != "markdown" or not hits:
             continue
-        whats = "; ".join(dict.fromkeys(md_text(_short(a["why"])) for a in hits))
+        whats = "; ".join(dict.fromkeys(untrusted.md(_short(a["why"])) for a in hits))
         cell.source = (cell.source.rstrip() + f'\n\n<span class="benchbook-assumed">{ASSUMED_MARK}</span> '
                        f"*These numbers rest on values the data generator chose where the write-up printed "
                        f"none ({whats}); on reconstructed data they are not a finding. The data folder's "

@@ -141,6 +141,13 @@ def inspect_study(data_dir: str | Path, *, verify: bool = True) -> tuple[Study |
     for cid in [c for c, v in configs.items() if not isinstance(v, dict)]:
         problems.append(f"{manifest}: configs.{cid}: expected a mapping of settings (platform, engine, ...)")
         configs[cid] = {}
+    labels: dict[str, str] = {}
+    for cid, config in configs.items():
+        label = str(config.get("label") or cid)
+        if label in labels:
+            problems.append(f"{manifest}: configs.{cid}: label '{label}' is also configs.{labels[label]}'s; "
+                            "give each configuration its own label (pages and tables name them by it)")
+        labels.setdefault(label, cid)
     files = _parse_files(doc.get("files") or [], configs, root, manifest, problems)
 
     study = Study(

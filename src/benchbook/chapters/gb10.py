@@ -21,7 +21,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
-from .. import pipeline
+from .. import pipeline, plots
 from ..caveats import data_caveats
 from ..contract import Missing
 from ..expr import evaluate
@@ -702,8 +702,8 @@ def fig_itl(r: Results) -> plt.Figure:
         seed = f", seed {int(run['seed'])}" if pd.notna(run.get("seed")) else ""
         ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    plots.log_scale(ax, "x")
+    plots.log_scale(ax, "y")
     ax.set_xlabel("inter-token gap (ms)")
     ax.set_ylabel("share of gaps at least this long")
     ax.set_title("Test B: long gaps with and without MTP")

@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
-from .. import pipeline
+from .. import pipeline, plots
 from ..analysis.llama import llama_values, ok_rows, usual_tests, variants, with_test_names
 from ..analysis.serving import add_serving_metrics, run_values
 from ..caveats import data_caveats
@@ -433,7 +433,7 @@ def serving_figure(curve: pd.DataFrame) -> plt.Figure:
             measured = g[g["agents"] == g["measured_at"]]
             if len(measured):
                 ax.plot(measured["agents"], measured["seconds"], "o", color=colors[name])
-        ax.set_yscale("log")
+        plots.log_scale(ax, "y")
         ax.set_xlabel("agents served (N)")
         ax.set_title(f"{p:,}-token prompts" if p else "answers only, no prompt")
     axes[0][0].set_ylabel("time to serve all agents (s)")

@@ -597,7 +597,9 @@ def ceiling_figure(r: Results) -> plt.Figure:
 def ceiling_values(r: Results) -> str:
     """The figure's numbers as text, for readers who cannot see it."""
     lim = r.limits
-    parts = [f"{x['label']}: {100 * x['pct_decode_ceiling']:.0f} %" for _, x in lim.iterrows()
+    from .. import untrusted
+
+    parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %" for _, x in lim.iterrows()
              if len(lim) and pd.notna(x["pct_decode_ceiling"])]
     return "; ".join(parts) + "." if parts else "no configuration has a decode ceiling."
 
@@ -610,7 +612,8 @@ def caveats_html(r: Results) -> str:
     for kind, group in r.caveats.groupby("kind", sort=False):
         parts.append(f"<p><strong>{escape(kind[0].upper() + kind[1:])}</strong> ({len(group)})</p><ul>")
         for c in group.itertuples():
-            links = ", ".join(f'<a href="{s}.html#caveats">{escape(s)}</a>' for s in c.studies.split(", "))
+            links = ", ".join(f'<a href="{escape(s, quote=True)}.html#caveats">{escape(s)}</a>'
+                              for s in c.studies.split(", "))
             parts.append(f"<li>{_code(escape(c.caveat))} ({links})</li>")
         parts.append("</ul>")
     if len(r.own_caveats):
@@ -779,9 +782,9 @@ def findings(g: dict) -> list[tuple[str, str]]:
 
 def findings_md(g: dict) -> str:
     """The findings as a Markdown list for this page; names from the data are escaped."""
-    from ..report import md_text
+    from .. import untrusted
 
-    return "\n".join(f"- **{title}** {md_text(text)}" for title, text in findings(g))
+    return "\n".join(f"- **{title}** {untrusted.md(text)}" for title, text in findings(g))
 
 
 def findings_html(g: dict) -> str:
@@ -805,7 +808,10 @@ def prefill_remark(r: Results) -> str:
     near = lim[lim["pct_prefill_ceiling"].astype(float) > 0.8]
     if not len(near):
         return ""
-    items = "; ".join(f"{x['label']}, {100 * x['pct_prefill_ceiling']:.0f} % ({x['notes']})" for _, x in near.iterrows())
+    from .. import untrusted
+
+    items = "; ".join(f"{untrusted.md(x['label'])}, {100 * x['pct_prefill_ceiling']:.0f} % ({untrusted.md_code(x['notes'])})"
+                      for _, x in near.iterrows())
     return (f"Close to the ceiling: {items}. A bound this generous is rarely approached, so such a rate may not "
             "measure a full prefill (a prompt cache, or a time to first token that misses part of the work).")
 
@@ -828,7 +834,7 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
 
 def banner(r: Results) -> str:
     """The page's opening note: which chapters read measured data and which reconstructed."""
-    from ..report import md_text
+    from .. import untrusted
 
     rows = [x for x in r.runs if x.status == "ok"]
     measured = [x.study + (" (it also reads reconstructed data of another chapter)" if x.reads_reconstructed else "")
@@ -838,12 +844,12 @@ def banner(r: Results) -> str:
     parts = []
     if rebuilt:
         parts.append("Reconstructed data (made from the published tables, not measured): "
-                     + ", ".join(md_text(s) for s in rebuilt) + ".")
+                     + ", ".join(untrusted.md(s) for s in rebuilt) + ".")
     if measured:
-        parts.append("Measured data: " + "; ".join(md_text(s) for s in measured) + ".")
+        parts.append("Measured data: " + "; ".join(untrusted.md(s) for s in measured) + ".")
     if other:
         parts.append("Not, or not all, the write-up's setup, so the claims about the data that differs "
-                     "are not compared: " + ", ".join(md_text(s) for s in other) + ".")
+                     "are not compared: " + ", ".join(untrusted.md(s) for s in other) + ".")
     kind = "warning" if rebuilt else "note"
     title = "Data: " + " and ".join(k for k, v in (("reconstructed", rebuilt), ("measured", measured)) if v) \
         if rows else "Data: none"
