@@ -69,7 +69,7 @@ def test_every_page_says_the_data_is_not_the_write_ups_setup(built):
     _, project, folders, _ = built
     for chapter in folders:
         body = text(page(project, chapter))
-        assert re.search(r"(Partly n|N)ot the write-up’s setup", body), chapter
+        assert re.search(r"(Partly n|N)ot the write-up's setup", body), chapter
         assert "Data: measured" in body, chapter
         assert "(measured, " in body and str(project) not in body
 
@@ -173,7 +173,7 @@ def test_power_logs_and_a_gpu_log_that_joins_no_window_are_reported(built):
 def test_the_book_s_own_real_data_page_runs_on_the_lhl_files(built):
     _, project, _, _ = built
     body = text(page(project, "strix-halo-qwen3-30b-lhl"))
-    assert "Strix Halo on real runs" in body and "Not the write-up’s setup" in body
+    assert "Strix Halo on real runs" in body and "Not the write-up's setup" in body
     raw = next((project / "data" / "strix-halo-qwen3-30b-lhl" / "raw").glob("*.jsonl"))
     rates = _llama_rates([raw])
     assert f"{rates['pp512']:.1f}" in _numbers(page(project, "strix-halo-qwen3-30b-lhl"))

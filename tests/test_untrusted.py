@@ -16,7 +16,7 @@ from benchbook import untrusted
 HOSTILE = [
     '<img src=x onerror="alert(1)">', "<script>alert(1)</script>", "[x](javascript:alert(1))",
     "{download}`passwd <../../etc/passwd>`", "$\\frac{a}{b}$", "{{ sub }}", "**bold** _it_ ~~s~~",
-    "```{raw} html\n<script>x</script>\n```", ":::{note}\nx\n:::", "# heading", "1. list", "- item",
+    "```{raw} html\n<script>x</script>\n```", ":::{note}\nx\n:::", "# heading", "1. list", "- item", "+ item", "![i](x.png)", "see (a) [b] (c)",
     "| a | b |", "    indented", "a\\*b", "R&D &amp; &lt;b&gt;", "<https://example.org>", "a`b``c", "trailing \\",
 ]
 

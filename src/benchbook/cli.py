@@ -322,7 +322,7 @@ def _text_checks(study, data) -> tuple[list[str], list[str]]:
 
     from .untrusted import scan
 
-    manifest = yaml.safe_load((study.root / "study.yml").read_text(encoding="utf-8")) or {}
+    manifest = yaml.safe_load((study.root / "study.yml").read_bytes()) or {}  # as study.py reads it (BOM, UTF-16)
     return scan(manifest, data.tables)
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 # C0/C1 controls (tab kept as a space by `visible`), and the Unicode bidirectional controls
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_MD_SPECIAL = "\\`*_{}[]()<>#+!|:$~"
+_MD_SPECIAL = "\\`*_{}[]<>|$~"  # with [ ] escaped, ( ) ! cannot make a link
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _MARKUP = re.compile(r"</?[a-zA-Z!?]|\{[a-zA-Z][\w:-]*\}`|\]\(|`{3}|:::|\{\{|&#?\w+;")
 LONGEST = 200  # characters; a longer name is almost always a paste error
@@ -44,7 +44,7 @@ def md(text) -> str:
     out = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in out)
     # at the start of a line: a list marker or an indented code block
     out = re.sub(r"^(\d+)([.)])", r"\1\\\2", out)
-    out = re.sub(r"^-", r"\\-", out)
+    out = re.sub(r"^([-+:#=])", r"\\\1", out)  # a list item, a fence, a heading (inert elsewhere)
     return re.sub(r"^ +", lambda m: "&#32;" * len(m.group()), out)
 
 
