@@ -18,13 +18,18 @@ def set_theme() -> None:
 
 
 def log_scale(ax, which: str = "y", base: float = 10) -> None:
-    """A log axis labelled in plain numbers (1, 10, 100; no 10^k math, no minor labels)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """A log axis labelled in plain numbers (0.4, 1, 20; never 10^k math): minor ticks are
+    labelled too when the axis spans too few decades for the major ones to say much."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):  # matplotlib picks which ticks to label; the text is plain
+        def _num_to_string(self, x, vmin, vmax):
+            return f"{x:g}"
 
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log", base=base)
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axis.set_minor_formatter(NullFormatter())
+    axis.set_major_formatter(Plain(base=base, labelOnlyBase=False, minor_thresholds=(1.5, 0.5)))
+    axis.set_minor_formatter(Plain(base=base, labelOnlyBase=False, minor_thresholds=(1.5, 0.5)))
 
 
 def _concurrency_axis(ax, sweep: pd.DataFrame) -> None:
