@@ -2,16 +2,18 @@
 
 Every free-text field of `study.yml` and of the raw files a chapter reads (bench JSON
 model and tokenizer names, llama-bench model, build and device names, nvidia-smi GPU
-names, tool-call agent text) gets a payload with live markup, MyST roles and directives,
-Markdown links with script targets, math, a substitution, Unicode direction overrides and
-one very long name. Each active part sets `window.__pwned` if it ever runs, so a browser
-test can tell; each inert part carries a literal the page must show as text.
+names, tool-call agent text, vLLM log versions and model arguments, Prometheus model
+labels) gets a payload with live markup, MyST roles and directives, Markdown links with
+script targets, math, a substitution, Unicode direction overrides and one very long name.
+Each active part sets `window.__pwned` if it ever runs, so a browser test can tell; each
+inert part carries a literal the page must show as text.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -38,6 +40,8 @@ PAYLOAD = "Evil " + " ".join(ACTIVE + INERT)
 # a directive needs lines of its own; raw HTML through it would run
 DIRECTIVE = "\n```{raw} html\n<script>window.__pwned=6</script>\n```\n"
 LONG = "L" * 400
+# one token without spaces, for fields a reader takes up to the next space (a version)
+TOKEN = "0.19<img/src=x/onerror=window.__pwned=7>"
 # what the page must show literally somewhere (some part of the payload, as text)
 LITERALS = ('onerror="window.__pwned=1"', "<script>window.__pwned=2</script>", "<b>bold</b>")
 
@@ -121,6 +125,16 @@ def _plant_raw(path: Path, folder: Path, i: int) -> list[str]:
                     cells[col] = " " + safe
                 rows.append(",".join(cells))
             out, fields = "\n".join(rows) + "\n", ["name"]
+    elif name.endswith(".log"):
+        quoted = PAYLOAD.replace("'", "").replace("\\", "/")  # inside a Python-literal string
+        out = re.sub(r"(version v?)\S+", lambda m: m.group(1) + TOKEN, text)
+        out = re.sub(r"('model(?:_tag)?': ')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
+        out = re.sub(r"(model=')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
+        fields = ["version", "model"]
+    elif name.endswith(".prom"):
+        label = PAYLOAD.replace('"', "'").replace("\\", "/")
+        out = re.sub(r'(model_name=")[^"]*(")', lambda m: m.group(1) + label + m.group(2), text)
+        fields = ["model_name"]
     if out != text:
         with opener(path, "wt", encoding="utf-8") as fh:
             fh.write(out)
