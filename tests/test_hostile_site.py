@@ -85,6 +85,12 @@ def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book):
                 for literal in hostile.LITERALS:
                     assert literal in body, (path.name, literal)
                 assert "<U+202E>RLO<U+202C>" in body and "\u202e" not in body, path.name
+        # search results quote the pages: the planted text is found, shown, and inert
+        page.goto(f"{server}/search.html?q=Evil", wait_until="load")
+        page.locator("#search-results ul.search li").first.wait_for(timeout=15000)
+        page.wait_for_timeout(1000)  # summaries are fetched after the list appears
+        found = page.evaluate(PLANTED)
+        assert found == {k: (None if k == "pwned" else 0) for k in found}, ("search", found)
         context.close()
     assert dialogs == []
 

@@ -80,3 +80,17 @@ def test_scan_warns_on_names_and_refuses_links_that_are_not_http():
     assert errors == ["study.yml: sources.s.url: 'javascript:x' is not an http(s) address; "
                       "links are built only to http:// or https://"]
     assert untrusted.scan({"title": "H100 80GB: dense 27B (vLLM 0.21)"}, {}) == ([], [])
+
+
+def test_downloads_never_hand_a_spreadsheet_a_formula(tmp_path):
+    import pandas as pd
+
+    from benchbook.report import write_downloads
+
+    df = pd.DataFrame({"model": ['=HYPERLINK("http://x")', "--ignore-eos", "@SUM(1)", "+cmd|' /C calc'!A0", None],
+                       "=cmd|x!A": [1, 2, 3, 4, 5], "tps": [1.5, -2.0, 3.0, 4.0, 5.0]})
+    write_downloads({"t": df}, tmp_path, "bundle")
+    back = pd.read_csv(tmp_path / "t.csv")
+    assert list(back.columns) == ["model", "'=cmd|x!A", "tps"]
+    assert back["model"].tolist()[:4] == ["'=HYPERLINK(\"http://x\")", "--ignore-eos", "'@SUM(1)", "'+cmd|' /C calc'!A0"]
+    assert back["tps"].tolist() == [1.5, -2.0, 3.0, 4.0, 5.0]  # numbers untouched

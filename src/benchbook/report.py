@@ -166,13 +166,17 @@ def ledger_basis_note(ledger: pd.DataFrame):
 
 
 def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
-    """Write each tidy table as CSV plus one zip of all of them; return the paths."""
+    """Write each tidy table as CSV plus one zip of all of them; return the paths. Text
+    that a spreadsheet would run as a formula is neutralised (untrusted.cell)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name, df in tables.items():
         path = folder / f"{name}.csv"
-        df.to_csv(path, index=False)
+        safe = df.rename(columns=untrusted.cell)
+        text = [c for c in safe.columns if not pd.api.types.is_numeric_dtype(safe[c])]
+        safe[text] = safe[text].apply(lambda col: col.map(untrusted.cell))
+        safe.to_csv(path, index=False)
         paths[name] = path
     zpath = folder / f"{bundle}.zip"
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -10,7 +10,8 @@ raw file goes through one of these before it lands in a page:
 - `html` for HTML (table cells, headers, captions, attributes);
 - `visible` for plain text (figures, plain-text glue): control and direction characters shown
   as their code point, so a right-to-left override cannot reorder what a reader sees;
-- `url` for a link target: http(s) only.
+- `url` for a link target: http(s) only;
+- `cell` for a CSV download's text: no formula a spreadsheet would run.
 
 `problems` lists what `benchbook validate` warns about in a name.
 """
@@ -58,6 +59,17 @@ def md_code(text) -> str:
         pos = m.end()
     out.append(md(text[pos:]))
     return "".join(out)
+
+
+_FORMULA = re.compile(r"[=+\-@\t\r].*[(|!]", re.S)
+
+
+def cell(value):
+    """A text cell of a CSV download: one a spreadsheet would run as a formula (`=cmd|...`,
+    `@SUM(...)`) gets a leading apostrophe, as OWASP advises; other values are left alone."""
+    if isinstance(value, str) and _FORMULA.match(value):
+        return "'" + value
+    return value
 
 
 def html(text) -> str:
