@@ -347,3 +347,26 @@ def test_changes_section_shows_the_previous_versions_published_numbers(published
         assert row[col["status"]] == "changed"
         old_cost = float(row[col[f"cost_per_m ({OLD})"]])
         assert old_cost == pytest.approx(float(row[col["cost_per_m (this version)"]]) * OLD_PRICE / default_price, rel=2e-3)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 900])
+def test_on_a_phone_the_menu_opens_the_chapters_and_contents_the_outline(server, browser, width):
+    """Below the theme's 960 px breakpoint the sidebars are dialogs behind two buttons
+    (benchbook-nav.js works around pydata-sphinx-theme issue 2451)."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    tab = Tab(context.new_page())
+    page = tab.open(chapter_url(server, NEW))
+    for button, dialog, link in (("primary-toggle", "pst-primary-sidebar-modal", f"{STUDY}.html"),
+                                 ("secondary-toggle", "pst-secondary-sidebar-modal", "#")):
+        page.locator(f".{button}:visible").first.click()
+        shown = page.locator(f"#{dialog}")
+        expect(shown).to_be_visible(timeout=5000)
+        hrefs = shown.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert len(hrefs) >= 5 and any(link in (h or "") for h in hrefs), (button, hrefs)
+        page.keyboard.press("Escape")
+        expect(shown).to_be_hidden(timeout=5000)
+    assert not tab.errors, tab.errors
+    context.close()
