@@ -12,7 +12,7 @@ import pytest
 
 import hostile
 import projects
-from browser import find_chromium, launch, serve
+from browser import serve
 from benchbook.registry import chapters
 
 BIN = Path(sys.executable).parent
@@ -66,12 +66,12 @@ def test_validate_warns_about_every_hostile_name_and_still_accepts_the_folder(bo
 
 
 @pytest.mark.browser
-def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book):
+def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book, browser):
     project, _ = book
     site = project / "book" / "_build" / "html"
     pages = sorted((site / "studies").glob("*.html"))
     assert {p.stem for p in pages} >= set(CHAPTERS) | {"synthesis"}
-    with serve(site) as server, launch(find_chromium()) as browser:
+    with serve(site) as server:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         page = context.new_page()
         dialogs = []
@@ -96,7 +96,7 @@ def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book):
 
 
 @pytest.mark.browser
-def test_the_page_policy_stops_a_script_that_reaches_the_content_and_lets_the_theme_run(book):
+def test_the_page_policy_stops_a_script_that_reaches_the_content_and_lets_the_theme_run(book, browser):
     """The second wall: a script or handler planted inside a built page's article (as if an
     escape were forgotten) does not run; the theme's own inline script does."""
     project, _ = book
@@ -107,7 +107,7 @@ def test_the_page_policy_stops_a_script_that_reaches_the_content_and_lets_the_th
                                 '<script>window.__csp=1</script><img src=x onerror="window.__csp=2">', 1)
     assert planted != page_html
     (site / "studies" / "planted.html").write_text(planted, encoding="utf-8")
-    with serve(site) as server, launch(find_chromium()) as browser:
+    with serve(site) as server:
         page = browser.new_page()
         violations = []
         page.on("console", lambda m: "Content Security Policy" in m.text and violations.append(m.text))

@@ -26,7 +26,7 @@ import yaml
 
 from benchbook.published import load_published
 from benchbook.runner import Chapter
-from browser import find_chromium, launch, serve
+from browser import serve
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -169,20 +169,9 @@ def test_every_page_carries_version_date_code_and_data_hash(site):
 # ---------------------------------------------------------------- the browser
 
 @pytest.fixture(scope="session")
-def chromium() -> str:
-    return find_chromium()
-
-
-@pytest.fixture(scope="session")
 def server(site):
     with serve(site) as url:
         yield url
-
-
-@pytest.fixture(scope="session")
-def browser(chromium):
-    with launch(chromium) as b:
-        yield b
 
 
 class Tab:
