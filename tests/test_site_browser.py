@@ -359,3 +359,19 @@ def test_on_a_phone_the_menu_opens_the_chapters_and_contents_the_outline(server,
         expect(shown).to_be_hidden(timeout=5000)
     assert not tab.errors, tab.errors
     context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1400])
+def test_one_search_entry_at_every_width_and_it_opens_the_search(server, browser, width):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    tab = Tab(context.new_page())
+    page = tab.open(chapter_url(server, NEW))
+    entries = page.locator(".search-button-field:visible, .search-button__button:visible")
+    assert entries.count() == 1, entries.count()
+    entries.first.click()
+    expect(page.get_by_role("searchbox", name="Search this book...")).to_be_visible(timeout=5000)
+    assert not tab.errors, tab.errors
+    context.close()
