@@ -375,3 +375,21 @@ def test_one_search_entry_at_every_width_and_it_opens_the_search(server, browser
     expect(page.get_by_role("searchbox", name="Search this book...")).to_be_visible(timeout=5000)
     assert not tab.errors, tab.errors
     context.close()
+
+
+SHORT_CELLS_BROKEN = """() => [...document.querySelectorAll('table.benchbook-table td, table.benchbook-table th')]
+  .filter(c => { const t = c.textContent.trim(); if (!t || t.length > 8) return false;
+                 const r = document.createRange(); r.selectNodeContents(c);
+                 return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+  .map(c => c.textContent.trim())"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1400])
+def test_no_short_table_cell_is_broken_over_two_lines(server, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    tab = Tab(context.new_page())
+    page = tab.open(chapter_url(server, NEW))
+    assert page.locator("table.benchbook-table").count() >= 10
+    assert page.evaluate(SHORT_CELLS_BROKEN) == []
+    context.close()

@@ -74,6 +74,9 @@ def fmt_args(args) -> str:
     return redact(str(args or ""))
 
 
+SHORT = 12  # characters: a table cell this short is never wrapped
+
+
 def _visible_text(v):
     """A text cell with control and direction characters shown (numbers are left alone)."""
     return untrusted.visible(v) if isinstance(v, str) else v
@@ -108,6 +111,12 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
         .format(na_rep="–", precision=4, escape="html", subset=plain)
         .format_index(escape="html", axis=1)
     )
+    # numbers and short words stay on one line (a hyphen or a space in "q36-mtp" or
+    # "306.1 ms" is no place to break); long text wraps in its column
+    short = shown.apply(lambda col: col.map(lambda v: "benchbook-nowrap" if not isinstance(v, str) or len(v) <= SHORT
+                                            else ""))
+    if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
+        styler.set_td_classes(short)
     styler.set_uuid(uid)
     if caption:
         styler = styler.set_caption(untrusted.html(caption))
