@@ -393,3 +393,21 @@ def test_no_short_table_cell_is_broken_over_two_lines(server, browser, width):
     assert page.locator("table.benchbook-table").count() >= 10
     assert page.evaluate(SHORT_CELLS_BROKEN) == []
     context.close()
+
+
+VERDICT_STYLE = """() => Object.fromEntries(['holds', 'does not hold'].map(v => {
+  const c = [...document.querySelectorAll('td.benchbook-verdict')].find(e => e.textContent.trim() === v);
+  if (!c) return [v, null];
+  const s = getComputedStyle(c), b = getComputedStyle(c, '::before');
+  return [v, {color: s.color, weight: s.fontWeight, symbol: b.content}]; }))"""
+
+
+@pytest.mark.browser
+def test_verdicts_differ_by_colour_symbol_and_weight_not_colour_alone(server, tab):
+    page = tab.open(chapter_url(server, NEW))
+    style = page.evaluate(VERDICT_STYLE)
+    holds, fails = style["holds"], style["does not hold"]
+    assert holds and fails, style
+    assert holds["color"] != fails["color"]
+    assert "✓" in holds["symbol"] and "✗" in fails["symbol"]
+    assert int(fails["weight"]) >= 700 > int(holds["weight"])

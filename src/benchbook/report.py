@@ -92,6 +92,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     nothing of that kind in this data.
     """
     import hashlib
+    import re
 
     from IPython.display import HTML
 
@@ -113,10 +114,14 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     )
     # numbers and short words stay on one line (a hyphen or a space in "q36-mtp" or
     # "306.1 ms" is no place to break); long text wraps in its column
-    short = shown.apply(lambda col: col.map(lambda v: "benchbook-nowrap" if not isinstance(v, str) or len(v) <= SHORT
-                                            else ""))
+    classes = shown.apply(lambda col: col.map(lambda v: "benchbook-nowrap" if not isinstance(v, str) or len(v) <= SHORT
+                                              else ""))
+    # a verdict is marked by colour, a symbol and weight (benchbook.css), its text unchanged
+    for col in [c for c in shown.columns if c == "verdict"]:
+        classes[col] = classes[col] + shown[col].map(
+            lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
     if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
-        styler.set_td_classes(short)
+        styler.set_td_classes(classes)
     styler.set_uuid(uid)
     if caption:
         styler = styler.set_caption(untrusted.html(caption))
