@@ -16,6 +16,7 @@ import base64
 import hashlib
 import re
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from . import __version__
@@ -37,15 +38,19 @@ def _in_content(el) -> bool:
     return any(parent.tag == "article" for parent in el.iterancestors())
 
 
-def policy(page: str, handlers: set[str] = frozenset()) -> str:
-    """The policy for one page's HTML: what its template (not its content) runs, and the
-    `handlers` (hashes) of the whole site: the search page parses other pages to show
-    their summaries, and the browser checks their handlers against its own policy."""
+class Template(NamedTuple):
+    """What a page's template (not its content) runs: SHA-256 sources of inline scripts and
+    event handlers, and the origins of external scripts."""
+    inline: frozenset
+    handlers: frozenset
+    origins: frozenset
+
+
+def template(page: str) -> Template:
     import lxml.html
 
     doc = lxml.html.document_fromstring(page)
-    inline, origins = set(), set()
-    handlers = set(handlers)
+    inline, handlers, origins = set(), set(), set()
     for el in doc.iter():
         if not isinstance(el.tag, str):
             continue
@@ -64,7 +69,16 @@ def policy(page: str, handlers: set[str] = frozenset()) -> str:
         for name, value in el.attrib.items():
             if name.lower().startswith("on"):
                 handlers.add(_sha(value))
-    scripts = ["'self'", *sorted(origins), *sorted(inline)]
+    return Template(frozenset(inline), frozenset(handlers), frozenset(origins))
+
+
+def policy(page: str, handlers: set[str] = frozenset(), scanned: Template | None = None) -> str:
+    """The policy for one page's HTML: what its template runs, and the `handlers` (hashes)
+    of the whole site: the search page parses other pages to show their summaries, and the
+    browser checks their handlers against its own policy."""
+    t = scanned or template(page)
+    handlers = t.handlers | set(handlers)
+    scripts = ["'self'", *sorted(t.origins), *sorted(t.inline)]
     if handlers:
         scripts += ["'unsafe-hashes'", *sorted(handlers)]
     return "; ".join([
@@ -80,32 +94,24 @@ def policy(page: str, handlers: set[str] = frozenset()) -> str:
     ])
 
 
-def template_handlers(page: str) -> set[str]:
-    """Hashes of the inline event handlers a page's template (not its content) carries."""
-    import lxml.html
-
-    doc = lxml.html.document_fromstring(page)
-    return {_sha(v) for el in doc.iter() if isinstance(el.tag, str) and not _in_content(el)
-            for k, v in el.attrib.items() if k.lower().startswith("on")}
-
-
-def protect(page: str, handlers: set[str] = frozenset()) -> str:
+def protect(page: str, handlers: set[str] = frozenset(), scanned: Template | None = None) -> str:
     """The page with its policy as the first element of <head> (replacing an earlier one)."""
     page = _OURS.sub("", page)
     m = _HEAD.search(page)
     if m is None:
         return page
-    meta = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy(page, handlers)}">'
+    meta = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy(page, handlers, scanned)}">'
     return page[:m.end()] + meta + page[m.end():]
 
 
 def protect_site(outdir: Path) -> int:
-    """Every HTML page under a built site; returns how many were written."""
+    """Every HTML page under a built site, each parsed once; returns how many were written."""
     pages = {path: path.read_text(encoding="utf-8") for path in Path(outdir).rglob("*.html")}
-    handlers = set().union(*(template_handlers(t) for t in pages.values())) if pages else set()
+    scanned = {path: template(_OURS.sub("", text)) for path, text in pages.items()}
+    handlers = set().union(*(t.handlers for t in scanned.values()))
     n = 0
     for path, text in pages.items():
-        new = protect(text, handlers)
+        new = protect(text, handlers, scanned[path])
         if new != text:
             path.write_text(new, encoding="utf-8")
             n += 1
