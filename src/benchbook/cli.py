@@ -318,12 +318,9 @@ def _ingest_present(study):
 def _text_checks(study, data) -> tuple[list[str], list[str]]:
     """Names that will surprise a reader (markup, control characters, very long) and link
     targets that are not http(s); every name is shown literally on the pages regardless."""
-    import yaml
-
     from .untrusted import scan
 
-    manifest = yaml.safe_load((study.root / "study.yml").read_bytes()) or {}  # as study.py reads it (BOM, UTF-16)
-    return scan(manifest, data.tables)
+    return scan(study.manifest, data.tables)
 
 
 def _chapter_for(study, chapter: str | None):

@@ -80,6 +80,7 @@ class Study:
     files: list[FileEntry] = field(default_factory=list)
     description: str = ""
     todo: list = field(default_factory=list)  # what `benchbook new` could not read from the files
+    manifest: dict = field(default_factory=dict, repr=False)  # study.yml as parsed, for text checks
 
     def path(self, entry: FileEntry) -> Path:
         return self.root / entry.path
@@ -161,6 +162,7 @@ def inspect_study(data_dir: str | Path, *, verify: bool = True) -> tuple[Study |
         files=files,
         description=str(doc.get("description", "")),
         todo=[str(t) for t in doc.get("todo") or []],
+        manifest=doc,
     )
     problems += _unlisted_files(study)
     if verify:

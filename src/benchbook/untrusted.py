@@ -96,9 +96,9 @@ def problems(text, where: str, prose: bool = False) -> list[str]:
     if _BIDI.search(value):
         out.append(f"{where}: Unicode direction controls, which can make text read differently "
                    "from how it is stored (shown as <U+XXXX> on the pages)")
-    if _MARKUP.search(value):
-        out.append(f"{where}: markup ({_MARKUP.search(value).group().strip()!s}...); it is shown as text, "
-                   "never rendered")
+    markup = _MARKUP.search(value)
+    if markup:
+        out.append(f"{where}: markup ({markup.group().strip()}...); it is shown as text, never rendered")
     if len(value) > LONGEST and not prose:
         out.append(f"{where}: {len(value)} characters, more than {LONGEST}; tables and figures will be wide")
     return out
