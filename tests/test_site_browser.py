@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from contextlib import contextmanager
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,16 @@ class Tab:
         return self.page
 
 
+@contextmanager
+def tab_at(browser, width: int, height: int = 900):
+    """A Tab in a fresh context of the given viewport, closed even when the test fails."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield Tab(context.new_page())
+    finally:
+        context.close()
+
+
 @pytest.fixture
 def tab(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -345,20 +356,18 @@ def test_on_a_phone_the_menu_opens_the_chapters_and_contents_the_outline(server,
     (benchbook-nav.js works around pydata-sphinx-theme issue 2451)."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": width, "height": 844})
-    tab = Tab(context.new_page())
-    page = tab.open(chapter_url(server, NEW))
-    for button, dialog, link in (("primary-toggle", "pst-primary-sidebar-modal", f"{STUDY}.html"),
-                                 ("secondary-toggle", "pst-secondary-sidebar-modal", "#")):
-        page.locator(f".{button}:visible").first.click()
-        shown = page.locator(f"#{dialog}")
-        expect(shown).to_be_visible(timeout=5000)
-        hrefs = shown.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
-        assert len(hrefs) >= 5 and any(link in (h or "") for h in hrefs), (button, hrefs)
-        page.keyboard.press("Escape")
-        expect(shown).to_be_hidden(timeout=5000)
-    assert not tab.errors, tab.errors
-    context.close()
+    with tab_at(browser, width, 844) as tab:
+        page = tab.open(chapter_url(server, NEW))
+        for button, dialog, link in (("primary-toggle", "pst-primary-sidebar-modal", f"{STUDY}.html"),
+                                     ("secondary-toggle", "pst-secondary-sidebar-modal", "#")):
+            page.locator(f".{button}:visible").first.click()
+            shown = page.locator(f"#{dialog}")
+            expect(shown).to_be_visible(timeout=5000)
+            hrefs = shown.locator("a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+            assert len(hrefs) >= 5 and any(link in (h or "") for h in hrefs), (button, hrefs)
+            page.keyboard.press("Escape")
+            expect(shown).to_be_hidden(timeout=5000)
+        assert not tab.errors, tab.errors
 
 
 @pytest.mark.browser
@@ -366,15 +375,13 @@ def test_on_a_phone_the_menu_opens_the_chapters_and_contents_the_outline(server,
 def test_one_search_entry_at_every_width_and_it_opens_the_search(server, browser, width):
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    tab = Tab(context.new_page())
-    page = tab.open(chapter_url(server, NEW))
-    entries = page.locator(".search-button-field:visible, .search-button__button:visible")
-    assert entries.count() == 1, entries.count()
-    entries.first.click()
-    expect(page.get_by_role("searchbox", name="Search this book...")).to_be_visible(timeout=5000)
-    assert not tab.errors, tab.errors
-    context.close()
+    with tab_at(browser, width) as tab:
+        page = tab.open(chapter_url(server, NEW))
+        entries = page.locator(".search-button-field:visible, .search-button__button:visible")
+        assert entries.count() == 1, entries.count()
+        entries.first.click()
+        expect(page.get_by_role("searchbox", name="Search this book...")).to_be_visible(timeout=5000)
+        assert not tab.errors, tab.errors
 
 
 SHORT_CELLS_BROKEN = """() => [...document.querySelectorAll('table.benchbook-table td, table.benchbook-table th')]
@@ -387,12 +394,10 @@ SHORT_CELLS_BROKEN = """() => [...document.querySelectorAll('table.benchbook-tab
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [390, 1400])
 def test_no_short_table_cell_is_broken_over_two_lines(server, browser, width):
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    tab = Tab(context.new_page())
-    page = tab.open(chapter_url(server, NEW))
-    assert page.locator("table.benchbook-table").count() >= 10
-    assert page.evaluate(SHORT_CELLS_BROKEN) == []
-    context.close()
+    with tab_at(browser, width) as tab:
+        page = tab.open(chapter_url(server, NEW))
+        assert page.locator("table.benchbook-table").count() >= 10
+        assert page.evaluate(SHORT_CELLS_BROKEN) == []
 
 
 VERDICT_STYLE = """() => Object.fromEntries(['holds', 'does not hold'].map(v => {
