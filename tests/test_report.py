@@ -41,3 +41,26 @@ def test_the_setup_note_says_whether_all_or_part_of_the_data_is_another_setup():
     assert "gpt-oss-20b" in part and "caveats are left out" not in part  # its own setup is the write-up's
     whole = comparability_note(_page("Qwen/Qwen3-30B-A3B-FP8", other))
     assert whole.startswith(":::{admonition} Not the write-up's setup") and "Qwen3-30B-A3B" in whole
+
+
+def test_a_collapsed_table_says_what_it_is_and_how_many_rows_it_folds():
+    df = pd.DataFrame({"run": ["a", "b", "c"], "tps": [1.0, 2.0, 3.0]})
+    out = html(df, "Runs <and files>", collapsed=True).data
+    assert out.startswith('<details class="benchbook-details"><summary>Runs &lt;and files&gt; ')
+    assert "(3 rows)</span></summary>" in out and "<caption>" not in out
+    assert "<details" not in html(df, "Runs").data
+    assert "(1 row)" in html(df.head(1), "Runs", collapsed=True).data
+
+
+def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():
+    from benchbook.report import anchor, ledger_table
+
+    ledger = pd.DataFrame({"id": ["dense-gen-ratio", '<img src=x onerror="alert(1)">'], "claim": ["c", "d"],
+                           "published": ["1×", "2"], "recomputed": ["1×", "3"],
+                           "verdict": ["holds", "does not hold"], "difference": ["", ""],
+                           "tolerance": ["", ""], "kind": ["data", "data"], "note": ["", ""]})
+    out = ledger_table(ledger).data
+    assert 'class="benchbook-table benchbook-filterable"' in out
+    assert '<span id="claim-dense-gen-ratio">dense-gen-ratio</span>' in out
+    assert anchor(ledger["id"][1]) == "claim-img-src-x-onerror-alert-1"
+    assert "<img" not in out and "&lt;img src=x" in out

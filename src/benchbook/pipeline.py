@@ -305,6 +305,12 @@ def _names(data: StudyData, role: str):
     return list(zip(d["config"], d.get("name", pd.Series([None] * len(d)))))
 
 
+def claim_space(r: ChapterResults) -> dict:
+    """The names a claim's expression may use: the data's values and numeric parameters."""
+    numeric = {k: v for k, v in r.params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {**numeric, **r.values}
+
+
 def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     """The published comparison and the ledger (gated by comparability), caveats, provenance.
 
@@ -313,8 +319,7 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     data is the write-up's setup.
     """
     g = gate(r)
-    numeric = {k: v for k, v in r.params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    values = {**numeric, **r.values}
+    values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r))
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import zipfile
 from pathlib import Path
 
@@ -53,8 +54,6 @@ def config_label(cid: str | None, config: dict) -> str:
 def platform_short(config: dict) -> str:
     """A platform in a few words for a label: study.yml's `platform` up to its first
     parenthesis or comma ('NVIDIA DGX Spark (GB10, ...)' -> 'NVIDIA DGX Spark')."""
-    import re
-
     text = str(config.get("platform") or config.get("accelerators") or "").strip()
     return re.split(r"\s*[(,]", text, maxsplit=1)[0] or "unknown platform"
 
@@ -83,16 +82,17 @@ def _visible_text(v):
 
 
 def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (),
-         markup: tuple[str, ...] = ()):
+         markup: tuple[str, ...] = (), collapsed: bool = False, filterable: bool = False):
     """A DataFrame as an HTML table without the index.
 
     Cell text is HTML-escaped (data can hold `<<EOF` or worse); columns named in `markup`
     hold HTML the library built itself (links) and are left as they are. `wide` columns get
     room for prose. A table without rows is never shown empty: a line says there is
-    nothing of that kind in this data.
+    nothing of that kind in this data. `collapsed` folds the table under a line that says
+    what it is and how many rows it has (reference tables a reader opens on purpose);
+    `filterable` lets DataTables sort, search and filter it (benchbook-tables.js).
     """
     import hashlib
-    import re
 
     from IPython.display import HTML
 
@@ -106,9 +106,10 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
                        for i, c in enumerate(df.columns)], axis=1, ignore_index=True)
     shown.columns = [names[c] for c in df.columns]
     plain, wide = [names[c] for c in plain], tuple(names.get(c, c) for c in wide)
+    classes_attr = "benchbook-table benchbook-filterable" if filterable else "benchbook-table"
     styler = (
         shown.style.hide(axis="index")
-        .set_table_attributes('class="benchbook-table"')
+        .set_table_attributes(f'class="{classes_attr}"')
         .format(na_rep="–", precision=4, escape="html", subset=plain)
         .format_index(escape="html", axis=1)
     )
@@ -123,12 +124,62 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
         styler.set_td_classes(classes)
     styler.set_uuid(uid)
-    if caption:
+    if caption and not collapsed:
         styler = styler.set_caption(untrusted.html(caption))
     cols = [c for c in wide if c in shown.columns]
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
-    return HTML(styler.to_html())
+    table = styler.to_html()
+    if collapsed:
+        rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
+        table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
+                 f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
+    return HTML(table)
+
+
+def anchor(claim_id: str) -> str:
+    """The HTML id of a claim's ledger row, for links from key results and other pages."""
+    return "claim-" + (re.sub(r"[^a-z0-9]+", "-", str(claim_id).lower()).strip("-") or "x")
+
+
+def ledger_table(ledger: pd.DataFrame, caption: str = "Claims ledger", extra: tuple[str, ...] = ()):
+    """The claims ledger as a sortable, filterable table whose rows can be linked to
+    (each claim id carries its `anchor`)."""
+    df = ledger_display(ledger, extra)
+    df["claim id"] = df["claim id"].map(
+        lambda c: f'<span id="{anchor(c)}">{untrusted.html(untrusted.visible(str(c)))}</span>')
+    return html(df, caption, wide=("claim", "note"), markup=("claim id",), filterable=True)
+
+
+def key_results(r):
+    """The box that opens a chapter: the headline numbers on this data beside the write-up's,
+    each with the ledger's verdict and what it rests on, and the data in one line."""
+    from IPython.display import HTML
+
+    from .claims import BY_CONSTRUCTION
+    from .headlines import key_results as rows
+
+    df = rows(r)
+    data = "; ".join(p.label if p.status in str(p.label) else f"{p.label} ({p.status})"
+                     for p in r.provenance.itertuples())
+    notes = []
+    if not r.comparable:
+        notes.append("Not the write-up's setup: its numbers are shown beside this data's, not judged.")
+    if len(df) and (df["basis"] == BY_CONSTRUCTION).any():
+        notes.append("<em>By construction</em>: the reconstructed files were fit to the write-up's "
+                     "numbers, so their agreement confirms nothing.")
+    line = (f'<p class="benchbook-key-data"><strong>Data:</strong> {untrusted.html(untrusted.visible(data))}. '
+            + " ".join(notes) + "</p>")
+    if len(df):
+        df = df.assign(result=[f'<a href="#{anchor(c)}">{untrusted.html(untrusted.visible(t))}</a>'
+                               for t, c in zip(df["result"], df["claim"])])
+        shown = df.drop(columns=["claim"]).rename(columns={"basis": "rests on"})
+        body = html(shown, None, markup=("result",)).data
+    else:
+        body = ("<p>None of the write-up's headline numbers can be computed from this data; the sections "
+                "below show its own results.</p>")
+    return HTML(f'<div class="admonition tip benchbook-key-results"><p class="admonition-title">Key results</p>'
+                f"{line}{body}</div>")
 
 
 LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]

@@ -531,6 +531,24 @@ def claims_display(r: Results) -> pd.DataFrame:
     return pd.concat([show, pd.DataFrame([total])], ignore_index=True)
 
 
+def not_holding(r: Results) -> pd.DataFrame:
+    """Every ledger row of every chapter that does not hold, each linking to its row on the
+    chapter's page (report.anchor), with what the verdict rests on."""
+    from ..report import anchor
+
+    rows = []
+    for run in r.runs:
+        if run.status != "ok" or run.ledger is None:
+            continue
+        bad = run.ledger[run.ledger["verdict"] == claims_mod.FAILS]
+        for _, row in bad.iterrows():
+            rows.append({"chapter": run.study, "claim id": _link(run.study, anchor(row["id"]), row["id"]),
+                         "claim": row["claim"], "published": row["published"], "recomputed": row["recomputed"],
+                         "difference": row["difference"], "rests on": row.get("basis", ""), "kind": row["kind"]})
+    return pd.DataFrame(rows, columns=["chapter", "claim id", "claim", "published", "recomputed", "difference",
+                                       "rests on", "kind"])
+
+
 def facts_display(r: Results) -> pd.DataFrame:
     t = r.facts.table()
     return pd.DataFrame({
