@@ -144,7 +144,7 @@ def test_cli_publish_html(tmp_path, capsys):
     site = tmp_path / "site"
     build = fake_build(tmp_path, "v1.0.0")
     assert main(["publish", "--version", "v1.0.0", "--html", str(build), "--site", str(site),
-                 "--base-url", "/repo/"]) == 0
+                 "--base-url", "/repo/", "--allow-untagged"]) == 0
     assert "published v1.0.0" in capsys.readouterr().out
     assert json.loads((site / "switcher.json").read_text())[0]["url"] == "/repo/v1.0.0/"
     assert main(["publish", "--version", "latest", "--html", str(build), "--site", str(site)]) == 1
@@ -231,7 +231,7 @@ def test_changes_read_the_previous_versions_downloads_not_recompute(tmp_path):
     assert claims["status"].to_dict() == {"k1": "same", "k2": "changed", "k3": "same"}
     assert claims.loc["k2", "verdict (v0.1.0)"] == "holds"
     text = changes.summary(prev, tables)
-    assert "**v0.1.0**" in text and "runs: 1 of 4 changed, 2 new, 1 gone" in text and "claims: 1 of 3" in text
+    assert "**v0.1.0**" in text and "1 of 4 runs changed, 2 new, 1 gone" in text and "1 of 3 claims changed" in text
 
 
 def test_changes_unchanged_numbers_survive_the_csv_round_trip(tmp_path):
@@ -257,3 +257,48 @@ def test_changes_without_a_previous_version_or_chapter(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="previous_site .*no index.html"):
         changes.compare(STUDY, tmp_path / "missing", {"runs": RUNS})
+
+
+def git_repo(path: Path, tag: str | None) -> Path:
+    import subprocess
+
+    path.mkdir(parents=True, exist_ok=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(git + ["init", "-q"], cwd=path, check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], cwd=path, check=True)
+    if tag:
+        subprocess.run(git + ["tag", tag], cwd=path, check=True)
+    return path
+
+
+def test_a_release_is_published_only_from_the_commit_tagged_with_its_name(tmp_path):
+    tagged = git_repo(tmp_path / "tagged", "v1.0.0")
+    publish.check_tag(tagged, "v1.0.0", log=quiet)
+    publish.check_tag(tagged, "dev", log=quiet)  # dev is main, whatever its tag
+    with pytest.raises(PublishError, match="not the checked-out git tag: the checked-out commit is tagged v1.0.0"):
+        publish.check_tag(tagged, "v1.1.0", log=quiet)
+    with pytest.raises(PublishError, match="has no tag.*--allow-untagged"):
+        publish.check_tag(git_repo(tmp_path / "plain", None), "v1.0.0", log=quiet)
+    with pytest.raises(PublishError, match="not a git checkout"):
+        publish.check_tag(tmp_path, "v1.0.0", log=quiet)
+    said = []
+    publish.check_tag(tmp_path, "v1.0.0", allow_untagged=True, log=said.append)
+    assert said and said[0].startswith("warning: publishing v1.0.0 although the project is not a git checkout")
+
+
+def test_cli_publish_refuses_an_untagged_release_and_changes_nothing(tmp_path, capsys):
+    site = tmp_path / "site"
+    build = fake_build(tmp_path, "v9.9.9")
+    assert main(["publish", "--version", "v9.9.9", "--html", str(build), "--site", str(site)]) == 1
+    assert "is not the checked-out git tag" in capsys.readouterr().err
+    assert not site.exists()
+
+
+def test_changes_are_shown_rounded_with_readers_column_names():
+    assert [changes.rounded(v) for v in (0.8762, 12.345, 2229.3, 0.000123456, float("nan"), "holds")] == \
+        ["0.876", "12.3", "2,229", "0.000123", "–", "holds"]
+    t = pd.DataFrame({"run_id": ["a"], "output_tps (v0.1.0)": [75.123], "output_tps (this version)": [80.0],
+                      "status": ["changed"]})
+    shown = changes.readable(t, "v0.1.0")
+    assert list(shown.columns) == ["run", "output t/s (v0.1.0)", "output t/s (now)", "status"]
+    assert shown.iloc[0].tolist() == ["a", "75.1", "80", "changed"]

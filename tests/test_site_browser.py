@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchbook import changes
 from benchbook.published import load_published
 from benchbook.runner import Chapter
 from browser import serve
@@ -55,7 +56,19 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
+def tag(project: Path, version: str) -> None:
+    """Commit the project as it is and tag it: a release is published from its tag."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    if not (project / ".git").exists():
+        subprocess.run(git + ["init", "-q"], cwd=project, check=True)
+        (project / ".gitignore").write_text("site/\n_build/\n")
+    subprocess.run(git + ["add", "-A"], cwd=project, check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", version], cwd=project, check=True)
+    subprocess.run(git + ["tag", version], cwd=project, check=True)
+
+
 def publish(project: Path, site: Path, version: str) -> str:
+    tag(project, version)
     proc = subprocess.run([str(BIN / "benchbook"), "publish", "--version", version, "--site", str(site)],
                           cwd=project, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-4000:]
@@ -333,20 +346,42 @@ def test_changes_section_shows_the_previous_versions_published_numbers(published
     link = page.locator("article a.download", has_text="runs").first.evaluate("e => e.href")
     new_runs = pd.read_csv(io.BytesIO(page.request.get(link).body())).set_index("run_id")
     section = page.locator("section#changes-since-the-previous-version")
-    assert f"published with {OLD}" in section.inner_text()
+    assert f"Since {OLD}:" in section.inner_text()
     header, *rows = table_rows(page, f"Changes since {OLD}: runs")
-    assert header[0] == "run_id" and len(rows) == len(new_runs)
+    assert header[0] == "run" and len(rows) == len(new_runs)  # every run's cost changed
     col = {name: i for i, name in enumerate(header)}
     for row in rows:
         run = row[0]
-        for q in ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
-            assert row[col[f"{q} ({OLD})"]] == f"{old_runs.loc[run, q]:.4g}", (run, q)
-            assert row[col[f"{q} (this version)"]] == f"{new_runs.loc[run, q]:.4g}", (run, q)
+        for q, name in (("cost_per_m", "cost per M tokens"), ("output_tps", "output t/s")):
+            if f"{name} ({OLD})" in col:
+                assert row[col[f"{name} ({OLD})"]] == changes.rounded(old_runs.loc[run, q]), (run, q)
+                assert row[col[f"{name} (now)"]] == changes.rounded(new_runs.loc[run, q]), (run, q)
         # v0.1.0 was published at a higher hourly price: its costs differ, its rates do not
-        assert row[col[f"cost_per_m ({OLD})"]] != row[col["cost_per_m (this version)"]]
+        assert row[col[f"cost per M tokens ({OLD})"]] != row[col["cost per M tokens (now)"]]
+        assert row[col["output t/s (now)"]] == row[col[f"output t/s ({OLD})"]]
         assert row[col["status"]] == "changed"
-        old_cost = float(row[col[f"cost_per_m ({OLD})"]])
-        assert old_cost == pytest.approx(float(row[col["cost_per_m (this version)"]]) * OLD_PRICE / default_price, rel=2e-3)
+        old_cost = float(row[col[f"cost per M tokens ({OLD})"]])
+        assert old_cost == pytest.approx(float(row[col["cost per M tokens (now)"]]) * OLD_PRICE / default_price,
+                                         rel=6e-3)
+    # numbers are rounded for reading: no more than three significant digits below 100
+    assert all(len(re.sub(r"[^0-9]", "", c.lstrip("0.").split("e")[0])) <= 3
+               for row in rows for c in row[1:-1] if re.fullmatch(r"[0-9.]+", c) and float(c) < 100)
+
+
+@pytest.mark.browser
+def test_every_chapter_of_the_newest_version_has_its_changes_and_the_older_one_a_banner(site, server, browser):
+    with tab_at(browser, 1400) as tab:
+        for name in chapter_pages(site, NEW):
+            page = tab.open(f"{server}/{NEW}/studies/{name}.html")
+            text = page.locator("section#changes-since-the-previous-version").inner_text()
+            assert f"Since {OLD}:" in text, (name, text[:200])
+            assert page.locator("#bd-header-version-warning").is_hidden(), name  # the newest: no banner
+        page = tab.open(f"{server}/{OLD}/studies/{STUDY}.html")
+        banner = page.locator("#bd-header-version-warning")
+        banner.wait_for(state="visible")
+        assert OLD in banner.inner_text()
+        link = banner.locator("a", has_text="stable").get_attribute("href")
+        assert link.endswith(f"/{NEW}/studies/{STUDY}.html"), link
 
 
 @pytest.mark.browser

@@ -129,8 +129,36 @@ def compare(study: str, previous_site: str | Path, current: dict[str, pd.DataFra
                   for k in keys if k.table in current and k.table not in prev.missing}
 
 
+LABELS = {  # tidy column -> what a reader calls it
+    "run_id": "run", "config": "configuration", "id": "claim", "verdict": "verdict",
+    "output_tps": "output t/s", "median_ttft_s": "median TTFT (s)", "p99_ttft_s": "P99 TTFT (s)",
+    "cost_per_m": "cost per M tokens", "single_stream_decode_tps": "single-stream decode t/s",
+    "ttft_s": "TTFT (s)", "prefill_tps": "prefill t/s", "best_aggregate_tps": "best aggregate t/s",
+    "power_w": "power (W)",
+}
+TABLES = {"runs": "runs", "key_figures": "configurations", "claims": "claims"}
+
+
+def label(column: str) -> str:
+    return LABELS.get(column, column.replace("_", " "))
+
+
+def rounded(v) -> str:
+    """A number as a reader compares it: whole units from 100 up, else three significant
+    digits (never an exponent); text as it is."""
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "–"
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        v = float(v)
+        if abs(v) >= 100:
+            return f"{v:,.0f}"
+        return np.format_float_positional(v, precision=3, unique=False, fractional=False, trim="-")
+    return str(v)
+
+
 def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
-    """One sentence (markdown) saying what the section compares, or that there is nothing."""
+    """One sentence (markdown) saying what changed since the previous version, or that there
+    is nothing to compare with."""
     if prev is None:
         return ("There is no earlier published version of this book to compare with; "
                 "a published version shows here how its key numbers differ from the one before.")
@@ -142,34 +170,41 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
     parts = []
     for name, t in tables.items():
         counts = t["status"].value_counts()
-        parts.append(f"{name}: {counts.get('changed', 0)} of {len(t)} changed"
+        parts.append(f"{counts.get('changed', 0)} of {len(t)} {TABLES.get(name, name.replace('_', ' '))} changed"
                      + (f", {counts['new']} new" if counts.get("new") else "")
                      + (f", {counts['gone']} gone" if counts.get("gone") else ""))
     missing = f" It published no {', '.join(prev.missing)} table to compare with." if prev.missing else ""
-    return (f"Key numbers of this chapter beside those published with **{version}**, read from "
-            f"that version's downloadable tables ({'; '.join(parts) or 'nothing to compare'}).{missing}")
+    return (f"Since **{version}**: {'; '.join(parts) or 'nothing to compare'} (key numbers read from that "
+            f"version's downloadable tables; only what changed is listed).{missing}")
 
 
 def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]) -> None:
-    """The chapter section: the summary sentence and one side-by-side table per key table."""
+    """The chapter section: the summary sentence and, per key table, the rows that changed."""
     from IPython.display import Markdown, display
 
     from .report import html as html_table
 
-    keys = {k.table: k for k in key_numbers(study)}
     prev, tables = compare(study, previous_site, current)
     display(Markdown(summary(prev, tables)))
     for name, t in tables.items():
-        if keys[name].only_changes:
-            t = t[t["status"] != "same"]
+        t = t[t["status"] != "same"]
         if len(t):
-            display(html_table(_formatted(t), f"Changes since {prev.version}: {name}"))
+            display(html_table(readable(t, prev.version),
+                               f"Changes since {prev.version}: {TABLES.get(name, name.replace('_', ' '))}"))
 
 
-def _formatted(t: pd.DataFrame) -> pd.DataFrame:
-    """Numbers to four significant digits, so equal values read as equal."""
+def readable(t: pd.DataFrame, version: str) -> pd.DataFrame:
+    """Reader's column names ('output t/s (v0.1.0)', '... (now)') and rounded numbers."""
     out = t.copy()
     for c in out.columns:
-        if pd.api.types.is_float_dtype(out[c]):
-            out[c] = out[c].map(lambda v: "–" if pd.isna(v) else f"{v:.4g}")
-    return out
+        if pd.api.types.is_float_dtype(out[c]) or pd.api.types.is_integer_dtype(out[c]):
+            out[c] = out[c].map(rounded)
+    names = {}
+    for c in out.columns:
+        if c.endswith(f" ({version})"):
+            names[c] = f"{label(c[: -len(version) - 3])} ({version})"
+        elif c.endswith(" (this version)"):
+            names[c] = f"{label(c[: -len(' (this version)')])} (now)"
+        else:
+            names[c] = label(c)
+    return out.rename(columns=names)

@@ -91,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
                    "(made with BENCHBOOK_VERSION=VERSION jupyter-book build book)")
     s.add_argument("--base-url", default="/", help="where the tree is served, e.g. /<repo>/ on GitHub Pages")
     s.add_argument("--allow-warnings", action="store_true", help="do not turn Sphinx warnings into errors")
+    s.add_argument("--allow-untagged", action="store_true",
+                   help="publish a release although the checked-out commit is not tagged with its name")
     s.set_defaults(func=cmd_publish)
     return p
 
@@ -346,7 +348,7 @@ def cmd_publish(args) -> int:
 
     try:
         publish(args.publish_version, site=args.site, html_dir=args.html, base_url=args.base_url,
-                strict=not args.allow_warnings)
+                strict=not args.allow_warnings, allow_untagged=args.allow_untagged)
     except PublishError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -36,7 +36,6 @@ class KeyNumbers:
     table: str  # the download's file stem, e.g. "runs" for runs.csv
     index: tuple[str, ...]
     values: tuple[str, ...]
-    only_changes: bool = False  # show only rows that differ (long tables such as claims)
 
 
 @dataclass(frozen=True)

@@ -210,10 +210,40 @@ def build(repo: Path, version: str, out: Path, previous: Path | None = None,
     return Path(out) / "_build" / "html"
 
 
+def head_tags(repo: Path) -> list[str] | None:
+    """The git tags on the checked-out commit; None when `repo` is not a git checkout."""
+    try:
+        out = subprocess.run(["git", "tag", "--points-at", "HEAD"], cwd=repo, capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.split() if out.returncode == 0 else None
+
+
+def check_tag(repo: Path, version: str, allow_untagged: bool = False, log=print) -> None:
+    """A release or pre-release is published from the commit tagged with its name, so the
+    version a page names is the code that made it; `dev` is whatever main is."""
+    if version == DEV:
+        return
+    tags = head_tags(repo)
+    if tags is not None and version in tags:
+        return
+    where = ("the project is not a git checkout" if tags is None else
+             f"the checked-out commit is tagged {', '.join(tags)}" if tags else "the checked-out commit has no tag")
+    if allow_untagged:
+        log(f"warning: publishing {version} although {where} (--allow-untagged); "
+            "the page stamps name the version and the code it was built from")
+        return
+    raise PublishError(f"version {version} is not the checked-out git tag: {where}. Tag the commit "
+                       f"(git tag {version}) and publish again, or pass --allow-untagged to publish it anyway.")
+
+
 def publish(version: str, site: Path | None = None, html_dir: Path | None = None,
-            base_url: str = "/", strict: bool = True, repo: Path | None = None, log=print) -> Path:
+            base_url: str = "/", strict: bool = True, repo: Path | None = None, log=print,
+            allow_untagged: bool = False) -> Path:
     """`benchbook publish`: build (or take `html_dir`) and install it as site/<version>/."""
     parse(version)
+    check_tag(repo or find_repo(), version, allow_untagged, log)
     if html_dir is not None:
         if site is None:
             site = find_repo() / "site"

@@ -301,6 +301,11 @@ GB10 = _resting_on(GB10, {s: ("runs.output_tps", "runs.mean_ttft_s") for s in ("
     "acceptance": ("spec_decode.per_position",), "acceptance-metrics": ("spec_decode.per_position",),
     "boot": ("boot.value_num",), "mtp-boot": ("boot.value_num",)})
 
+# Set beside the previous published version's in every chapter's "Changes" section.
+KEY_FIGURES = KeyNumbers("key_figures", ("config",), ("single_stream_decode_tps", "ttft_s", "prefill_tps",
+                                                       "best_aggregate_tps", "cost_per_m", "power_w"))
+VERDICTS = KeyNumbers("claims", ("id",), ("verdict",))
+
 # Key results: claims of the write-ups whose numbers a reader looks for first (labels name
 # roles in braces; the page puts the configuration of that role in their place).
 H100_HEADLINES = (
@@ -323,10 +328,10 @@ CHAPTERS: tuple[ChapterSpec, ...] = (
     ChapterSpec("h100-dense-vs-moe-mtp", "h100", "H100: dense 27B against MoE 35B-A3B with MTP", H100,
                 reads={"strix_data_dir": "strix-halo-baseline"},
                 key_numbers=(KeyNumbers("runs", ("run_id",), ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
-                             KeyNumbers("claims", ("id",), ("verdict",), only_changes=True)),
+                             VERDICTS),
                 headlines=H100_HEADLINES),
     ChapterSpec("3090-dense-vs-sparse", "dense_sparse", "Two RTX 3090s: dense against sparse", DENSE_SPARSE,
-                headlines=(
+                key_numbers=(KEY_FIGURES, VERDICTS), headlines=(
                     Headline("decode-single-ratio", "Single-stream decode, {sparse} ÷ {dense}"),
                     Headline("prefill-ratio", "Long-prompt prefill, {sparse} ÷ {dense}"),
                     Headline("c4-ratio", "Aggregate throughput with concurrent requests, {sparse} ÷ {dense}"),
@@ -334,7 +339,7 @@ CHAPTERS: tuple[ChapterSpec, ...] = (
                     Headline("kv-ratio", "KV cache tokens, {sparse} ÷ {dense}"),
                 )),
     ChapterSpec("power-sweep", "power_sweep", "4x RTX 3090: power limits", POWER,
-                headlines=(
+                key_numbers=(KEY_FIGURES, VERDICTS), headlines=(
                     Headline("q27-250-vs-200", "Qwen3.5-27B mean generation, 250 W ÷ 200 W"),
                     Headline("q36-300-vs-250", "Qwen3.6-35B-A3B generation, 300 W against 250 W"),
                     Headline("q122-prefill-vs-q27-250", "Prefill under load at 250 W, 122B-A10B ÷ 27B"),
@@ -342,7 +347,7 @@ CHAPTERS: tuple[ChapterSpec, ...] = (
                     Headline("cpm-q36-c4-vs-q27", "Completions per minute at four requests, 35B-A3B ÷ 27B"),
                 )),
     ChapterSpec("gb10-mtp", "gb10", "DGX Spark (GB10): Qwen3.6 and MTP", GB10,
-                headlines=(
+                key_numbers=(KEY_FIGURES, VERDICTS), headlines=(
                     Headline("headline-c-throughput", "Output throughput, 16 clients (test C), {mtp} against {vanilla}"),
                     Headline("headline-c-ttft", "Mean time to first token, test C, {mtp} against {vanilla}"),
                     Headline("a-gain-prose", "Output throughput, one client (test A), {mtp} against {vanilla}"),
@@ -351,13 +356,15 @@ CHAPTERS: tuple[ChapterSpec, ...] = (
                     Headline("mtp-kv-drop", "KV pool, {mtp} against {vanilla}"),
                 )),
     ChapterSpec("strix-halo-baseline", "strix", "Strix Halo: llama.cpp backends", STRIX,
-                reads={"h100_data_dir": "h100-dense-vs-moe-mtp"}, headlines=STRIX_HEADLINES),
+                reads={"h100_data_dir": "h100-dense-vs-moe-mtp"}, key_numbers=(KEY_FIGURES, VERDICTS),
+                headlines=STRIX_HEADLINES),
     # The Strix Halo chapter's notebook run a second time, on real public llama-bench runs:
     # the proof that the notebooks run unchanged on real files.
     ChapterSpec("strix-halo-qwen3-30b-lhl", "strix", "Strix Halo on real runs: Qwen3-30B-A3B across llama.cpp builds",
                 STRIX, notebook="strix-halo-baseline",
                 parameters={"data_dir": "data/strix-halo-qwen3-30b-lhl", "page": "strix-halo-qwen3-30b-lhl"},
-                reads={"h100_data_dir": "h100-dense-vs-moe-mtp"}, headlines=STRIX_HEADLINES),
+                reads={"h100_data_dir": "h100-dense-vs-moe-mtp"}, key_numbers=(KEY_FIGURES, VERDICTS),
+                headlines=STRIX_HEADLINES),
     ChapterSpec("synthesis", "synthesis", "Synthesis", None,
                 uses=("h100-dense-vs-moe-mtp", "3090-dense-vs-sparse", "power-sweep", "gb10-mtp",
                       "strix-halo-baseline"), outputs=()),

@@ -115,12 +115,18 @@ def footer_html(stamp: dict, folders: list[Path]) -> str:
 
 
 def _configure(app, config) -> None:
-    """Point the switcher at this version, or take it off an unpublished build's pages."""
+    """Point the switcher at this version, or take it off an unpublished build's pages.
+
+    A published version also gets the theme's version warning banner: on any version that
+    switcher.json does not mark preferred, it links to the same page in the newest one
+    (the theme compares the page's `release` with the preferred entry's version)."""
     opts = config.html_theme_options
     version = page_version()
     if version:
         if isinstance(opts.get("switcher"), dict):
             opts["switcher"] = {**opts["switcher"], "version_match": version}
+            opts["show_version_warning_banner"] = True
+            config.release = config.version = version
         return
     opts.pop("switcher", None)
     for where in (opts, getattr(config, "html_sidebars", None) or {}):
