@@ -35,3 +35,14 @@ def test_book_links_to_top_level_config_and_toc():
     for name in ("_config.yml", "_toc.yml"):
         link = ROOT / "book" / name
         assert link.is_symlink() and link.resolve() == (ROOT / name).resolve()
+
+
+def test_citation_file_names_the_book_and_this_version():
+    import yaml
+
+    import benchbook
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0"
+    assert {"message", "title", "authors", "repository-code"} <= set(cff)
+    assert str(cff["version"]) == benchbook.__version__

@@ -206,7 +206,8 @@ class Tab:
         redirect = urlsplit(url).path.endswith("/") or url.endswith("index.html")
         self.page.goto(url, wait_until="networkidle" if redirect else "load")
         if not redirect and self.page.locator(".version-switcher__button").count():
-            self.page.wait_for_function("document.querySelectorAll('.version-switcher__menu a').length > 0")
+            # a locator wait: wait_for_function evaluates a string, which the pages' CSP forbids
+            self.page.locator(".version-switcher__menu a").first.wait_for(state="attached")
         return self.page
 
 

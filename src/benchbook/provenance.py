@@ -62,3 +62,33 @@ def _shown_folder(root: Path) -> str:
 def provenance_table(studies, repo: Path | None = None) -> pd.DataFrame:
     rows = [data_record(s) for s in studies]
     return pd.DataFrame(rows)
+
+
+def repository(repo: Path) -> tuple[str, str] | None:
+    """(web address, branch) of the project's repository, from _config.yml's `repository`
+    (a fork sets its own); None when it names none or not an http(s) address."""
+    import yaml
+
+    from . import untrusted
+
+    try:
+        config = yaml.safe_load((Path(repo) / "_config.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    repo_cfg = config.get("repository") or {}
+    url = untrusted.url(str(repo_cfg.get("url") or "").rstrip("/"))
+    return (url, str(repo_cfg.get("branch") or "main")) if url else None
+
+
+def folder_links(repo: Path, folder: str) -> dict[str, str]:
+    """Links to a data folder of the project and its PROVENANCE.md in the repository (none
+    for a folder outside the project: it is not in the repository)."""
+    where = repository(repo)
+    path = Path(repo) / folder
+    if where is None or "outside the project" in folder or not path.is_dir():
+        return {}
+    url, branch = where
+    links = {"folder": f"{url}/tree/{branch}/{folder}"}
+    if (path / "PROVENANCE.md").is_file():
+        links["PROVENANCE.md"] = f"{url}/blob/{branch}/{folder}/PROVENANCE.md"
+    return links

@@ -430,3 +430,42 @@ def figure(key: str, name: str, alt: str, caption: str):
     from IPython.display import Markdown
 
     return Markdown(f"```{{glue:figure}} {key}\n:alt: {untrusted.md(alt)}\n:name: {name}\n\n{untrusted.md(caption)}\n```")
+
+
+def sources_html(r) -> "HTML":
+    """The provenance a reader can follow: each write-up the page checks, named and linked;
+    each data folder with its hash and links to it and its PROVENANCE.md; the repository and
+    how to cite the book."""
+    from html import escape
+
+    from IPython.display import HTML
+
+    from .provenance import folder_links, repository
+    from .runner import find_repo
+
+    def link(url, text):
+        safe = untrusted.url(url)
+        shown = escape(untrusted.visible(str(text)))
+        return f'<a href="{escape(safe, quote=True)}">{shown}</a>' if safe else shown
+
+    repo = find_repo()
+    items = []
+    sources = getattr(getattr(r, "published", None), "sources", None) or {}  # the synthesis has none
+    for sid, src in sources.items():
+        title = src.get("title") or sid
+        who = ", ".join(escape(untrusted.visible(str(v))) for v in (src.get("author"), src.get("date")) if v)
+        items.append(f"<li>[{escape(untrusted.visible(str(sid)))}] "
+                     f"<em>{link(src.get('url'), title) if src.get('url') else escape(untrusted.visible(str(title)))}</em>"
+                     + (f", {who}" if who else "") + ("" if src.get("url") else " (no address published)") + "</li>")
+    writeups = f"<p><strong>Write-ups checked on this page:</strong></p><ul>{''.join(items)}</ul>" if items else ""
+    rows = []
+    for p in r.provenance.itertuples():
+        links = folder_links(repo, p.folder)
+        more = " · ".join(link(u, name) for name, u in links.items())
+        rows.append(f"<li><code>{escape(untrusted.visible(str(p.folder)))}</code> ({escape(str(p.status))}, "
+                    f"hash <code>{escape(str(p.data_hash))}</code>)" + (f": {more}" if more else "") + "</li>")
+    where = repository(repo)
+    code = (f"<p>Code, data and notebooks: {link(where[0], where[0])}; to cite this book, see "
+            f"{link(f'{where[0]}/blob/{where[1]}/CITATION.cff', 'CITATION.cff')}.</p>") if where else ""
+    return HTML(f'<div class="benchbook-sources">{writeups}<p><strong>Data folders:</strong></p>'
+                f"<ul>{''.join(rows)}</ul>{code}</div>")
