@@ -149,10 +149,18 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
                          "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
 
 
-def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it."""
+def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (), links: dict[str, str] | None = None) -> pd.DataFrame:
+    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it.
+
+    `links` (claim id -> anchor on the page, benchbook.independent.ledger_links) adds an
+    'independent' column whose rows link to where others' measurements of that figure are;
+    show it with html(..., markup=("independent",))."""
     cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
-    return ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+    out = ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+    if links:
+        out.insert(5 + len(extra), "independent", ledger["id"].map(
+            lambda cid: f'<a href="{untrusted.html(links[cid])}">compare</a>' if cid in links else "").values)
+    return out
 
 
 def ledger_basis_note(ledger: pd.DataFrame):
