@@ -177,3 +177,10 @@ def test_the_book_finding_counts_verdicts_and_the_largest_distance():
     assert g["independent_book_max_dev_pct"] == pytest.approx(20.0)
     assert g["independent_book_median_dev_pct"] == pytest.approx(12.5)
     assert g["independent_book_max_dev_headline"] == "a"
+
+
+def test_methods_states_the_rule_s_margins():
+    text = (ROOT / "book/methods.md").read_text(encoding="utf-8")
+    section = text.split("## Independent measurements", 1)[1].split("\n## ", 1)[0]
+    assert f"by {SAME_MARGIN:.0%} either side".replace("%", " %") in section
+    assert f"by {CLOSE_MARGIN:.0%} when any is *close*".replace("%", " %") in section

@@ -9,6 +9,7 @@ verdict: agrees, higher or lower, against the spread the comparable sources them
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,15 @@ def _link(source: dict) -> str:
     return f'<a href="{untrusted.html(target)}">{title}</a>{where}' if target else title + where
 
 
+def source_id(source: dict) -> str:
+    """Who published it: a repository (several files or threads of one project count once),
+    otherwise the page."""
+    if source.get("repo"):
+        return str(source["repo"])
+    m = re.match(r"https?://github\.com/([^/]+/[^/]+)", str(source.get("url") or ""))
+    return m.group(1) if m else str(source.get("url"))
+
+
 def _workload(w: dict) -> str:
     parts = [str(w.get("test") or "")]
     if w.get("input_tokens") is not None or w.get("output_tokens") is not None:
@@ -137,11 +147,11 @@ def section(chapter: str, comparable: bool = True, facts_dir: str | Path = "data
             "median": _rate(v.median), "verdict": v.verdict,
         })
         for m in ms:
-            sources.add(m["source"].get("repo") or m["source"]["url"])
+            sources.add(source_id(m["source"]))
             mrows.append({
                 "headline": h["title"], "platform": m["platform"], "model": m["model"],
                 "quantisation": m["quantisation"], "engine": m["engine"], "workload": _workload(m["workload"]),
-                "metric": m["metric"], "value": f"{m['value']:,} {m['unit']}", "comparable": m["comparable"],
+                "metric": m["metric"], "value": f"{m['value']:,g} {m['unit']}", "comparable": m["comparable"],
                 "why": m["why"], "source": _link(m["source"]),
                 "date": m["date"] + (f" ({m['date_note']})" if m.get("date_note") else ""),
             })
@@ -175,7 +185,6 @@ def glue_values(s: Section) -> dict:
         "independent_lower": counts[LOWER],
         "independent_same_margin_pct": round(SAME_MARGIN * 100),
         "independent_close_margin_pct": round(CLOSE_MARGIN * 100),
-        "independent_note_md": note(s),
     }
 
 
@@ -224,6 +233,33 @@ def book_table(facts_dir: str | Path = "data/facts", data_root: str | Path = "da
                                        "comparable sources", "published / median", "verdict"])
 
 
+def book_display(t: pd.DataFrame) -> pd.DataFrame:
+    """The book table as shown: rates with their unit, the ratio as a factor."""
+    def rate(v, unit):
+        return "–" if v is None or pd.isna(v) else f"{_rate(float(v))} {unit}"
+    return pd.DataFrame({
+        "chapter": t["chapter"], "headline": t["headline"],
+        "published": [rate(v, u) for v, u in zip(t["published"], t["unit"])],
+        "independent median": [rate(v, u) for v, u in zip(t["independent median"], t["unit"])],
+        "comparable sources": t["comparable sources"],
+        "published / median": t["published / median"].map(lambda v: "–" if pd.isna(v) else f"{v:.2f}×"),
+        "verdict": t["verdict"],
+    })
+
+
+def book_finding(t: pd.DataFrame) -> str:
+    """One sentence per verdict that is not agreement, naming the figures (from data)."""
+    parts = []
+    for verdict, words in ((HIGHER, "Above what others measured"), (LOWER, "Below what others measured")):
+        names = list(t.loc[t["verdict"] == verdict, "headline"])
+        if names:
+            parts.append(f"{words}: {'; '.join(names)}.")
+    unjudged = list(t.loc[t["comparable sources"] == 0, "headline"])
+    if unjudged:
+        parts.append(f"Nothing comparable found for: {'; '.join(unjudged)}.")
+    return " ".join(parts) or "Every headline figure agrees with what others measured."
+
+
 def book_glue(t: pd.DataFrame) -> dict:
     """The book-level finding's numbers: how many headlines could be judged, how they fell,
     and how far the write-ups sit from the median of what others measured."""
@@ -240,4 +276,5 @@ def book_glue(t: pd.DataFrame) -> dict:
         "independent_book_median_dev_pct": float(dev.median() * 100) if len(judged) else float("nan"),
         "independent_book_max_dev_pct": float(dev.max() * 100) if len(judged) else float("nan"),
         "independent_book_max_dev_headline": "" if worst is None else str(worst["headline"]),
+        "independent_book_finding": book_finding(t),
     }
