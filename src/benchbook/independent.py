@@ -82,6 +82,17 @@ def published_quantity(headline: dict, data_root: str | Path = "data") -> Quanti
     return q
 
 
+def compare(facts: Facts, data_root: str | Path = "data") -> dict[str, tuple[dict, Quantity, list[dict], Verdict]]:
+    """Every headline with its printed value, its independent measurements and the rule's
+    verdict: the one comparison both the chapter sections and the book table show."""
+    out = {}
+    for key, h in facts.sections["headlines"].items():
+        q = published_quantity(h, data_root)
+        ms = [m for m in facts.sections["measurements"].values() if m["headline"] == key]
+        out[key] = (h, q, ms, judge(q.value, [(m["value"], m["comparable"]) for m in ms]))
+    return out
+
+
 def _link(source: dict) -> str:
     """The source as an HTML link built here (title escaped, only http(s) targets)."""
     target = untrusted.url(source.get("url"))
@@ -134,12 +145,10 @@ def section(chapter: str, comparable: bool = True, facts_dir: str | Path = "data
     """The section for a write-up chapter; `comparable` is whether the page's own data is the
     write-up's setup (the comparison is always with the write-up's published figures)."""
     facts = facts or load_facts(facts_dir)
-    heads = {k: h for k, h in facts.sections["headlines"].items() if chapter in h["chapters"]}
     rows, mrows, verdicts, sources = [], [], {}, set()
-    for key, h in heads.items():
-        q = published_quantity(h, data_root)
-        ms = [m for m in facts.sections["measurements"].values() if m["headline"] == key]
-        v = judge(q.value, [(m["value"], m["comparable"]) for m in ms])
+    for key, (h, q, ms, v) in compare(facts, data_root).items():
+        if chapter not in h["chapters"]:
+            continue
         verdicts[key] = v
         rows.append({
             "headline": h["title"], "write-up setup": h["setup"], "published": q.text,
@@ -220,10 +229,7 @@ def book_table(facts_dir: str | Path = "data/facts", data_root: str | Path = "da
     ones, the ratio, and the verdict of the rule."""
     facts = facts or load_facts(facts_dir)
     rows = []
-    for key, h in facts.sections["headlines"].items():
-        q = published_quantity(h, data_root)
-        ms = [m for m in facts.sections["measurements"].values() if m["headline"] == key]
-        v = judge(q.value, [(m["value"], m["comparable"]) for m in ms])
+    for h, q, _, v in compare(facts, data_root).values():
         rows.append({
             "chapter": h["published"]["chapter"], "headline": h["title"], "unit": h["unit"],
             "published": q.value, "independent median": v.median, "comparable sources": v.n,
