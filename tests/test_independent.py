@@ -151,6 +151,9 @@ def test_the_note_says_when_the_page_s_data_is_not_the_write_up_s_or_nothing_com
     assert independent.note(independent.section("strix-halo-baseline", facts=facts, data_root=ROOT / "data")) == ""
     assert "Nothing comparable found" in independent.note(
         independent.section("power-sweep", facts=facts, data_root=ROOT / "data"))
+    h100 = independent.note(independent.section("h100-dense-vs-moe-mtp", facts=facts, data_root=ROOT / "data"))
+    assert facts.sections["headlines"]["h100-moe-c1"]["title"] in h100
+    assert facts.sections["headlines"]["strix-pp512"]["title"] not in h100
 
 
 def test_ledger_rows_of_headline_figures_link_to_the_section(facts):

@@ -206,11 +206,13 @@ def note(s: Section) -> str:
                      "This page's data is not the write-up's setup. The comparison below sets the "
                      "write-up's published figures beside others' measurements of the write-up's "
                      "setup; it says nothing about this data.\n:::")
-    if not any(v.n for v in s.verdicts.values()):
+    missing = list(s.summary.loc[s.summary["independent (same or close)"] == 0, "headline"])
+    if missing:
+        names = "; ".join(untrusted.md(n) for n in missing)
         parts.append(":::{admonition} Nothing comparable found\n:class: note\n"
-                     "No independent measurement of this chapter's headline figures on the write-up's "
-                     "setup (same or close) was found; what was found is listed with why it differs, "
-                     "and the searches are listed below.\n:::")
+                     f"No independent measurement on the write-up's setup (same or close) was found for: "
+                     f"{names}. Whatever was found is listed with why it differs, and the searches are "
+                     "listed below.\n:::")
     return "\n\n".join(parts)
 
 
