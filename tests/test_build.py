@@ -112,6 +112,40 @@ def test_page_carries_provenance_banner_glue_and_downloads(built):
     assert 'alt="Two line charts' in html
 
 
+def test_every_chapter_page_has_the_independent_section_with_working_links(built):
+    """The section is on every chapter page (and the synthesis), its source links are the
+    registry's own, and the ledger rows of headline figures link to it."""
+    import lxml.html
+
+    from benchbook import independent
+    from benchbook.facts import load_facts
+
+    project, _ = built
+    facts = load_facts(project / "data/facts")
+    urls = {m["source"]["url"] for m in facts.sections["measurements"].values()}
+    for spec in registry.CHAPTERS:
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        doc = lxml.html.fromstring(html)
+        section = doc.xpath('//section[@id="independent-measurements"]')
+        assert len(section) == 1, spec.id
+        captions = {c.text_content().strip() for c in section[0].iter("caption")}
+        hrefs = [a.get("href") for a in section[0].iter("a") if a.get("href", "").startswith("http")]
+        if spec.id == "synthesis":
+            book = tables(html)["Headline figures against the median of independent measurements"]
+            assert len(book) == len(facts.sections["headlines"])
+            continue
+        assert {"Headline figures beside independent measurements", "Independent measurements",
+                "What was searched"} <= captions, spec.id
+        assert hrefs and set(hrefs) <= urls, spec.id
+        ledger_rows = doc.xpath('//table[caption[normalize-space()="Claims ledger"]]//a[@href]')
+        linked = {a.get("href") for a in ledger_rows if a.text_content() == "compare"}
+        assert linked == {independent.ANCHOR}, spec.id
+        expected = set(independent.ledger_links(spec.notebook_name, facts=facts))
+        shown = set(tables(html)["Claims ledger"].query("independent == 'compare'")["claim id"])
+        assert shown == expected, spec.id
+        assert ("not the write-up's setup" in section[0].text_content()) == (spec.id == "strix-halo-qwen3-30b-lhl")
+
+
 def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
     project, _ = built
     proc = subprocess.run([str(BIN / "benchbook"), "build", "--strict"], cwd=project,

@@ -6,6 +6,10 @@ mapping with `value` and `unit`, and either `source` (an id in sources.yml) and 
 or `assumed: true` with its `reasoning` (arithmetic on a source, or no source at all).
 Loading checks every value and reports all problems at once, each naming the file and
 the key, so a registry that cannot be trusted never reaches a page.
+
+independent.yml is the exception in form, not in rigour: its measurements are records
+(platform, model, workload, value, comparable ...) each with its own inline source (a link,
+and for a repository file the commit and path) and date, checked by their own rules.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ FILES = {  # file -> the sections it may hold (entry key -> mapping)
     "quantisation.yml": ("quantisations", "kv_cache"),
     "prices.yml": ("hourly", "api"),
     "fx.yml": ("rates",),
+    "independent.yml": ("headlines", "measurements", "searches"),
 }
 SOURCES_FILE = "sources.yml"
 SOURCE_KINDS = ("primary", "secondary", "write-up")
@@ -32,6 +37,14 @@ FACT_KEYS = {"value", "unit", "source", "date", "assumed", "reasoning", "note", 
 METADATA = {"name", "short", "aliases", "compute", "note", "basis", "architecture", "same_layout_as",
             "layout_note", "platform", "vendor", "attribution_note"}
 _DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+# Independent measurements (independent.yml) are records, not cited values: each carries its
+# own source inline and is checked by the rules below instead of the Fact rules.
+COMPARABLE = ("same", "close", "different")
+MEASUREMENT_KEYS = ("headline", "platform", "model", "quantisation", "engine", "workload", "metric",
+                    "value", "unit", "source", "date", "comparable", "why")
+WORKLOAD_KEYS = ("test", "input_tokens", "output_tokens", "concurrency")
+HEADLINE_KEYS = ("title", "setup", "unit", "published", "chapters", "ledger")
+SEARCH_KEYS = ("tool", "query", "found")
 
 
 class FactsError(ValueError):
@@ -125,6 +138,8 @@ class Facts:
         """Every value of the registry, one row each, with its citation."""
         rows = []
         for section, entries in self.sections.items():
+            if section in _RECORDS:  # records with inline sources: benchbook.independent shows them
+                continue
             for key, entry in entries.items():
                 for path, f in _walk(entry):
                     s = self.sources.get(f.source or "", {})
@@ -174,11 +189,17 @@ def load_facts(folder: str | Path) -> Facts:
             if not isinstance(entries, dict):
                 problems.append(f"{name}: {section}: expected a mapping of entries, got {type(entries).__name__}")
                 continue
+            check = _RECORDS.get(section)
             facts.sections[section] = {
-                str(key): _entry(name, f"{section}.{key}", body, sources, problems)
+                str(key): check(name, f"{section}.{key}", body, problems) if check
+                else _entry(name, f"{section}.{key}", body, sources, problems)
                 for key, body in entries.items()
             }
+        if "measurements" in sections:
+            _check_headline_refs(name, facts.sections, problems)
         for section in sections:
+            if section in _RECORDS:
+                continue
             for key, entry in facts.sections.get(section, {}).items():
                 base = entry.get("same_layout_as")
                 if base is not None and base not in facts.sections[section]:
@@ -300,6 +321,101 @@ def _fact(file: str, where: str, v: dict, sources: dict, problems: list[str]) ->
     return Fact(value=value, unit=unit, where=f"{file}: {where}", source=None if source is None else str(source),
                 date=_date(date), assumed=assumed, reasoning=str(v.get("reasoning") or "").strip(),
                 note=str(v.get("note") or ""), low=low, high=high, basis=str(v.get("basis") or ""))
+
+
+def _measurement(file: str, where: str, body, problems: list[str]) -> dict:
+    """One independent measurement: every key present, a number, a linked and dated source,
+    and how comparable it is, so no entry reaches a page without its citation."""
+    if not isinstance(body, dict):
+        problems.append(f"{file}: {where}: expected a mapping, got {type(body).__name__}")
+        return {}
+    missing = [k for k in MEASUREMENT_KEYS if body.get(k) in (None, "")]
+    if missing:
+        problems.append(f"{file}: {where}: missing {', '.join(missing)}; every measurement needs "
+                        f"{', '.join(MEASUREMENT_KEYS)}")
+    extra = sorted(set(map(str, body)) - set(MEASUREMENT_KEYS) - {"date_note"})
+    if extra:
+        problems.append(f"{file}: {where}: unknown field(s) {', '.join(extra)}")
+    value = body.get("value")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        problems.append(f"{file}: {where}.value: expected a number, got {value!r}")
+    if "comparable" in body and body["comparable"] not in COMPARABLE:
+        problems.append(f"{file}: {where}.comparable: {body['comparable']!r}; expected one of {', '.join(COMPARABLE)}")
+    if "date" in body and body["date"] is not None and _date(body["date"]) is None:
+        problems.append(f"{file}: {where}.date: {body['date']!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+    workload = body.get("workload")
+    if workload is not None:
+        if not isinstance(workload, dict):
+            problems.append(f"{file}: {where}.workload: expected a mapping with {', '.join(WORKLOAD_KEYS)}")
+        elif absent := [k for k in WORKLOAD_KEYS if k not in workload]:
+            problems.append(f"{file}: {where}.workload: missing {', '.join(absent)} (write null where the "
+                            "source does not say)")
+    source = body.get("source")
+    if source is not None:
+        _check_source(file, f"{where}.source", source, problems)
+    return {**body, "date": _date(body.get("date"))} if "date" in body else dict(body)
+
+
+def _check_source(file: str, where: str, source, problems: list[str]) -> None:
+    if not isinstance(source, dict) or not source.get("title"):
+        problems.append(f"{file}: {where}: expected a mapping with a 'title' and a 'url'")
+        return
+    url = str(source.get("url") or "")
+    if not re.match(r"https?://\S+$", url):
+        problems.append(f"{file}: {where}.url: {url!r}; expected an http(s) link to the source")
+    if "repo" in source:  # a repository file: the commit and path pin what was read
+        if not re.fullmatch(r"[0-9a-f]{40}", str(source.get("commit") or "")):
+            problems.append(f"{file}: {where}.commit: a repository source needs the 40-hex commit read")
+        if not source.get("path"):
+            problems.append(f"{file}: {where}.path: a repository source needs the file's path")
+
+
+def _headline(file: str, where: str, body, problems: list[str]) -> dict:
+    """A write-up figure set beside independent ones: where its printed value is, and which
+    pages and ledger rows show it."""
+    if not isinstance(body, dict):
+        problems.append(f"{file}: {where}: expected a mapping, got {type(body).__name__}")
+        return {}
+    missing = [k for k in HEADLINE_KEYS if not body.get(k)]
+    if missing:
+        problems.append(f"{file}: {where}: missing {', '.join(missing)}")
+    pub = body.get("published")
+    if isinstance(pub, dict):
+        if not pub.get("chapter") or not (pub.get("claim") or all(pub.get(k) for k in ("table", "row", "column"))):
+            problems.append(f"{file}: {where}.published: expected chapter and claim, or chapter, table, row "
+                            "and column")
+    elif pub is not None:
+        problems.append(f"{file}: {where}.published: expected a mapping")
+    if "chapters" in body and not (isinstance(body["chapters"], list) and body["chapters"]):
+        problems.append(f"{file}: {where}.chapters: expected a list of chapter ids")
+    ledger = body.get("ledger")
+    if ledger is not None and not (isinstance(ledger, dict)
+                                   and all(isinstance(v, list) for v in ledger.values())):
+        problems.append(f"{file}: {where}.ledger: expected chapter id -> list of claim ids")
+    return dict(body)
+
+
+def _searches(file: str, where: str, body, problems: list[str]) -> list:
+    """What was searched for one chapter: each entry a tool, a query and what it found."""
+    if not isinstance(body, list) or not body:
+        problems.append(f"{file}: {where}: expected a list of {{tool, query, found}}")
+        return []
+    for i, entry in enumerate(body):
+        if not isinstance(entry, dict) or any(not entry.get(k) for k in SEARCH_KEYS):
+            problems.append(f"{file}: {where}[{i}]: expected {', '.join(SEARCH_KEYS)}")
+    return body
+
+
+def _check_headline_refs(file: str, sections: dict, problems: list[str]) -> None:
+    heads = sections.get("headlines", {})
+    for key, m in sections.get("measurements", {}).items():
+        h = m.get("headline")
+        if h is not None and h not in heads:
+            problems.append(f"{file}: measurements.{key}.headline: {h!r} is not an entry of headlines "
+                            f"({', '.join(heads) or 'none'})")
+
+
+_RECORDS = {"headlines": _headline, "measurements": _measurement, "searches": _searches}
 
 
 def _check_aliases(file: str, where: str, aliases, problems: list[str]) -> None:

@@ -142,13 +142,14 @@ def anchor(claim_id: str) -> str:
     return "claim-" + (re.sub(r"[^a-z0-9]+", "-", str(claim_id).lower()).strip("-") or "x")
 
 
-def ledger_table(ledger: pd.DataFrame, caption: str = "Claims ledger", extra: tuple[str, ...] = ()):
+def ledger_table(ledger: pd.DataFrame, caption: str = "Claims ledger", extra: tuple[str, ...] = (),
+                 links: dict[str, str] | None = None):
     """The claims ledger as a sortable, filterable table whose rows can be linked to
-    (each claim id carries its `anchor`)."""
-    df = ledger_display(ledger, extra)
+    (each claim id carries its `anchor`); `links` as for ledger_display."""
+    df = ledger_display(ledger, extra, links=links)
     df["claim id"] = df["claim id"].map(
         lambda c: f'<span id="{anchor(c)}">{untrusted.html(untrusted.visible(str(c)))}</span>')
-    return html(df, caption, wide=("claim", "note"), markup=("claim id",), filterable=True)
+    return html(df, caption, wide=("claim", "note"), markup=("claim id", "independent"), filterable=True)
 
 
 def key_results(r):
@@ -200,10 +201,18 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
                          "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
 
 
-def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it."""
+def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (), links: dict[str, str] | None = None) -> pd.DataFrame:
+    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it.
+
+    `links` (claim id -> anchor on the page, benchbook.independent.ledger_links) adds an
+    'independent' column whose rows link to where others' measurements of that figure are;
+    show it with html(..., markup=("independent",))."""
     cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
-    return ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+    out = ledger[cols].rename(columns={"id": "claim id"}).fillna("")
+    if links:
+        out.insert(5 + len(extra), "independent", ledger["id"].map(
+            lambda cid: f'<a href="{untrusted.html(links[cid])}">compare</a>' if cid in links else "").values)
+    return out
 
 
 def ledger_basis_note(ledger: pd.DataFrame):
