@@ -517,3 +517,28 @@ def test_the_synthesis_lists_every_claim_that_does_not_hold_with_a_link_to_its_r
     links = [a.get("href") for a in table[0].iter("a")]
     assert failing > 5 and len(links) == failing
     assert all(re.match(r"[\w.-]+\.html#claim-[a-z0-9-]+$", h) for h in links), links[:5]
+
+
+FIGURES = """() => [...document.querySelectorAll('article img')].filter(i => i.naturalWidth > 300).map(i => ({
+  src: i.getAttribute('src'), shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
+  link: i.closest('a') ? i.closest('a').getAttribute('href') : null}))"""
+
+
+@pytest.mark.browser
+def test_figure_text_shows_at_ten_pixels_or_more_and_a_figure_opens_full_size(site, server, browser):
+    import matplotlib
+
+    from benchbook import plots
+
+    plots.set_theme()
+    dpi = matplotlib.rcParams["figure.dpi"]  # the notebooks' figures are drawn at it
+    with tab_at(browser, 1400) as tab:
+        seen = 0
+        for name in chapter_pages(site, NEW):
+            page = tab.open(f"{server}/{NEW}/studies/{name}.html")
+            for fig in page.evaluate(FIGURES):
+                seen += 1
+                smallest = plots.MIN_FONT_PT * dpi / 72 * fig["shown"] / fig["natural"]
+                assert smallest >= 10, (name, fig, smallest)
+                assert fig["link"] and fig["link"].split("/")[-1] == fig["src"].split("/")[-1], (name, fig)
+        assert seen >= 15

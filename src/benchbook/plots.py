@@ -7,6 +7,19 @@ import pandas as pd
 import seaborn as sns
 
 PALETTE = "colorblind"
+# Every figure of the book gives a model the same colour, and a power limit the same colour,
+# so a reader who learnt that blue is Qwen3.6-35B-A3B in one chapter can rely on it in the
+# next. The book's models come first, in a fixed order; another model gets one of the
+# remaining colours from a hash of its name's core words (stable from run to run).
+BOOK_MODELS = ("Qwen3.6-35B-A3B", "Qwen3.6-27B", "Qwen3.5-27B", "Qwen3.5-122B-A10B", "Qwen3.5-35B-A3B")
+POWER_RANGE_W = (150.0, 400.0)  # the power-limit colour scale (a sequential palette)
+MIN_FONT_PT = 10  # no text smaller
+# A figure is shown at most as wide as the article column: about 770 px at a 1400 px wide
+# window. Text of MIN_FONT_PT points in a figure W inches wide then shows at
+# MIN_FONT_PT * 770 / (72 * W) px, so figures wider than this are scaled down to it when
+# they are rendered (fit_width), keeping every label at 10 px or more on a desktop screen;
+# on a phone a click opens the full-size image.
+MAX_WIDTH_IN = 10.5
 
 
 def set_theme() -> None:
@@ -14,7 +27,78 @@ def set_theme() -> None:
     # Labels and legends hold names from data: never parsed as math ('$' is a character, and a
     # malformed formula cannot stop a chapter). Log axes get plain tick labels (log_scale).
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
-                         "text.parse_math": False})
+                         "text.parse_math": False, "font.size": 11, "axes.labelsize": 11,
+                         "xtick.labelsize": MIN_FONT_PT, "ytick.labelsize": MIN_FONT_PT,
+                         "legend.fontsize": MIN_FONT_PT, "legend.title_fontsize": MIN_FONT_PT})
+    _fit_figures_when_rendered()
+
+
+def fit_width(fig: plt.Figure) -> plt.Figure:
+    """Scale a figure whose drawn area (tight box) is wider than MAX_WIDTH_IN down to it,
+    text sizes unchanged, so its text is not shrunk below 10 px on the page."""
+    try:
+        width = fig.get_tightbbox(fig.canvas.get_renderer()).width
+    except Exception:  # noqa: BLE001 - a figure that cannot lay out is drawn as it is
+        return fig
+    pad = plt.rcParams["savefig.pad_inches"]
+    pad = 2 * pad if isinstance(pad, (int, float)) else 0.2
+    target = MAX_WIDTH_IN - pad  # the saved image adds the padding on both sides
+    if width > target:
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w * target / width, h * target / width)
+    return fig
+
+
+def _fit_figures_when_rendered() -> None:
+    """In a notebook kernel, every figure shown or glued passes through fit_width first
+    (wrapping whatever PNG formatter the inline backend registered)."""
+    try:
+        from IPython import get_ipython
+        from matplotlib.figure import Figure
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    png = shell.display_formatter.formatters["image/png"]
+    try:
+        render = png.lookup_by_type(Figure)
+    except KeyError:
+        return
+    if getattr(render, "_benchbook_fit", False):
+        return
+
+    def fitted(fig, *args, **kwargs):
+        return render(fit_width(fig), *args, **kwargs)
+
+    fitted._benchbook_fit = True
+    png.for_type(Figure, fitted)
+
+
+def model_colour(name) -> tuple:
+    """The colour of a model in every figure: the same for every name of it (organisation,
+    weight format and file type aside, as benchbook.comparable reads model names)."""
+    import zlib
+
+    from .comparable import model_core
+
+    palette = sns.color_palette(PALETTE, 10)
+    core = model_core(name)
+    for i, known in enumerate(BOOK_MODELS):
+        if model_core(known) <= core:
+            return palette[i]
+    spare = range(len(BOOK_MODELS), 10)
+    return palette[spare[zlib.crc32(" ".join(sorted(core)).encode()) % len(spare)]]
+
+
+def power_colour(limit) -> tuple:
+    """The colour of a power limit ('250W' or 250) on one scale for the whole book."""
+    import re
+
+    watts = float(re.sub(r"[^0-9.]", "", str(limit)) or "nan")
+    lo, hi = POWER_RANGE_W
+    share = min(max((watts - lo) / (hi - lo), 0.0), 1.0) if watts == watts else 0.5
+    return tuple(float(c) for c in sns.color_palette("flare", as_cmap=True)(0.1 + 0.8 * share)[:3])
 
 
 def log_scale(ax, which: str = "y", base: float = 10) -> None:

@@ -21,7 +21,7 @@ import seaborn as sns
 import yaml
 
 from .. import claims as claims_mod
-from .. import pipeline
+from .. import pipeline, plots
 from ..analysis.proportions import compare_rates, holm, wilson
 from ..analysis.serving import add_serving_metrics, run_values
 from ..analysis.tool_failures import CLASS_IDS, LABELS
@@ -352,6 +352,7 @@ def speed_figure(r: Results) -> plt.Figure:
     s = s.astype({"lower_is_better": bool})
     times, rates = s[s["lower_is_better"]], s[~s["lower_is_better"]]
     names = {short: r.label_of(short) for short in ("dense", "moe") if short in r.speed_configs()}
+    colours = {names[short]: plots.model_colour(r.configs[r.speed_configs()[short]].get("model")) for short in names}
     for ax, part, xlabel, scale, fmt in ((axes[0], times, "milliseconds (lower is better)", 1000.0, "{:,.0f} ms"),
                                          (axes[1], rates, "tokens/s (higher is better)", 1.0, "{:,.0f}")):
         if not len(part):
@@ -361,14 +362,14 @@ def speed_figure(r: Results) -> plt.Figure:
         long["v"] = long["v"] * scale
         long["model"] = long["model"].map(names)
         sns.barplot(data=long, y="metric", x="v", hue="model", hue_order=list(names.values()), ax=ax,
-                    orient="h", legend=False, saturation=1)
+                    orient="h", legend=False, saturation=1, palette=colours)
         for container in ax.containers:
             ax.bar_label(container, labels=[fmt.format(b.get_width()) for b in container], padding=3,
-                         fontsize="small")
+                         fontsize=plots.MIN_FONT_PT)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("")
         ax.set_xlim(0, long["v"].max() * 1.25)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in sns.color_palette()[:len(names)]]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[n]) for n in names.values()]
     fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
     platforms = {platform_short(r.configs[c]) for c in r.speed_configs().values()}
     fig.suptitle(f"Speed measurements on {' / '.join(sorted(platforms))}", fontweight="bold")
@@ -558,10 +559,11 @@ def breakdown_figure(r: Results) -> plt.Figure:
         ax.text(0.5, 0.5, "no tool-call logs in this data", ha="center", va="center", transform=ax.transAxes)
         return fig
     b = b[b.groupby("class")["per100"].transform("max") > 0]
-    sns.barplot(data=b, y="label", x="per100", hue="model", ax=ax, orient="h", saturation=1)
+    sns.barplot(data=b, y="label", x="per100", hue="model", ax=ax, orient="h", saturation=1,
+                palette={m: plots.model_colour(m) for m in b["model"].unique()})
     ax.set_xlabel("denied tool calls per 100 calls")
     ax.set_ylabel("")
-    ax.legend(title=None, fontsize="small", loc="lower right")
+    ax.legend(title=None, fontsize=plots.MIN_FONT_PT, loc="lower right")
     ax.set_title("Failure classes of denied tool calls")
     fig.tight_layout()
     return fig

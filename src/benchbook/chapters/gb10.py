@@ -652,7 +652,8 @@ def fig_deltas(r: Results) -> plt.Figure:
     metrics = [METRICS[m][0] for m in ("output_tps", "mean_ttft_s", "mean_tpot_s")]
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.26
-    for j, (m, colour) in enumerate(zip(metrics, sns.color_palette(n_colors=3))):
+    # metrics, not models: shades of grey, so no model's colour means something else here
+    for j, (m, colour) in enumerate(zip(metrics, ("0.25", "0.5", "0.75"))):
         sub = c[c["metric"] == m].set_index("test").reindex(tests)
         x = np.arange(len(tests)) + (j - 1) * width
         band = 100 * sub["_band"].fillna(0.0) * r.params["noise_factor"]
@@ -662,7 +663,7 @@ def fig_deltas(r: Results) -> plt.Figure:
     ax.set_ylabel("change with MTP (%)")
     ax.set_xlabel("test")
     ax.set_title(f"{r.labels.get('mtp', 'MTP')}: MTP on against off")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=plots.MIN_FONT_PT)
     fig.tight_layout()
     return fig
 
@@ -689,7 +690,7 @@ def fig_acceptance(r: Results) -> plt.Figure:
     ax.set_xlabel("minutes since the first SpecDecoding line")
     ax.set_ylabel("draft acceptance rate (%)")
     ax.set_title("MTP acceptance per stats interval")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="lower left", fontsize=plots.MIN_FONT_PT)
     fig.tight_layout()
     return fig
 
@@ -707,7 +708,7 @@ def fig_itl(r: Results) -> plt.Figure:
     ax.set_xlabel("inter-token gap (ms)")
     ax.set_ylabel("share of gaps at least this long")
     ax.set_title("Test B: long gaps with and without MTP")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=plots.MIN_FONT_PT)
     fig.tight_layout()
     return fig
 

@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..plots import MIN_FONT_PT, model_colour, power_colour
 from .power_sweep import Results, limits_order, tokens_per_kw_table, window_mix
+
+
+def _model_palette(r: Results) -> dict:
+    """Model label -> its colour in every figure of the book."""
+    return {label: model_colour(label) for label in r.models["label"]}
 
 
 def _cells(busy: pd.DataFrame, col: str) -> pd.DataFrame:
@@ -35,7 +41,7 @@ def candles_by_model(r: Results, config: str) -> plt.Figure:
     """One model: aggregate (top) and per-request (bottom) generation by concurrency, per limit."""
     keys = limits_order(r)
     fig, axes = plt.subplots(2, len(keys), figsize=(3.6 * len(keys), 6.2), sharex=True, sharey="row", squeeze=False)
-    colour = sns.color_palette()[list(r.models["config"]).index(config) % 10]
+    colour = model_colour(r.models.set_index("config")["label"][config])
     busy = r.busy[r.busy["config"] == config]
     for j, key in enumerate(keys):
         w = busy[busy["power_key"] == key]
@@ -60,7 +66,7 @@ def threeway(r: Results) -> plt.Figure:
     configs = list(r.models["config"])
     fig, axes = plt.subplots(2, len(keys), figsize=(3.8 * len(keys), 6.4), sharex=True, sharey="row", squeeze=False)
     width = 0.8 / max(len(configs), 1)
-    palette = sns.color_palette()
+    labels = r.models.set_index("config")["label"]
     for j, key in enumerate(keys):
         w = r.busy[r.busy["power_key"] == key]
         for i, col in enumerate(("generation_tps", "per_request_tps")):
@@ -70,13 +76,13 @@ def threeway(r: Results) -> plt.Figure:
                 if len(mine):
                     label = r.models.set_index("config")["label"][cid] if (i, j) == (0, 0) else None
                     _candles(ax, _cells(mine, col), (k - (len(configs) - 1) / 2) * width, width * 0.9,
-                             palette[k % 10], label)
+                             model_colour(labels[cid]), label)
             ax.set_title(key if i == 0 else "")
             ax.set_xlabel("requests running" if i == 1 else "")
         axes[1, j].set_xticks(sorted(r.busy["running"].unique()))
     axes[0, 0].set_ylabel("aggregate generation, t/s")
     axes[1, 0].set_ylabel("per request, t/s")
-    axes[0, 0].legend(fontsize=8, loc="upper left")
+    axes[0, 0].legend(loc="upper left")
     fig.suptitle("Three models at each power limit", fontweight="bold")
     fig.tight_layout()
     return fig
@@ -97,14 +103,14 @@ def prefill(r: Results) -> plt.Figure:
     for j, key in enumerate(keys):
         ax = axes[0, j]
         sns.lineplot(data=df[df["power"] == key], x="running", y="tps", hue="model", style="view",
-                     hue_order=list(r.models["label"]),
+                     hue_order=list(r.models["label"]), palette=_model_palette(r),
                      markers=True, dashes={"all windows": (3, 2), "windows with prefill": ""}, ax=ax,
                      legend=(j == len(keys) - 1))
         ax.set_title(key)
         ax.set_xlabel("requests running")
         ax.set_ylabel("prompt tokens/s")
     if len(keys):
-        axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle("Prefill by concurrency", fontweight="bold")
     fig.tight_layout()
     return fig
@@ -124,7 +130,7 @@ def completions(r: Results) -> plt.Figure:
     sns.heatmap(wide, annot=True, fmt=".1f", cmap="viridis", cbar_kws={"label": "completions per minute"}, ax=ax)
     ax.set_ylabel("requests running")
     ax.set_xlabel("")
-    ax.tick_params(axis="x", labelsize=7, rotation=0)
+    ax.tick_params(axis="x", labelsize=MIN_FONT_PT, rotation=0)
     ax.set_title("Completions per minute by concurrency", fontweight="bold")
     fig.tight_layout()
     return fig
@@ -141,7 +147,8 @@ def tokens_per_kw(r: Results) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, rng in zip(axes, sorted(df["range"].unique())):
         d = df[df["range"] == rng]
-        sns.barplot(data=d, x="model", y="nominal", hue="power", ax=ax, alpha=0.85, legend=ax is axes[-1])
+        sns.barplot(data=d, x="model", y="nominal", hue="power", ax=ax, alpha=0.85, legend=ax is axes[-1],
+                    palette={p: power_colour(p) for p in d["power"].unique()})
         xs = {m: i for i, m in enumerate(d["model"].unique())}
         powers = list(d["power"].unique())
         for row in d.itertuples():
@@ -150,8 +157,8 @@ def tokens_per_kw(r: Results) -> plt.Figure:
         ax.set_title(rng)
         ax.set_xlabel("")
         ax.set_ylabel("generated tokens/s per kW")
-        ax.tick_params(axis="x", labelsize=8)
-    axes[-1].legend(title="limit (bars: 4 x limit; ◆: logged draw)", fontsize=7, title_fontsize=7)
+        ax.tick_params(axis="x", labelsize=MIN_FONT_PT)
+    axes[-1].legend(title="limit (bars: 4 x limit; ◆: logged draw)")
     fig.suptitle("Generation per kW of GPU power", fontweight="bold")
     fig.tight_layout()
     return fig
@@ -161,6 +168,7 @@ def mix(r: Results) -> plt.Figure:
     """How each model's busy windows spread over concurrency, per limit."""
     m = window_mix(r)
     g = sns.catplot(data=m, x="running", y="share", hue="model", col="power_key", kind="bar",
+                    palette=_model_palette(r),
                     col_order=limits_order(r), height=3.2, aspect=1.1)
     g.set_axis_labels("requests running", "share of the model's windows")
     g.set_titles("{col_name}")

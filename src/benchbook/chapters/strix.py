@@ -241,14 +241,14 @@ def spread_figure(r: Results) -> plt.Figure:
         bars = ax.bar(x, share, width, yerr=err, capsize=3, label=cfg, color=color)
         if not crowded:
             ax.bar_label(bars, labels=[f"{v:.0f}%" if np.isfinite(v) else "" for v in share],
-                         padding=3, fontsize="x-small")
+                         padding=3, fontsize=plots.MIN_FONT_PT)
     ax.set_xticks(np.arange(len(tests)), tests, rotation=35 if crowded else 0,
                   ha="right" if crowded else "center", rotation_mode="anchor")
     ax.set_ylim(0, 112)  # bars start at zero, so their lengths compare honestly
     ax.set_ylabel("% of the best backend's t/s")
     ax.set_xlabel("llama-bench test")
     ax.set_title("Spread between llama.cpp backends")
-    ax.legend(title="backend build", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(title="backend build", fontsize=plots.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -438,7 +438,7 @@ def serving_figure(curve: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"{p:,}-token prompts" if p else "answers only, no prompt")
     axes[0][0].set_ylabel("time to serve all agents (s)")
     handles, labels = axes[0][-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize="small", frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=plots.MIN_FONT_PT, frameon=False)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 

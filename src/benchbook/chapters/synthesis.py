@@ -22,6 +22,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims as claims_mod
+from .. import plots
 from ..analysis import cost as cost_mod
 from ..analysis.limits import bandwidth_sensitivity, limits
 from ..facts import Facts, FactsError, load_facts
@@ -595,7 +596,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
                    zorder=3)
     for yi, v in zip(y, shown):
         if pd.notna(v):
-            ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize="small")
+            ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize=plots.MIN_FONT_PT)
     ax.set_yticks(y, [f"{label}" for label in lim["label"]])
     ax.axvline(100, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
@@ -607,7 +608,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
         handles.append(plt.Line2D([], [], marker="D", color="black", linestyle=""))
         labels.append("MTP: measured ÷ one-token-per-pass ceiling")
     fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize="small",
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=plots.MIN_FONT_PT,
                frameon=False)  # below the axes; the theme saves with bbox "tight", so it is kept
     return fig
 

@@ -1,0 +1,93 @@
+"""One look for every figure: a model and a power limit keep their colour across the book,
+no text is smaller than plots.MIN_FONT_PT, and wide figures are scaled to the column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from benchbook import plots  # noqa: E402
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def test_a_model_has_one_colour_whatever_its_organisation_format_or_file():
+    names = ["Qwen/Qwen3.6-35B-A3B-FP8", "Qwen3.6-35B-A3B-Q8_0.gguf", "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit"]
+    assert len({plots.model_colour(n) for n in names}) == 1
+    book = [plots.model_colour(m) for m in plots.BOOK_MODELS]
+    assert len(set(book)) == len(book)  # the book's models never share a colour
+    other = plots.model_colour("meta-llama/Llama-3.3-70B-Instruct")
+    assert other == plots.model_colour("Llama-3.3-70B-Instruct-Q4_K_M.gguf") and other not in book
+
+
+def test_a_power_limit_has_one_colour_and_higher_limits_are_darker():
+    assert plots.power_colour("250W") == plots.power_colour(250)
+    lightness = [sum(plots.power_colour(w)) for w in (200, 250, 300)]
+    assert lightness == sorted(lightness, reverse=True)
+
+
+def test_a_wide_figure_is_scaled_to_the_column_and_a_narrow_one_left_alone():
+    plots.set_theme()
+    wide, _ = plt.subplots(figsize=(14, 4))
+    narrow, _ = plt.subplots(figsize=(6, 4))
+    plots.fit_width(wide)
+    plots.fit_width(narrow)
+    drawn = wide.get_tightbbox(wide.canvas.get_renderer()).width
+    assert drawn + 2 * plt.rcParams["savefig.pad_inches"] == pytest.approx(plots.MAX_WIDTH_IN, rel=0.03)
+    assert tuple(narrow.get_size_inches()) == (6, 4)
+    plt.close("all")
+
+
+def _figures():
+    """Every figure function of the chapters, on the reconstructed data."""
+    from benchbook.chapters import dense_sparse as ds
+    from benchbook.chapters import gb10, h100, power_sweep, strix
+    from benchbook.chapters import power_sweep_figures as pf
+
+    r = h100.analyse(DATA / "h100-dense-vs-moe-mtp", DATA / "strix-halo-baseline")
+    sweep = h100.sweeps(r)
+    yield "h100", [plots.throughput(sweep), plots.ttft(sweep), plots.tpot(sweep), plots.cost(sweep, r.currency)]
+    r = ds.analyse(DATA / "3090-dense-vs-sparse")
+    yield "3090", [ds.speed_figure(r), ds.breakdown_figure(r), ds.rates_figure(r)]
+    r = power_sweep.analyse(DATA / "power-sweep")
+    yield "power", [pf.candles_by_model(r, r.models["config"].iloc[0]), pf.prefill(r), pf.completions(r),
+                    pf.mix(r), pf.threeway(r), pf.tokens_per_kw(r)]
+    r = gb10.analyse(DATA / "gb10-mtp")
+    yield "gb10", [gb10.fig_deltas(r), gb10.fig_acceptance(r), gb10.fig_itl(r)]
+    r = strix.analyse(DATA / "strix-halo-baseline", DATA / "h100-dense-vs-moe-mtp")
+    yield "strix", [strix.spread_figure(r), strix.serving_figure(strix.serving_curve(r))]
+
+
+def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
+    plots.set_theme()
+    small = []
+    for chapter, figures in _figures():
+        for i, fig in enumerate(figures):
+            for t in fig.findobj(Text):
+                if t.get_visible() and t.get_text().strip() and t.get_fontsize() < plots.MIN_FONT_PT - 1e-6:
+                    small.append(f"{chapter} figure {i}: {t.get_text()!r} at {t.get_fontsize():.1f} pt")
+        plt.close("all")
+    assert not small, "\n".join(small[:20])
+
+
+def test_the_power_sweep_gives_each_model_its_book_colour():
+    from matplotlib.patches import Rectangle
+
+    from benchbook.chapters import power_sweep
+    from benchbook.chapters import power_sweep_figures as pf
+
+    plots.set_theme()
+    r = power_sweep.analyse(DATA / "power-sweep")
+    fig = pf.threeway(r)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    for handle, label in zip(handles, labels):
+        face = handle.patches[0] if hasattr(handle, "patches") else handle
+        assert isinstance(face, Rectangle)
+        assert tuple(face.get_edgecolor()[:3]) == pytest.approx(plots.model_colour(label), abs=1e-6), label
+    plt.close("all")
