@@ -542,3 +542,25 @@ def test_figure_text_shows_at_ten_pixels_or_more_and_a_figure_opens_full_size(si
                 assert smallest >= 10, (name, fig, smallest)
                 assert fig["link"] and fig["link"].split("/")[-1] == fig["src"].split("/")[-1], (name, fig)
         assert seen >= 15
+
+
+@pytest.mark.browser
+def test_an_interactive_chart_shows_values_on_hover_and_hides_a_series_from_its_legend(server, tab):
+    page = tab.open(chapter_url(server, NEW))
+    fold = page.locator("details.benchbook-interactive").first
+    fold.locator("summary").click()
+    chart = fold.locator("div.benchbook-plotly-chart")
+    chart.locator("svg.main-svg").first.wait_for(state="visible", timeout=30000)
+    points = chart.locator("g.trace.scatter path.point")
+    assert points.count() >= 4
+    box = points.nth(1).bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    hover = chart.locator("g.hovertext")
+    hover.first.wait_for(state="attached", timeout=5000)
+    text = " ".join(hover.first.locator("text").all_text_contents())
+    assert re.search(r"output tokens/s: [0-9]", text) and "median TTFT" in text, text
+    traces = chart.locator("g.trace.scatter").count()
+    chart.locator("g.legend g.traces").first.click()
+    page.wait_for_timeout(500)
+    assert chart.locator("g.trace.scatter").count() == traces - 1
+    assert not tab.errors, tab.errors

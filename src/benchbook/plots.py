@@ -123,11 +123,21 @@ def _concurrency_axis(ax, sweep: pd.DataFrame) -> None:
     ax.set_xlabel("concurrent requests")
 
 
+def sweep_palette(sweep: pd.DataFrame) -> dict | None:
+    """Each configuration in its model's colour when the sweep names one model per
+    configuration (its `model` column); else None (seaborn's own colours)."""
+    if "model" not in sweep or sweep["model"].isna().any():
+        return None
+    models = sweep.drop_duplicates("config").set_index("config")["model"]
+    colours = {c: model_colour(m) for c, m in models.items()}
+    return colours if len(set(colours.values())) == len(colours) else None
+
+
 def throughput(sweep: pd.DataFrame) -> plt.Figure:
     """Aggregate and per-agent output t/s against concurrency, one line per config."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, col, title in zip(axes, ["output_tps", "per_agent_tps"], ["Aggregate output", "Per agent"]):
-        sns.lineplot(data=sweep, x="concurrency", y=col, hue="config", marker="o", ax=ax)
+        sns.lineplot(data=sweep, x="concurrency", y=col, hue="config", marker="o", ax=ax, palette=sweep_palette(sweep))
         _concurrency_axis(ax, sweep)
         ax.set_ylabel("tokens/s")
         ax.set_title(title)
@@ -141,7 +151,8 @@ def ttft(sweep: pd.DataFrame) -> plt.Figure:
                       var_name="statistic", value_name="ttft_s")
     long["statistic"] = long["statistic"].map({"median_ttft_s": "median", "p99_ttft_s": "P99"})
     fig, ax = plt.subplots(figsize=(7, 4))
-    sns.lineplot(data=long, x="concurrency", y="ttft_s", hue="config", style="statistic", marker="o", ax=ax)
+    sns.lineplot(data=long, x="concurrency", y="ttft_s", hue="config", style="statistic", marker="o", ax=ax,
+                 palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
     ax.set_ylabel("time to first token (s)")
     ax.set_title("TTFT under load")
@@ -153,7 +164,7 @@ def tpot(sweep: pd.DataFrame) -> plt.Figure:
     """Median TPOT against concurrency, in milliseconds."""
     data = sweep.assign(tpot_ms=sweep["median_tpot_s"] * 1000)
     fig, ax = plt.subplots(figsize=(7, 4))
-    sns.lineplot(data=data, x="concurrency", y="tpot_ms", hue="config", marker="o", ax=ax)
+    sns.lineplot(data=data, x="concurrency", y="tpot_ms", hue="config", marker="o", ax=ax, palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
     ax.set_ylabel("median time per output token (ms)")
     ax.set_title("Decode step under load")
@@ -164,7 +175,8 @@ def tpot(sweep: pd.DataFrame) -> plt.Figure:
 def cost(sweep: pd.DataFrame, currency: str) -> plt.Figure:
     """Cost per million output tokens against concurrency."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    sns.lineplot(data=sweep, x="concurrency", y="cost_per_m", hue="config", marker="o", ax=ax)
+    sns.lineplot(data=sweep, x="concurrency", y="cost_per_m", hue="config", marker="o", ax=ax,
+                 palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
     log_scale(ax, "y")
     ax.set_ylabel(f"{currency} per million output tokens")

@@ -90,7 +90,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     room for prose. A table without rows is never shown empty: a line says there is
     nothing of that kind in this data. `collapsed` folds the table under a line that says
     what it is and how many rows it has (reference tables a reader opens on purpose);
-    `filterable` lets DataTables sort, search and filter it (benchbook-tables.js).
+    `filterable` lets DataTables sort, search and filter it (benchbook-enhance.js).
     """
     import hashlib
 
@@ -438,7 +438,8 @@ def figure(key: str, name: str, alt: str, caption: str):
     same `{glue:figure}` directive a markdown cell would hold, as MyST output."""
     from IPython.display import Markdown
 
-    return Markdown(f"```{{glue:figure}} {key}\n:alt: {untrusted.md(alt)}\n:name: {name}\n\n{untrusted.md(caption)}\n```")
+    return Markdown(f"```{{glue:figure}} {key}\n:width: 100%\n:alt: {untrusted.md(alt)}\n:name: {name}\n\n"
+                    f"{untrusted.md(caption)}\n```")
 
 
 def sources_html(r) -> "HTML":

@@ -201,7 +201,22 @@ def sweeps(r: Results) -> pd.DataFrame:
     s = s[s["config"].isin(r.configs_in_order())]
     order = {c: i for i, c in enumerate(r.configs_in_order())}
     s = s.assign(_o=s["config"].map(order)).sort_values(["_o", "concurrency"]).drop(columns="_o")
-    return s.assign(config=s["config"].map(r.label)).reset_index(drop=True)
+    models = {cid: r.config(cid).get("model") for cid in r.configs_in_order()}
+    return s.assign(model=s["config"].map(models), config=s["config"].map(r.label)).reset_index(drop=True)
+
+
+def interactive_sweep(r: Results):
+    """The concurrency sweep as one interactive chart: aggregate output per configuration,
+    with per-agent output and TTFT on hover."""
+    from .. import interactive
+
+    s = sweeps(r)
+    s = s.assign(per_agent=s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
+                 ttft=s["median_ttft_s"].map(lambda v: f"{v:.2f} s"), p99=s["p99_ttft_s"].map(lambda v: f"{v:.2f} s"))
+    return interactive.lines(s, "concurrency", "output_tps", "config", "Aggregate output by concurrency",
+                             "concurrent requests", "output tokens/s", colour_of=dict(zip(s["config"], s["model"])),
+                             log_x=True, hover={"per_agent": "per agent t/s", "ttft": "median TTFT",
+                                                "p99": "P99 TTFT"})
 
 
 def sweep_display(r: Results, config: str) -> pd.DataFrame:

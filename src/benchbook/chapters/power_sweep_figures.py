@@ -174,3 +174,20 @@ def mix(r: Results) -> plt.Figure:
     g.set_titles("{col_name}")
     g.figure.suptitle("Where each model spent its windows", fontweight="bold", y=1.03)
     return g.figure
+
+
+def interactive_generation(r: Results):
+    """Mean generation by requests running, every model at every limit, as one interactive
+    chart (colour: model; dash: power limit), with per-request rate and window count on hover."""
+    from .. import interactive
+
+    order = {k: i for i, k in enumerate(limits_order(r))}
+    g = (r.busy.groupby(["config", "power_key", "running"])
+         .agg(tps=("generation_tps", "mean"), per_request=("per_request_tps", "mean"), n=("generation_tps", "size"))
+         .reset_index())
+    g = g.assign(model=g["config"].map(r.models.set_index("config")["label"]), _o=g["power_key"].map(order))
+    g = g.sort_values(["_o", "running"]).assign(per_req=lambda d: d["per_request"].map(lambda v: f"{v:,.1f}"),
+                                                 windows=lambda d: d["n"].astype(str))
+    return interactive.lines(g, "running", "tps", "model", "Mean generation by concurrency, every model at every limit",
+                             "requests running", "generation t/s (mean of windows)", dash="power_key",
+                             hover={"per_req": "per request t/s", "windows": "10-second windows"})
