@@ -16,10 +16,10 @@ POWER_RANGE_W = (150.0, 400.0)  # the power-limit colour scale (a sequential pal
 MIN_FONT_PT = 10  # no text smaller
 # A figure is shown at most as wide as the article column: about 770 px at a 1400 px wide
 # window. Text of MIN_FONT_PT points in a figure W inches wide then shows at
-# MIN_FONT_PT * 770 / (72 * W) px, so figures wider than this are scaled down to it when
+# MIN_FONT_PT * 770 / (72 * W) px, so figures wider than this (saved with their padding) are scaled to it when
 # they are rendered (fit_width), keeping every label at 10 px or more on a desktop screen;
 # on a phone a click opens the full-size image.
-MAX_WIDTH_IN = 10.5
+MAX_WIDTH_IN = 10.3
 
 
 def set_theme() -> None:
@@ -50,16 +50,39 @@ def fit_width(fig: plt.Figure) -> plt.Figure:
 
 
 def _fit_figures_when_rendered() -> None:
-    """In a notebook kernel, every figure shown or glued passes through fit_width first
-    (wrapping whatever PNG formatter the inline backend registered)."""
+    """In a notebook kernel, every figure shown or glued passes through fit_width first.
+
+    The inline backend registers its PNG printer late (with the first figure, or after the
+    cell that first imports pyplot), so the wrapper is also (re)applied before and after
+    every cell; it wraps whatever printer is registered, once."""
     try:
         from IPython import get_ipython
-        from matplotlib.figure import Figure
     except ImportError:
         return
     shell = get_ipython()
     if shell is None:
         return
+    # pyplot loads its backend, and the inline backend registers its printer, with the
+    # first figure: make one now so the printer exists before any chapter figure is glued
+    plt.close(plt.figure())
+    _wrap_png_printer(shell)
+    for event in ("pre_run_cell", "post_run_cell"):
+        callbacks = shell.events.callbacks.get(event, [])
+        if _wrap_on_event not in callbacks:
+            shell.events.register(event, _wrap_on_event)
+
+
+def _wrap_on_event(*_args) -> None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        _wrap_png_printer(shell)
+
+
+def _wrap_png_printer(shell) -> None:
+    from matplotlib.figure import Figure
+
     png = shell.display_formatter.formatters["image/png"]
     try:
         render = png.lookup_by_type(Figure)
