@@ -166,3 +166,24 @@ def test_the_write_up_against_itself_is_judged_by_the_rounding_of_its_printed_nu
     # the same average printed twice, 163.0 and 162: no rounding reconciles them
     row = check_claim(claim(kind="consistency", published="162 t/s", stated={"x": "163.0 t/s"}, recompute="x"), {}, {}, {})
     assert row["verdict"] == FAILS
+
+
+def test_an_order_of_magnitude_is_ten_times_within_a_factor_of_root_ten():
+    from benchbook.claims import judge
+    from benchbook.published import MAGNITUDE, parse_quantity
+
+    q = parse_quantity("roughly an order of magnitude", "t")
+    assert (q.value, q.unit, q.bound) == (10.0, "×", MAGNITUDE)
+    assert judge(q, 8.2, q.tolerance)[0] == "holds"
+    assert judge(q, 31.0, q.tolerance)[0] == "holds"
+    assert judge(q, 3.0, q.tolerance)[0] == "does not hold"
+    assert judge(q, 32.0, q.tolerance)[0] == "does not hold"
+
+
+def test_a_claim_cannot_set_its_own_tolerance():
+    from benchbook.claims import check_claim
+    from benchbook.published import PublishedError
+
+    claim = {"id": "c", "source": "s", "claim": "x", "published": "40%", "recompute": "v", "tolerance": 0.15}
+    with pytest.raises(PublishedError, match="claim c: 'tolerance' is not a claim key"):
+        check_claim(claim, {"v": 39.0}, {}, {})

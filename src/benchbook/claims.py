@@ -17,7 +17,7 @@ import re
 import pandas as pd
 
 from .expr import MissingValue, evaluate, names_in
-from .published import Published, PublishedError, Quantity, parse_quantity
+from .published import MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
 
 HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
 NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
@@ -113,15 +113,21 @@ def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
 
 def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None) -> dict:
     where = f"claim {claim.get('id')}"
+    if "tolerance" in claim:
+        raise PublishedError(f"{where}: 'tolerance' is not a claim key: a claim's tolerance follows how its "
+                             "number is printed (half a unit of its last digit, widened by '~', 'about' or "
+                             "'roughly'; 'an order of magnitude' is ten times within a factor of √10); "
+                             "see book/methods.md, 'Published values and tolerances'")
     q = parse_quantity(claim["published"], where)
     if "approx" in claim:
         q = _with(q, approx=bool(claim["approx"]))
-    tol = float(claim.get("tolerance", q.tolerance))
+    tol = q.tolerance
     kind = claim.get("kind", "data")
     row = dict(
         id=claim["id"], source=claim["source"], kind=kind, claim=claim["claim"],
         published=str(claim["published"]), recomputed="", difference="",
-        tolerance=f"±{tol:.1%}" if q.bound is None else q.bound, verdict=UNKNOWN,
+        tolerance=f"±{tol:.1%}" if q.bound is None else "within a factor of √10" if q.bound == MAGNITUDE else q.bound,
+        verdict=UNKNOWN,
         note=claim.get("why", ""), same_as=claim.get("same_as", ""),
     )
     if kind == "not-derivable":
@@ -174,7 +180,7 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
                 "holds within the rounding of the stated numbers, not at their printed values"
         verdict = HOLDS if allowed else FAILS
     row["verdict"] = verdict
-    if q.bound and verdict == HOLDS and got and q.value and got / q.value > 0:
+    if q.bound in ("under", "over") and verdict == HOLDS and got and q.value and got / q.value > 0:
         ratio = got / q.value
         if ratio >= 2 or ratio <= 0.5:
             shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
@@ -211,6 +217,8 @@ def rounding_allows(claim: dict, q: Quantity | None = None, tol: float | None = 
         return None
     q = q or parse_quantity(claim["published"], f"claim {claim.get('id')}")
     lo, hi = span
+    if q.bound == MAGNITUDE:
+        return lo <= q.value * 10 ** 0.5 and hi >= q.value * 10 ** -0.5
     if q.bound == "under":
         return lo < q.value
     if q.bound == "over":
@@ -226,6 +234,9 @@ def judge(q: Quantity, got: float, tol: float) -> tuple[str, float | None]:
     """Verdict and relative difference of a recomputed value against a published one."""
     if got is None or math.isnan(got):
         return UNKNOWN, None
+    if q.bound == MAGNITUDE:
+        ratio = got / q.value
+        return (HOLDS if 10 ** -0.5 <= ratio <= 10 ** 0.5 else FAILS), ratio - 1
     if q.bound == "under":
         return (HOLDS if got < q.value else FAILS), None
     if q.bound == "over":

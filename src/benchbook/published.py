@@ -48,6 +48,10 @@ _NUM = re.compile(
     re.IGNORECASE,
 )
 
+MAGNITUDE = "order of magnitude"  # a bound kind: within a factor of √10 of ten times
+_MAGNITUDE = re.compile(r"^(?:(?:~|≈|roughly|about|around|approximately)\s*)?(?:an?\s+|one\s+)?"
+                        r"order\s+of\s+magnitude(?:\s*(?:×|x|times))?$", re.IGNORECASE)
+
 # Tolerances (relative), documented in book/methods.md.
 EXACT_FLOOR = 0.01  # a number printed without qualifier: rounding + 1 %
 APPROX_FLOOR = 0.10  # "~", "roughly": 10 %
@@ -75,6 +79,8 @@ class Quantity:
         """Format another value the way this one was printed (same unit and decimals)."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "n/a"
+        if self.bound == MAGNITUDE:
+            return f"{value:,.1f}×"
         printed_unit, factor = self._printed_unit()
         shown = value / factor
         decimals = _decimals(self.text)
@@ -133,6 +139,8 @@ def parse_quantity(text: str | float | int, where: str = "") -> Quantity:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         text = str(text)
     cleaned = _clean(text)
+    if _MAGNITUDE.match(cleaned):  # "an order of magnitude": ten times, within a factor of √10
+        return Quantity(text=str(text), value=10.0, unit="×", approx=True, bound=MAGNITUDE)
     m = _NUM.match(cleaned)
     if not m:
         raise PublishedError(f"{where}: cannot read a number in {text!r}; expected e.g. '243 ms', '~8.2×', '€0.43'")
