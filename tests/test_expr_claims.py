@@ -187,3 +187,20 @@ def test_a_claim_cannot_set_its_own_tolerance():
     claim = {"id": "c", "source": "s", "claim": "x", "published": "40%", "recompute": "v", "tolerance": 0.15}
     with pytest.raises(PublishedError, match="claim c: 'tolerance' is not a claim key"):
         check_claim(claim, {"v": 39.0}, {}, {})
+
+
+def test_a_claim_that_only_an_implausible_parameter_could_rescue_does_not_hold():
+    from benchbook.claims import check_claim
+
+    claim = {"id": "gap", "source": "s", "claim": "x", "published": "100×", "approx": True,
+             "stated": {"api": "$14"}, "needs": ["usd_per_eur"], "recompute": "api / (cost * usd_per_eur)"}
+    plausible = {"usd_per_eur": {"low": 0.8252, "high": 1.599, "source": "ecb"}}
+    row = check_claim(claim, {"cost": 0.73}, {}, {}, None, plausible)
+    assert row["verdict"] == "does not hold"
+    assert "holds only at usd_per_eur = 0.192" in row["note"] and "outside its plausible range 0.8252-1.599" in row["note"]
+    # a claim some plausible rate makes true stays open: it needs the rate
+    near = dict(claim, published="~15×")
+    row = check_claim(near, {"cost": 0.73}, {}, {}, None, plausible)
+    assert row["verdict"] == "not derivable" and "needs parameter usd_per_eur" in row["note"]
+    # without a cited range nothing is judged
+    assert check_claim(claim, {"cost": 0.73}, {}, {}, None, {})["verdict"] == "not derivable"

@@ -92,3 +92,17 @@ def test_repository_published_file_loads():
     assert {t.id for t in pub.tables} >= {"dense-concurrency", "moe-concurrency", "dense-cost", "moe-cost"}
     for claim in pub.claims:  # every printed value parses
         parse_quantity(claim["published"], claim["id"])
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("{low: 1.6, high: 0.8, source: s}", "expected numbers with low below high"),
+    ("{low: 0.8, source: s}", "expected a mapping with 'low', 'high' and 'source'"),
+    ("{low: 0.8, high: 1.6, source: nowhere}", "unknown source 'nowhere'"),
+])
+def test_a_plausible_range_is_cited_and_ordered(tmp_path, entry, message):
+    from benchbook.published import PublishedError, load_published
+
+    path = tmp_path / "published.yml"
+    path.write_text(f"study: x\nsources: {{s: {{title: t}}}}\nplausible:\n  usd_per_eur: {entry}\n", encoding="utf-8")
+    with pytest.raises(PublishedError, match=f"plausible.usd_per_eur: {message}"):
+        load_published(path)

@@ -53,7 +53,7 @@ def check_claims(
     pinned = pinned_names(published)
     rows = []
     for c in published.claims:
-        row = check_claim(c, values, params or {}, currencies or {}, gate)
+        row = check_claim(c, values, params or {}, currencies or {}, gate, published.plausible)
         row["basis"] = basis(c, row["verdict"], pinned, set(params or {}), reconstructed)
         rows.append(row)
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
@@ -111,7 +111,8 @@ def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
     return {b: int((col == b).sum()) for b in BASES}
 
 
-def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None) -> dict:
+def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None,
+                plausible: dict | None = None) -> dict:
     where = f"claim {claim.get('id')}"
     if "tolerance" in claim:
         raise PublishedError(f"{where}: 'tolerance' is not a claim key: a claim's tolerance follows how its "
@@ -154,6 +155,9 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
     needs = [n for n in claim.get("needs", []) if space.get(n) is None]
     if needs:
         row["note"] = _needs_note(claim, expr, space, needs, q, money)
+        rescue = _implausible_rescue(expr, space, needs, q, plausible or {})
+        if rescue:  # only a value no one will see would make it hold
+            row.update(verdict=FAILS, note=rescue)
         return row
     if len(money) > 1 and not claim.get("needs"):
         row["note"] = f"divides amounts in {' and '.join(sorted(money))} without an exchange rate"
@@ -256,6 +260,24 @@ def _needs_note(claim, expr, space, needs, q: Quantity, money: set) -> str:
         if implied is not None:
             note += f"; it would hold at {needs[0]} = {implied:.3g}"
     return note
+
+
+def _implausible_rescue(expr: str, space: dict, needs: list, q: Quantity, plausible: dict) -> str:
+    """Why a claim that needs one missing parameter cannot hold: the value at which it would
+    lies outside that parameter's cited plausible range (else '')."""
+    if len(needs) != 1 or needs[0] not in plausible or q.bound is not None:
+        return ""
+    name, r = needs[0], plausible[needs[0]]
+    implied = _implied(expr, space, name, q.value)
+    if implied is None:
+        return ""
+    # the published number's tolerance, at both ends of the plausible range
+    ends = [evaluate(expr, {**space, name: v}) for v in (r["low"], r["high"])]
+    lo, hi = min(ends), max(ends)
+    if q.value * (1 - q.tolerance) <= hi and q.value * (1 + q.tolerance) >= lo:
+        return ""
+    return (f"holds only at {name} = {implied:.3g}, outside its plausible range {r['low']:g}-{r['high']:g} "
+            f"({r['source']}); over that range the recomputed value is {q.display(lo)} to {q.display(hi)}")
 
 
 def _implied(expr: str, space: dict, name: str, target: float) -> float | None:

@@ -191,6 +191,9 @@ class Published:
     # The write-up's own settings (e.g. the hourly price it assumed), each with its source:
     # a chapter uses them only on data of the write-up's setup.
     parameters: dict = field(default_factory=dict)
+    # name -> {low, high, source}: the values a parameter can plausibly take (an exchange
+    # rate's historical range); a claim that holds only outside it does not hold.
+    plausible: dict = field(default_factory=dict)
 
 
 def load_published(path: str | Path) -> Published:
@@ -229,6 +232,7 @@ def load_published(path: str | Path) -> Published:
         path=path,
         setup=_parse_setup(doc.get("setup"), path),
         parameters=_parse_parameters(doc.get("parameters"), path, sources),
+        plausible=_parse_plausible(doc.get("plausible"), path, sources),
     )
 
 
@@ -244,6 +248,24 @@ def _parse_parameters(params, path: Path, sources: dict) -> dict:
         if p["source"] not in sources:
             raise PublishedError(f"{path}: parameters.{name}: unknown source '{p['source']}'")
     return params
+
+
+def _parse_plausible(ranges, path: Path, sources: dict) -> dict:
+    """name -> {low, high, source}: each a cited range with low below high."""
+    if ranges is None:
+        return {}
+    if not isinstance(ranges, dict):
+        raise PublishedError(f"{path}: plausible: expected a mapping of parameter -> {{low, high, source}}")
+    for name, r in ranges.items():
+        if not isinstance(r, dict) or not {"low", "high", "source"} <= set(r):
+            raise PublishedError(f"{path}: plausible.{name}: expected a mapping with 'low', 'high' and 'source'")
+        if not all(isinstance(r[k], (int, float)) and not isinstance(r[k], bool) for k in ("low", "high")) \
+                or not r["low"] < r["high"]:
+            raise PublishedError(f"{path}: plausible.{name}: expected numbers with low below high, "
+                                 f"got low {r['low']!r}, high {r['high']!r}")
+        if r["source"] not in sources:
+            raise PublishedError(f"{path}: plausible.{name}: unknown source '{r['source']}'")
+    return ranges
 
 
 def _parse_setup(setup, path: Path) -> dict:

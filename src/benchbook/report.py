@@ -461,13 +461,21 @@ def sources_html(r) -> "HTML":
     repo = find_repo()
     items = []
     sources = getattr(getattr(r, "published", None), "sources", None) or {}  # the synthesis has none
+    others = [(sid, src) for sid, src in sources.items() if not src.get("file")]  # not a write-up
     for sid, src in sources.items():
+        if not src.get("file"):
+            continue
         title = src.get("title") or sid
         who = ", ".join(escape(untrusted.visible(str(v))) for v in (src.get("author"), src.get("date")) if v)
         items.append(f"<li>[{escape(untrusted.visible(str(sid)))}] "
                      f"<em>{link(src.get('url'), title) if src.get('url') else escape(untrusted.visible(str(title)))}</em>"
                      + (f", {who}" if who else "") + ("" if src.get("url") else " (no address published)") + "</li>")
     writeups = f"<p><strong>Write-ups checked on this page:</strong></p><ul>{''.join(items)}</ul>" if items else ""
+    if others:
+        cited = "".join(f"<li>[{escape(untrusted.visible(str(sid)))}] "
+                        f"{link(src.get('url'), src.get('title') or sid)}"
+                        + (f", {escape(str(src['date']))}" if src.get("date") else "") + "</li>" for sid, src in others)
+        writeups += f"<p><strong>Other sources cited:</strong></p><ul>{cited}</ul>"
     rows = []
     for p in r.provenance.itertuples():
         links = folder_links(repo, p.folder)
