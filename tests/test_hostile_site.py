@@ -25,7 +25,9 @@ PLANTED = """() => ({
   img: document.querySelectorAll('img[src="x"]').length,
   handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(
       a => a.name.startsWith('on') && a.value.includes('pwned'))).length,
-  scripts: [...document.querySelectorAll('script')].filter(s => s.textContent.includes('pwned')).length,
+  scripts: [...document.querySelectorAll('script:not([type="application/json"])')].filter(
+      s => s.textContent.includes('pwned')).length,
+  svg_links: document.querySelectorAll('svg a').length,
   js_links: [...document.querySelectorAll('a[href]')].filter(
       a => a.getAttribute('href').trim().toLowerCase().startsWith('javascript')).length,
   passwd_links: document.querySelectorAll('a[href*="passwd"]').length,
@@ -78,6 +80,14 @@ def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book, brow
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         for path in pages:
             page.goto(f"{server}/studies/{path.name}", wait_until="load")
+            # interactive charts are drawn when opened: their labels are inert text as well
+            for fold in page.locator("details.benchbook-interactive").all():
+                fold.locator("summary").click()
+            if page.locator("details.benchbook-interactive").count():
+                page.locator("details.benchbook-interactive .main-svg").first.wait_for(timeout=15000)
+                legend = " ".join(page.locator("details.benchbook-interactive .legendtext").all_text_contents())
+                if "Evil" in legend:  # a planted label reached the legend: shown as written
+                    assert "<b>bold</b>" in legend, (path.name, legend[:300])
             found = page.evaluate(PLANTED)
             assert found == {k: (None if k == "pwned" else 0) for k in found}, (path.name, found)
             if path.stem in CHAPTERS:  # the synthesis shows labels only where a figure is made

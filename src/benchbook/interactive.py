@@ -36,7 +36,9 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
           hover: dict[str, str] | None = None, colour_of: dict | None = None):
     """One line per `series` (and per `dash` value, dashed), hover showing x, y and the
     `hover` columns ({column: label}). A series is coloured as the static figures colour
-    its model (`colour_of` maps a series to its model's name when the series is not one)."""
+    its model (`colour_of` maps a series to its model's name when the series is not one).
+    Every text is escaped: plotly reads a little HTML (<b>, <a href>) in names and titles,
+    and a label from data must show as written."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -49,14 +51,14 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
             if not len(part):
                 continue
             part = part.sort_values(x)
-            label = str(name) if d is None else f"{name} ({d})"
+            label = html.escape(untrusted.visible(str(name) if d is None else f"{name} ({d})"))
             extra = "".join(f"<br>{html.escape(lab)}: %{{customdata[{i}]}}" for i, lab in enumerate(hover.values()))
             fig.add_trace(go.Scatter(
-                x=part[x], y=part[y], mode="lines+markers", name=untrusted.visible(label),
+                x=part[x], y=part[y], mode="lines+markers", name=label,
                 line={"color": series_colour(str((colour_of or {}).get(name, name)), colour_by),
                       "dash": styles[k % len(styles)]},
                 customdata=part[list(hover)].to_numpy() if hover else None,
-                hovertemplate=(f"<b>{html.escape(untrusted.visible(label))}</b><br>{html.escape(xlabel)}: %{{x}}"
+                hovertemplate=(f"<b>{label}</b><br>{html.escape(xlabel)}: %{{x}}"
                                f"<br>{html.escape(ylabel)}: %{{y:,.4~g}}{extra}<extra></extra>"),
             ))
     fig.update_layout(title={"text": html.escape(title)}, hovermode="closest", template="plotly_white",

@@ -177,7 +177,7 @@ def key_results(r):
         shown = df.drop(columns=["claim"]).rename(columns={"basis": "rests on"})
         body = html(shown, None, markup=("result",)).data
     else:
-        body = ("<p>None of the write-up's headline numbers can be computed from this data; the sections "
+        body = ("<p>This data holds none of the write-up's headline numbers; the sections "
                 "below show its own results.</p>")
     return HTML(f'<div class="admonition tip benchbook-key-results"><p class="admonition-title">Key results</p>'
                 f"{line}{body}</div>")
