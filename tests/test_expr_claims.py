@@ -168,6 +168,18 @@ def test_the_write_up_against_itself_is_judged_by_the_rounding_of_its_printed_nu
     assert row["verdict"] == FAILS
 
 
+def test_a_consistency_claim_that_holds_only_through_rounding_says_so_even_within_the_data_floor():
+    # 12.8 / 3.6 = 3.56 prints as 3.6, not 3.5 (within the 1 % floor data claims get, which
+    # consistency claims do not have); 12.85 / 3.65 = 3.52 prints as 3.5, so it holds, with the reason
+    row = check_claim(claim(kind="consistency", published="3.5×", stated={"moe": "3.6 ms", "dense": "12.8 ms"},
+                            recompute="dense / moe"), {}, {}, {})
+    assert row["verdict"] == HOLDS and row["recomputed"] == "3.6×"
+    assert "not at their printed values" in row["note"]
+    # a restatement that prints the same at its printed value carries no such note
+    row = check_claim(claim(kind="consistency", published="8×", stated={"t": "~8.2×"}, recompute="t"), {}, {}, {})
+    assert row["verdict"] == HOLDS and "not at their printed values" not in row["note"]
+
+
 def test_an_order_of_magnitude_is_ten_times_within_a_factor_of_root_ten():
     from benchbook.claims import judge
     from benchbook.published import MAGNITUDE, parse_quantity

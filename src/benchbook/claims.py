@@ -179,7 +179,8 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
         # ones give a number that prints like the published one? (No measurement floor.)
         allowed = rounding_allows(claim, q, tol)
         row["tolerance"] = "rounding of the printed numbers"
-        if allowed and verdict == FAILS:
+        # the same rule at the printed values themselves (no measurement floor either)
+        if allowed and not _span_allows(q, got, got, tol):
             row["note"] = (row["note"] + "; " if row["note"] else "") + \
                 "holds within the rounding of the stated numbers, not at their printed values"
         verdict = HOLDS if allowed else FAILS
@@ -220,7 +221,11 @@ def rounding_allows(claim: dict, q: Quantity | None = None, tol: float | None = 
     if span is None:
         return None
     q = q or parse_quantity(claim["published"], f"claim {claim.get('id')}")
-    lo, hi = span
+    return _span_allows(q, *span, tol)
+
+
+def _span_allows(q: Quantity, lo: float, hi: float, tol: float | None = None) -> bool:
+    """Does some value between lo and hi print like the published one?"""
     if q.bound == MAGNITUDE:
         return lo <= q.value * 10 ** 0.5 and hi >= q.value * 10 ** -0.5
     if q.bound == "under":
