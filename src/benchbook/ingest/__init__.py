@@ -116,10 +116,15 @@ class Batches:
     """A raw file's tables in batches, for files too big to hold as tables: a reader that
     can stream (the vLLM server log) gives batches of about `batch_rows` rows; any other
     gives its tables as one batch. Each batch is redacted like `read`'s tables. After the
-    loop, `result` holds the counts and reasons for the whole file (and no tables)."""
+    loop, `result` holds the counts and reasons for the whole file (and no tables).
 
-    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000):
+    `tables` (default: all) names the tables wanted: a streaming reader parses only the
+    lines they need; any other reader's batch holds only those of them it has."""
+
+    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000,
+                 tables=None):
         self.path, self.fmt, self.batch_rows = Path(path), fmt, batch_rows
+        self.tables = None if tables is None else tuple(tables)
         self.result: IngestResult | None = None
 
     def __iter__(self):
@@ -129,9 +134,10 @@ class Batches:
             res = read(self.path, fmt=self.fmt)
             tables, res.tables = res.tables, {}
             self.result = res
-            yield tables
+            yield {k: v for k, v in tables.items() if self.tables is None or k in self.tables}
             return
-        stream = mod.LogStream(self.path, batch_rows=self.batch_rows)
+        wanted = None if self.tables is None else [t for t in self.tables if t in mod.TABLES]
+        stream = mod.LogStream(self.path, batch_rows=self.batch_rows, tables=wanted)
         batches = iter(stream)
         while True:
             with _reader_errors(self.path, mod):

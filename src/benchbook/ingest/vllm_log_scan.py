@@ -23,6 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+# the kinds of candidate line: stats, SpecDecoding, V0's prefix-cache line, start-up
+# facts, uvicorn access lines
+KINDS = frozenset({"stats", "spec", "v0prefix", "boot", "access"})
+
+
 @dataclass
 class ChunkScan:
     """What one chunk gave: rows as column arrays, lines for the full-line templates."""
@@ -124,12 +129,19 @@ class Scanner:
             s = s.str.strip_suffix("\r")
         return s
 
-    def scan(self, buf: bytes, first_line: int = 1) -> ChunkScan | None:
-        """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8."""
+    def scan(self, buf: bytes, first_line: int = 1, kinds: frozenset = KINDS) -> ChunkScan | None:
+        """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8.
+
+        `kinds`: the kinds of line to find and parse (`KINDS`: all, and the other header
+        lines counted). A subset looks only for its own lines, each kind by its literal
+        phrase first, so a windows-only pass reads each line once for "Avg prompt
+        throughput" and once for V0's "Prefix cache hit rate: GPU"."""
         pl = self.pl
         s = self.lines(buf)
         if s is None:
             return None
+        if kinds != KINDS:
+            return self._scan_some(s, buf, first_line, kinds)
         t, c = pl.col("t"), pl.col
         has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
         lf = pl.DataFrame({"t": s}).lazy().with_row_index("i").with_columns(
@@ -157,21 +169,80 @@ class Scanner:
         out = ChunkScan(lines=len(s), header_lines=int(count.item()))
         out.stats, slow_stats = self._columns(st, self.stats_names, first_line)
         out.spec, slow_spec = self._columns(sp, self.spec_names, first_line)
+        self._one_rate(out)
+        v0 = few["v0prefix"]
+        out.slow = {"stats": slow_stats, "spec": slow_spec,
+                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
+        self._access(out, ac, first_line)
+        return out
+
+    def _scan_some(self, s, buf: bytes, first_line: int, kinds: frozenset) -> ChunkScan:
+        """`scan` for some kinds only: the same candidates and rows for those kinds (a
+        line's kind is decided as `scan` decides it), no count of other header lines."""
+        pl = self.pl
+        t, c = pl.col("t"), pl.col
+        has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
+        lf = pl.DataFrame({"t": s}).lazy().with_row_index("i")
+        # a kind's lines are those of its phrase, less those of the kinds decided before it
+        is_stats = has("Avg prompt throughput")
+        is_spec = t.str.contains("SpecDecoding metrics|Draft acceptance rate") & t.str.contains(self.kind_rx["spec"])
+        is_v0 = t.str.contains(self.kind_rx["v0prefix"])
+        plans, names = [], []
+        if "stats" in kinds:
+            plans.append(self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names))
+            names.append("stats")
+        if "spec" in kinds:
+            plans.append(self._parse(lf.filter(t.str.contains("SpecDecoding metrics|Draft acceptance rate"))
+                                     .filter(~is_stats & is_spec), self.spec_rx, self.spec_names))
+            names.append("spec")
+        if "v0prefix" in kinds:
+            plans.append(lf.filter(has("Prefix cache hit rate: GPU")).filter(~is_stats & ~is_spec & is_v0)
+                         .select("i", "t"))
+            names.append("v0prefix")
+        if "boot" in kinds:
+            plans.append(lf.filter(t.str.contains(self.kind_rx["boot"])).filter(~is_stats & ~is_spec & ~is_v0)
+                         .select("i", "t"))
+            names.append("boot")
+        if "access" in kinds:
+            key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
+            if b"\x1b" in buf:
+                key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+            plans.append(lf.filter(has("INFO")).filter(t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:"))
+                         .select("i", key.str.replace(self.access_cut, "${1}").alias("k")))
+            names.append("access")
+        got = dict(zip(names, pl.collect_all(plans)))
+        out = ChunkScan(lines=len(s), header_lines=0)
+        out.slow = {"stats": [], "spec": [], "v0prefix": [], "boot": []}
+        if "stats" in got:
+            out.stats, out.slow["stats"] = self._columns(got["stats"], self.stats_names, first_line)
+        if "spec" in got:
+            out.spec, out.slow["spec"] = self._columns(got["spec"], self.spec_names, first_line)
+            self._one_rate(out)
+        for kind in ("v0prefix", "boot"):
+            if kind in got:
+                out.slow[kind] = _lines(got[kind], first_line)
+        if "access" in got:
+            self._access(out, got["access"], first_line)
+        return out
+
+    @staticmethod
+    def _one_rate(out: ChunkScan) -> None:
+        """Set aside the SpecDecoding rows printing both or neither rate field."""
         if out.spec is not None:
             first, last = out.spec.pop("_rate_first_set"), out.spec.pop("_rate_last_set")
             one = first != last
             if not one.all():
                 out.spec_two_rates = int((~one).sum())
                 out.spec = {k: v[one] for k, v in out.spec.items()}
-        v0 = few["v0prefix"]
-        out.slow = {"stats": slow_stats, "spec": slow_spec,
-                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
+
+    @staticmethod
+    def _access(out: ChunkScan, ac, first_line: int) -> None:
+        """Access-line keys as codes into the chunk's distinct keys."""
         if len(ac):
             codes, uniques = _factorize(ac["k"])
             out.access_lines = ac["i"].to_numpy().astype(np.int64) + first_line
             out.access_codes = codes
             out.access_keys = [k.encode() for k in uniques]
-        return out
 
     def _parse(self, lf, rx: str, names: list[str]):
         """The plan that parses candidate lines: header by position, message by `rx`,
