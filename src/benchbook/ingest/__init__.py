@@ -133,9 +133,11 @@ class Batches:
         if mod is None or not hasattr(mod, "LogStream"):  # (read names an unknown format)
             res = read(self.path, fmt=self.fmt)
             tables, res.tables = res.tables, {}
+            self._check_wanted(list(tables))
             self.result = res
             yield {k: v for k, v in tables.items() if self.tables is None or k in self.tables}
             return
+        self._check_wanted(list(mod.TABLES))
         wanted = None if self.tables is None else [t for t in self.tables if t in mod.TABLES]
         stream = mod.LogStream(self.path, batch_rows=self.batch_rows, tables=wanted)
         batches = iter(stream)
@@ -146,6 +148,13 @@ class Batches:
                 break
             yield _redacted(IngestResult(path=str(self.path), format=mod.FORMAT, tables=tables)).tables
         self.result = _redacted(stream.result)
+
+
+    def _check_wanted(self, has: list[str]) -> None:
+        """An error when tables were named and the file has none of them."""
+        if self.tables is not None and not set(self.tables) & set(has):
+            raise IngestError(self.path, None, f"has no table {' or '.join(map(repr, self.tables))}; it "
+                              f"yields: {', '.join(has)}")
 
 
 # Identity columns are left alone: they join tables and name files, and hold no free text.
