@@ -252,12 +252,17 @@ class Scanner:
         raw = t.cast(pl.Binary)
         pos = t.str.find(self.anchor)
         head = raw.bin.slice(0, pos).cast(pl.String)
+        return self._typed(lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                                     t.str.extract(self.stamp_rx, 1).alias("stamp"),
+                                     raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
+                           .unnest("h", "m"), names)
+
+    def _typed(self, lf, names: list[str]):
+        """`ok`, process, call site, presence flags and numbers of parsed candidate lines."""
+        pl = self.pl
+        c = pl.col
         text = [n for n in names if n in self.text]
-        return (lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
-                          t.str.extract(self.stamp_rx, 1).alias("stamp"),
-                          raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
-                .unnest("h", "m")
-                .with_columns(
+        return (lf.with_columns(
                     (c("time").is_not_null() & c("site_tail").is_not_null()).alias("ok"),
                     c("head").str.slice(0, c("head").str.len_chars() - c("site_head").str.len_chars() - 16)
                     .str.extract(self.proc_rx, 1).alias("proc"),
@@ -297,9 +302,17 @@ def _lines(df, first_line: int) -> list[tuple[int, bytes]]:
 
 
 def _bytes(col, dtype=bytes) -> np.ndarray:
-    """A polars str column as a compact numpy bytes array (null -> b"")."""
+    """A polars str column as a compact numpy bytes array (null -> b""): ASCII text
+    through one joined buffer (no Python object per value), other text value by value."""
     import polars as pl
 
+    text = col.fill_null("")
+    nbytes = text.str.len_bytes()
+    if len(text) and (nbytes == text.str.len_chars()).all() and not text.str.contains("\x00", literal=True).any():
+        width = max(1, int(nbytes.max()))
+        joined = text.str.pad_end(width, "\x00").str.join("").item().encode("ascii")
+        out = np.frombuffer(joined, dtype=f"S{width}")
+        return out.astype(dtype) if dtype is not bytes and np.dtype(dtype) != out.dtype else out.copy()
     return np.array(col.cast(pl.Binary).fill_null(b"").to_list(), dtype=dtype)
 
 
