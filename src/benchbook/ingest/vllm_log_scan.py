@@ -113,21 +113,13 @@ class Scanner:
         self.access_cut = r"^(INFO: +(?:" + to_rust(host_name) + r")):[0-9]+"
 
     def lines(self, buf: bytes):
-        """The chunk's lines (without their "\n") as a polars Series, or None when the
-        chunk is not valid UTF-8."""
+        """The chunk's lines (without their "\n", or "\r\n"; a lone "\r" stays in its
+        line) as a polars Series, or None when the chunk is not valid UTF-8."""
         pl = self.pl
         try:
-            if b"\x1f" not in buf:  # polars' CSV splitter: one field per line, no quoting
-                lines = pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None,
-                                    schema={"t": pl.String})
-                return lines["t"].fill_null("")  # a blank line reads as null
-            text = pl.Series([buf[:-1]], dtype=pl.Binary).cast(pl.String)
+            return pl.read_lines(buf, name="t")["t"]
         except pl.exceptions.ComputeError:
             return None
-        s = text.str.split("\n").explode()
-        if b"\r\n" in buf:  # "\r\n" line ends
-            s = s.str.strip_suffix("\r")
-        return s
 
     def scan(self, buf: bytes, first_line: int = 1, kinds: frozenset = KINDS) -> ChunkScan | None:
         """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8.
