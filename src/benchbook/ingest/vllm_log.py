@@ -360,7 +360,8 @@ def _scan_file(path: Path, state: _State):
 def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
-                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP)
+                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP,
+                   len(_V1_HEAD))
 
 
 def _chunks(path: Path):
