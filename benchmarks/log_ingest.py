@@ -436,6 +436,10 @@ def grep_count(path: Path, locale: str, pattern: str = GREP_PATTERN) -> dict:
 def _measure(method: str, path: Path) -> None:
     """Run one method in this (fresh) process and print elapsed seconds and peak RSS."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    if not method.startswith(("grep", "naive")) and method not in ONE_OFFS:
+        from benchbook.cli import ALLOCATOR  # what `benchbook` sets before polars starts
+
+        os.environ.setdefault(*ALLOCATOR)
     if not method.startswith(("grep", "naive")):
         import polars  # noqa: F401  (import time excluded: the reader imports it on first use)
 

@@ -263,7 +263,8 @@ def test_parquet_datasets_from_folders_read_in_parallel(tmp_path, capsys):
         assert whole.summary().split(" -> rows")[0] in printed  # (Batches' counts hold no tables)
         read += whole.read
         for table, want in _polars_tables(whole).items():
-            got = pl.read_parquet(out / table / f"part-{i:05d}.parquet")
+            pieces = sorted((out / table).glob(f"part-{i:05d}-*.parquet"))  # batches, pieces: in row order
+            got = pl.concat([pl.read_parquet(p) for p in pieces])
             assert_frame_equal(got.select(want.columns), want, check_dtypes=False)
             extra = got.select(pl.exclude(want.columns))  # optional or other files' columns: empty here
             assert all((col.is_null() | col.is_nan() if col.dtype.is_float() else col.is_null()).all()
@@ -299,6 +300,12 @@ def test_one_table_to_a_parquet_file_is_the_table_of_a_read(tmp_path, capsys, mo
         got = pl.read_parquet(out)
         assert_frame_equal(got.select(want.columns), want)
         assert not list(tmp_path.glob(".ingest-*")) and not list(tmp_path.glob("*.part"))
+    folder = tmp_path / "ds"  # the same log as datasets: many batches and pieces, in row order by name
+    monkeypatch.setattr("benchbook.ingest.parquet.ROW_GROUP", 70)
+    assert main(["ingest", str(log), "--out", str(folder), "--batch-rows", "100", "--jobs", "1"]) == 0
+    assert len(list((folder / "access").iterdir())) > 10
+    for table, want in _polars_tables(whole).items():
+        assert_frame_equal(pl.read_parquet(sorted((folder / table).iterdir())).select(want.columns), want)
     access = pl.read_parquet(tmp_path / "access.parquet")
     assert access["window_line"].dtype == pl.Int64 and access["window_line"].null_count() == \
         whole.tables["access"]["window_line"].isna().sum()

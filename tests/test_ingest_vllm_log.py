@@ -641,6 +641,12 @@ def test_one_table_batches_and_unknown_table(tmp_path, monkeypatch):
     got = pd.concat([as_objects(b["access"]) for b in batches], ignore_index=True)
     want = as_objects(whole.tables["access"])
     pd.testing.assert_frame_equal(got[list(want.columns)], want, check_dtype=False)
+    for table in ("spec_decode", "boot"):  # no stats line parsed: batches end anywhere
+        batches = list(vllm_log.LogStream(path, batch_rows=2, tables=[table]))
+        assert len(batches) > 2
+        got = pd.concat([as_objects(b[table]) for b in batches], ignore_index=True)
+        want = as_objects(whole.tables[table])
+        pd.testing.assert_frame_equal(got[list(want.columns)], want, check_dtype=False)
     with pytest.raises(ValueError, match="unknown table"):
         vllm_log.LogStream(path, tables=["runs"])
 

@@ -17,7 +17,14 @@ from .runner import Chapter, ChapterError, find_repo, studies
 from .study import StudyError, inspect_study, write_checksums
 
 
+# polars' allocator (jemalloc) keeps freed pages for 10 s by default, which on a long log
+# reads as memory growing with the file; a short decay returns them at once (set before
+# polars is first imported, as `benchbook` does; a user's own setting wins).
+ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:100,muzzy_decay_ms:0")
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault(*ALLOCATOR)
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -60,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, required=True,
                    help="a file for one table (the one chosen with --table, or the only one the files "
                         "yield): NAME.parquet or NAME.csv; otherwise a folder (created if missing) that "
-                        "gets one Parquet dataset per table, <table>/part-NNNNN.parquet (one part per "
-                        "input file), or one <table>.csv per table with --as csv")
+                        "gets one Parquet dataset per table, <table>/part-FFFFF-BBBBB-KKK.parquet (input "
+                        "file, batch, piece), or one <table>.csv per table with --as csv")
     s.add_argument("--table", action="append", metavar="TABLE",
                    help="write only this table (e.g. windows, runs); repeat for several (into a folder). "
                         "A server log then parses only the lines of these tables")
@@ -71,8 +78,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="files read at once, each in its own process (default: the number of cores, "
                         "at most one per file); Parquet output only, CSV is written in order by one process")
     s.add_argument("--format", help="skip detection and use this format")
-    s.add_argument("--batch-rows", type=int, default=200_000,
-                   help="rows per batch when streaming a server log (memory grows with it; default 200000)")
+    s.add_argument("--batch-rows", type=int, default=100_000,
+                   help="rows per batch when streaming a server log (memory grows with it; default 100000)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("new", help="make a data folder for a chapter from raw files (writes study.yml)")

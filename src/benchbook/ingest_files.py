@@ -5,8 +5,9 @@ by default the number of cores and at most one per file), which streams the file
 to Parquet under a staging folder beside the output; nothing is moved into place until
 every file was read, so a failed ingest leaves no partial output. Then:
 
-- `--out DIR`: one Parquet dataset per table, `DIR/<table>/part-NNNNN.parquet` (NNNNN: the
-  input file's position), the parts of an earlier ingest into the same folder replaced;
+- `--out DIR`: one Parquet dataset per table, `DIR/<table>/part-FFFFF-BBBBB-KKK.parquet` (the
+  input file's position, the batch, a piece of at most 65,536 rows; names sort in row order), the parts of an
+  earlier ingest into the same folder replaced;
 - `--out NAME.parquet`: the one table's parts joined into that file (streamed).
 
 The counts of each file are printed as it finishes, then the totals.
@@ -41,8 +42,8 @@ def ingest_to_parquet(files: list[Path], args) -> int:
             raise IngestError(path, where, problem + more)
         parts: dict[str, list[Path]] = {}
         for r in results:
-            for table, part in r["parts"].items():
-                parts.setdefault(table, []).append(Path(part))
+            for table, pieces in r["parts"].items():
+                parts.setdefault(table, []).extend(map(Path, pieces))
         written = _place(parts, out, one_file, results)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -122,8 +123,7 @@ def _place(parts: dict[str, list[Path]], out: Path, one_file: bool, results: lis
             for old in folder.iterdir():
                 old.unlink()
         folder.mkdir(exist_ok=True)
-        for piece in pieces:
-            index = piece.stem.rsplit("-", 1)[1]
-            os.replace(piece, folder / f"part-{index}.parquet")
+        for piece in pieces:  # <table>-<file>-<batch>-<k>.parquet -> part-<file>-<batch>-<k>.parquet
+            os.replace(piece, folder / ("part-" + piece.name.split("-", 1)[1]))  # (no "-" in table names)
         where[table] = folder
     return where

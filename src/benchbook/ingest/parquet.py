@@ -1,13 +1,14 @@
 """Tidy tables as Parquet, written by polars, batch by batch, one file's tables at a time.
 
-`benchbook ingest` writes Parquet in three shapes: one file for one table (`--out x.parquet`),
-or a folder holding one Parquet dataset per table (`--out DIR`: `DIR/<table>/part-NNNNN.parquet`,
-one part per input file, which DuckDB (`read_parquet('DIR/windows/*.parquet')`), polars
-(`pl.scan_parquet('DIR/windows/')`) and Spark (`spark.read.parquet('DIR/windows')`) read as
-is). `ingest_file` is the work for one input file, run in a worker process for many files at
-once: it streams the file's batches (`ingest.Batches`) to one Parquet file per batch and
-table, then joins them with polars' streaming engine into one part per table (row groups of
-`ROW_GROUP` rows), so the memory stays that of a batch whatever the file's size.
+`benchbook ingest` writes Parquet in two shapes: one file for one table (`--out x.parquet`),
+or a folder holding one Parquet dataset per table (`--out DIR`:
+`DIR/<table>/part-FFFFF-BBBBB-KKK.parquet`: input file, batch, piece), which DuckDB
+(`read_parquet('DIR/windows/*.parquet')`), polars (`pl.scan_parquet('DIR/windows/')`) and
+Spark (`spark.read.parquet('DIR/windows')`) read as they are. `ingest_file` is the work for
+one input file, run in a worker process for many files at once: each batch's tables are
+written as Parquet files of at most `ROW_GROUP` rows, joined (one table into one file) by
+polars' streaming engine, so one batch or one small file is in memory at a time whatever the
+input's size.
 
 Columns keep their meaning: text (category, string, object) -> String, nullable Int64 and
 boolean -> Int64 and Boolean with nulls, floats stay floats (a NaN stays NaN: in these tables
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROW_GROUP = 200_000
+ROW_GROUP = 65_536
 
 
 def to_polars(df: pd.DataFrame):
@@ -58,24 +59,51 @@ def _series(name: str, s: pd.Series):
     return pl.Series(name, s.to_numpy())
 
 
-def write_frame(df: pd.DataFrame, path: Path) -> None:
-    """One table (one batch) as one Parquet file."""
-    to_polars(df).write_parquet(path, row_group_size=ROW_GROUP)
+def write_frames(df: pd.DataFrame, stem: Path) -> list[Path]:
+    """One table (one batch) as Parquet files of at most ROW_GROUP rows (a later join or
+    dataset reader then holds one small file at a time), `<stem>-000.parquet`, `-001`, ...:
+    names that sort in row order."""
+    frame = to_polars(df)
+    out = []
+    for k, start in enumerate(range(0, max(len(frame), 1), ROW_GROUP)):
+        path = stem.with_name(f"{stem.name}-{k:03d}.parquet")
+        frame.slice(start, ROW_GROUP).write_parquet(path, row_group_size=ROW_GROUP)
+        out.append(path)
+    return out
+
+
+def union_schema(parts: list[Path]):
+    """The columns of several Parquet files of one table, in first-seen order, each of the
+    type polars gives their concatenation."""
+    import polars as pl
+
+    schemas = [pl.read_parquet_schema(p) for p in parts]
+    if all(s == schemas[0] for s in schemas):
+        return schemas[0]
+    return pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed").collect_schema()
+
+
+def _in_schema(part: Path, schema):
+    """A part as a lazy frame in `schema`: missing columns null, types cast."""
+    import polars as pl
+
+    have = pl.read_parquet_schema(part)
+    return pl.scan_parquet(part).select(
+        (pl.col(name).cast(dtype) if name in have else pl.lit(None, dtype)).alias(name)
+        for name, dtype in schema.items())
 
 
 def join_parts(parts: list[Path], out: Path) -> None:
-    """Several Parquet files of one table as one, streamed (polars' streaming engine):
-    columns one part lacks are null there; the parts are removed."""
+    """Several Parquet files of one table as one, by polars' streaming engine (one small
+    part at a time); columns a part lacks are null there. The parts are removed."""
     import polars as pl
 
     if len(parts) == 1:
         os.replace(parts[0], out)
         return
-    schemas = [pl.read_parquet_schema(p) for p in parts]
-    if all(s == schemas[0] for s in schemas):
-        frame = pl.scan_parquet(parts)
-    else:
-        frame = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed")
+    schema = union_schema(parts)
+    same = all(pl.read_parquet_schema(p) == schema for p in parts)
+    frame = pl.scan_parquet(parts) if same else pl.concat([_in_schema(p, schema) for p in parts])
     frame.sink_parquet(out, row_group_size=ROW_GROUP)
     for p in parts:
         p.unlink()
@@ -83,52 +111,40 @@ def join_parts(parts: list[Path], out: Path) -> None:
 
 def unify_parts(parts: list[Path]) -> None:
     """Give the parts of one table one schema (so that a dataset reader takes them as they
-    are): the union of their columns, in first-seen order, each of the type polars would
-    give their concatenation; a part lacking a column gets it as nulls (rewritten, streamed)."""
+    are): `union_schema`; a part lacking a column gets it as nulls (rewritten)."""
     import polars as pl
 
-    schemas = [pl.read_parquet_schema(p) for p in parts]
-    if all(s == schemas[0] for s in schemas):
-        return
-    union = pl.concat([pl.scan_parquet(p) for p in parts], how="diagonal_relaxed").collect_schema()
-    for part, schema in zip(parts, schemas):
-        if dict(schema) == dict(union) and list(schema) == list(union):
-            continue
-        tmp = part.with_name(part.name + ".tmp")
-        pl.scan_parquet(part).select(
-            (pl.col(name).cast(dtype) if name in schema else pl.lit(None, dtype)).alias(name)
-            for name, dtype in union.items()).sink_parquet(tmp, row_group_size=ROW_GROUP)
-        os.replace(tmp, part)
+    schema = union_schema(parts)
+    for part in parts:
+        if list(pl.read_parquet_schema(part).items()) != list(schema.items()):
+            tmp = part.with_name(part.name + ".tmp")
+            _in_schema(part, schema).sink_parquet(tmp, row_group_size=ROW_GROUP)
+            os.replace(tmp, part)
 
 
 def ingest_file(path: str, index: int, staging: str, fmt: str | None, tables: list[str] | None,
                 batch_rows: int) -> dict:
-    """Read one input file in batches into Parquet parts under `staging`: one file per table,
-    `<table>-<index>.parquet`. Returns the summary line, rows per table and the parts. Any
-    error comes back as text (an IngestError's message), so a worker never dies silently."""
+    """Read one input file in batches into Parquet under `staging`: each batch's tables as
+    files of at most ROW_GROUP rows, `<table>-<index>-<batch>-<k>.parquet`. Returns the summary
+    line, rows per table and the files per table, in order. An IngestError comes back as text,
+    so a worker never dies silently."""
     from . import Batches
     from .errors import IngestError
 
     staging = Path(staging)
-    batch_parts: dict[str, list[Path]] = {}
+    parts: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     try:
         batches = Batches(path, fmt=fmt, batch_rows=batch_rows, tables=tables)
         for k, batch in enumerate(batches):
             for table, df in batch.items():
-                part = staging / f"{table}-{index:05d}-{k:05d}.parquet"
-                write_frame(df, part)
-                batch_parts.setdefault(table, []).append(part)
+                if len(df) or table not in parts:  # an empty batch adds nothing but the columns
+                    written = write_frames(df, staging / f"{table}-{index:05d}-{k:05d}")
+                    parts.setdefault(table, []).extend(map(str, written))
                 rows[table] = rows.get(table, 0) + len(df)
-        parts = {}
-        for table, pieces in batch_parts.items():
-            parts[table] = str(staging / f"{table}-{index:05d}.parquet")
-            join_parts(pieces, Path(parts[table]))
         return {"path": path, "summary": batches.result.summary(), "rows": rows, "parts": parts,
                 "read": batches.result.read, "ignored": batches.result.ignored}
     except IngestError as exc:
-        for pieces in batch_parts.values():
-            for p in pieces:
-                p.unlink(missing_ok=True)
+        for p in staging.glob(f"*-{index:05d}-*.parquet"):
+            p.unlink()
         return {"path": path, "error": str(exc), "error_args": (exc.path, exc.where, exc.problem)}
-

@@ -319,10 +319,12 @@ class LogStream:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
         try:
+            windowed = "stats" in self.kinds  # batches end before a stats line; else anywhere
             for _ in _scan_file(self.path, state):
-                if (self.batch_rows and state.last_window is not None
+                if (self.batch_rows and (state.last_window is not None or not windowed)
                         and state.rows() >= self.batch_rows):
-                    yield self._counted(state.take(everything=False))
+                    yield self._counted(state.take(everything=not windowed))
+                    gc.collect()  # the batch's frames (pandas keeps reference cycles) go now, not at the end
             yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
         finally:
