@@ -341,3 +341,19 @@ def test_to_polars_keeps_types_and_missing_values():
                                     "f": pl.Float64, "t": pl.Datetime("ns"), "o": pl.String})
     assert got.null_count().row(0) == (1, 1, 1, 1, 0, 1, 1)  # NaN stays a float NaN
     assert got["cat"].to_list() == ["a", None, "b"] and got["i"].to_list() == [1, None, 3]
+
+
+def test_a_folder_with_table_skips_files_that_cannot_hold_it(tmp_path, capsys):
+    """`--table windows` over a folder of mixed raw files reads the server logs and names
+    the other files as skipped; a file named on its own still has to hold the table."""
+    import polars as pl
+
+    from benchbook import ingest
+
+    folder = ROOT / "data/gb10-mtp/raw"
+    logs = [f for f in sorted(folder.rglob("*")) if f.is_file() and ingest.detect(f).FORMAT == "vllm-server-log"]
+    assert main(["ingest", str(folder), "--table", "windows", "--out", str(tmp_path / "w.parquet")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("lines read") == len(logs) > 0 and "a vllm-bench-serve file has no table windows" in printed
+    want = sum(len(ingest.read(f).tables["windows"]) for f in logs)
+    assert len(pl.read_parquet(tmp_path / "w.parquet")) == want > 0

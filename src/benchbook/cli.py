@@ -194,7 +194,7 @@ def cmd_ingest(args) -> int:
         raise IngestError(args.out, None, "exists and is not a folder; expected a folder for one dataset "
                           "(or <table>.csv) per table, or a name ending in .parquet or .csv (with --table "
                           "if several)")
-    files = _ingest_inputs(args.files, args.format)
+    files = _ingest_inputs(args.files, args.format, args.table)
     if suffix == ".parquet" or (suffix != ".csv" and args.as_ == "parquet"):
         from .ingest_files import ingest_to_parquet
 
@@ -220,9 +220,10 @@ def cmd_ingest(args) -> int:
     return 0
 
 
-def _ingest_inputs(paths: list[Path], fmt: str | None) -> list[Path]:
+def _ingest_inputs(paths: list[Path], fmt: str | None, tables: list[str] | None = None) -> list[Path]:
     """The files to read: each FILE as given, and under each folder every file (sorted,
-    hidden ones left out) whose format is recognised; the others are named as skipped."""
+    hidden ones left out) whose format is recognised and, with --table, that can hold one
+    of those tables; the others are named as skipped."""
     files = []
     for path in paths:
         if not path.is_dir():
@@ -234,14 +235,18 @@ def _ingest_inputs(paths: list[Path], fmt: str | None) -> list[Path]:
                 continue
             if fmt is None:
                 try:
-                    ingest.detect(f)
+                    mod = ingest.detect(f)
                 except IngestError as exc:
                     print(f"skipped {exc}")
+                    continue
+                if tables and not set(tables) & set(getattr(mod, "TABLES", tables)):
+                    print(f"skipped {f}: a {mod.FORMAT} file has no table {' or '.join(tables)}")
                     continue
             files.append(f)
             found += 1
         if not found:
-            raise IngestError(path, None, "holds no file of a known format")
+            raise IngestError(path, None, "holds no file of a known format" + (
+                f" with a table {' or '.join(tables)}" if tables else ""))
     return files
 
 
