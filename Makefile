@@ -32,8 +32,8 @@ clean:
 distclean: clean
 	rm -rf $(VENV)
 
-# Speed and memory figures (not part of the tests). SIZE_MB sets the generated log size.
-SIZE_MB ?= 1000
+# Speed and memory figures (not part of the tests). SIZE_MB sets the generated log sizes.
+SIZE_MB ?= 300 1000
 bench: $(STAMP)
 	$(BIN)/python benchmarks/log_ingest.py --size-mb $(SIZE_MB)
 	$(BIN)/python benchmarks/bench_json_ingest.py

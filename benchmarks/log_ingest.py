@@ -1,23 +1,32 @@
-"""Speed of the vLLM server-log reader against `grep -cE` and a naive per-line `re` loop.
+"""Speed of the vLLM server-log reader against hand-written polars queries, `grep -cE` and a
+naive per-line `re` loop.
 
-Usage: python benchmarks/log_ingest.py [--size-mb 1000] [--repeat 3] [--workdir DIR] [--keep]
+Usage: python benchmarks/log_ingest.py [--size-mb 300 1000] [--repeat 3] [--gz] [--workdir DIR] [--keep]
 
 Generates a realistic mixed server log deterministically (seeded): start-up blocks of
 several vLLM versions, bursts and idle gaps, 10-second stats lines, SpecDecoding lines,
 uvicorn access lines (completions, health checks, /metrics scrapes), request logs with
 long prompts in some segments, warnings, tracebacks, tqdm progress lines. Then times,
-each in a fresh subprocess, on the plain file and its .gz copy:
+each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at each size:
 
-- our reader, `benchbook.ingest.vllm_log.read`: whole tables (import time excluded);
+- our reader, `benchbook.ingest.vllm_log.read`: all four tables (import time excluded);
 - the same reader streaming, `vllm_log.LogStream`: batches of 200k rows, each dropped once
   counted, as a consumer that aggregates or writes out the rows would;
+- one table alone, `LogStream(path, tables=[X])` streaming (windows, access, spec_decode):
+  only X's lines are parsed;
+- `cli-w`: `benchbook ingest LOG --table windows --out w.parquet` in-process, Parquet written;
+- the polars one-offs (plain files only): what a user would write by hand for one table, a
+  dozen lines each (`polars_windows`, `polars_access`, `polars_spec`): read the file as lines,
+  keep those holding the table's phrase, pull the fields with `str.extract`. No header
+  parsing, no template check, no counts of what was skipped: a lower bound for a reader;
 - `grep -cE` (`gzip -dc | grep` for .gz) with two patterns: the fixed phrases the reader
   looks for (C locale and the current one), and the full templates, which match exactly
   the lines the reader turns into rows (the table says whether the counts agree);
 - a naive loop: every line through every regex.
 
-and prints time, MB/s (uncompressed), the ratios to both greps and to the naive loop, and
-the peak RSS of the measuring process. Not part of the tests (a tiny smoke run is).
+and prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
+to the table's polars one-off (x/polars) and to the naive loop, and the peak RSS of the
+measuring process. Not part of the tests (a tiny smoke run is).
 """
 
 from __future__ import annotations
@@ -336,6 +345,81 @@ def stream_counts(path: Path) -> dict:
             "spec_decode": rows["spec_decode"], "boot_lines": len(boot_lines)}
 
 
+def table_counts(path: Path, table: str) -> dict:
+    """One table alone, streamed (LogStream with tables=[table]): its rows, lines read."""
+    from benchbook.ingest import vllm_log
+
+    log = vllm_log.LogStream(path, tables=[table])
+    for _ in log:
+        pass
+    return {"lines": log.result.read, table: log.result.rows[table]}
+
+
+def cli_windows(path: Path) -> dict:
+    """`benchbook ingest LOG --table windows --out w.parquet` (in this process)."""
+    import tempfile
+
+    import polars as pl
+
+    from benchbook.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "w.parquet"
+        with open(os.devnull, "w") as null:
+            stdout, sys.stdout = sys.stdout, null
+            try:
+                assert main(["ingest", str(path), "--table", "windows", "--out", str(out), "--jobs", "1"]) == 0
+            finally:
+                sys.stdout = stdout
+        return {"windows": pl.scan_parquet(out).select(pl.len()).collect().item()}
+
+
+# The polars one-offs: a user's own query for one table.
+_NUM = r"(-?\d+(?:\.\d*)?|nan|inf)"
+
+
+def polars_windows(path: Path) -> dict:
+    import polars as pl
+
+    t = pl.col("line")
+    df = (pl.scan_lines(path).filter(t.str.contains("Avg prompt throughput", literal=True))
+          .select(t.str.extract(r"(\d\d-\d\d \d\d:\d\d:\d\d)", 1).alias("time"),
+                  t.str.extract(r"Avg prompt throughput: " + _NUM, 1).cast(pl.Float64).alias("prompt_tps"),
+                  t.str.extract(r"Avg generation throughput: " + _NUM, 1).cast(pl.Float64).alias("generation_tps"),
+                  t.str.extract(r"Running: (\d+)", 1).cast(pl.Int64).alias("running"),
+                  t.str.extract(r"Waiting: (\d+)", 1).cast(pl.Int64).alias("waiting"),
+                  t.str.extract(r"KV cache usage: " + _NUM, 1).cast(pl.Float64).alias("kv_usage"),
+                  t.str.extract(r"Prefix cache hit rate: " + _NUM, 1).cast(pl.Float64).alias("prefix_hit_rate"))
+          .collect())
+    return {"windows": len(df)}
+
+
+def polars_access(path: Path) -> dict:
+    import polars as pl
+
+    t = pl.col("line")
+    df = (pl.scan_lines(path).filter(t.str.contains("INFO:     ", literal=True))
+          .select(t.str.extract_groups(r'INFO: +(?<client>[^ :]+)(?::\d+)? - "(?<method>[A-Z]+) (?<path>.*?) '
+                                       r'HTTP/[\d.]+" (?<status>\d{3})').alias("m"))
+          .unnest("m").drop_nulls("status").with_columns(pl.col("status").cast(pl.Int64)).collect())
+    return {"access": len(df)}
+
+
+def polars_spec(path: Path) -> dict:
+    import polars as pl
+
+    t = pl.col("line")
+    df = (pl.scan_lines(path).filter(t.str.contains("SpecDecoding metrics", literal=True))
+          .select(t.str.extract(r"(\d\d-\d\d \d\d:\d\d:\d\d)", 1).alias("time"),
+                  t.str.extract(r"Mean acceptance length: " + _NUM, 1).cast(pl.Float64).alias("mean_acceptance_length"),
+                  t.str.extract(r"Accepted: (\d+) tokens", 1).cast(pl.Int64).alias("accepted_tokens"),
+                  t.str.extract(r"Drafted: (\d+) tokens", 1).cast(pl.Int64).alias("draft_tokens"),
+                  t.str.extract(r"Per-position acceptance rate: ([\d., na]+?)(?:, Avg|$)", 1).alias("per_position"),
+                  t.str.extract(r"Avg Draft acceptance rate: " + _NUM, 1).cast(pl.Float64).alias("rate"))
+          .collect())
+    return {"spec_decode": len(df)}
+
+
 def grep_count(path: Path, locale: str, pattern: str = GREP_PATTERN) -> dict:
     env = dict(os.environ, LC_ALL=locale) if locale else dict(os.environ)
     q = lambda s: "'" + s.replace("'", "'\\''") + "'"  # noqa: E731
@@ -352,15 +436,27 @@ def grep_count(path: Path, locale: str, pattern: str = GREP_PATTERN) -> dict:
 def _measure(method: str, path: Path) -> None:
     """Run one method in this (fresh) process and print elapsed seconds and peak RSS."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    if method in ("reader", "stream"):
+    if not method.startswith(("grep", "naive")) and method not in ONE_OFFS:
+        from benchbook.cli import ALLOCATOR  # what `benchbook` sets before polars starts
+
+        os.environ.setdefault(*ALLOCATOR)
+    if not method.startswith(("grep", "naive")):
         import polars  # noqa: F401  (import time excluded: the reader imports it on first use)
 
+        import benchbook.cli  # noqa: F401
+        import benchbook.ingest.parquet  # noqa: F401
         import benchbook.ingest.vllm_log  # noqa: F401
     start, cpu = time.perf_counter(), _cpu()
     if method == "reader":
         counts = reader_counts(path)
     elif method == "stream":
         counts = stream_counts(path)
+    elif method in TABLE_METHODS:
+        counts = table_counts(path, method)
+    elif method == "cli-w":
+        counts = cli_windows(path)
+    elif method in ONE_OFFS:
+        counts = ONE_OFFS[method](path)
     elif method == "naive":
         counts = naive_counts(path)
     elif method == "grep-T":
@@ -388,14 +484,19 @@ def run_one(method: str, path: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", "naive")
+TABLE_METHODS = ("windows", "access", "spec_decode")
+ONE_OFFS = {"polars-w": polars_windows, "polars-a": polars_access, "polars-s": polars_spec}
+# the polars one-off each method is set beside (same table)
+VERSUS = {"windows": "polars-w", "cli-w": "polars-w", "access": "polars-a", "spec_decode": "polars-s"}
+METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", *TABLE_METHODS, "cli-w", *ONE_OFFS, "naive")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size-mb", type=float, default=1000.0)
+    ap.add_argument("--size-mb", type=float, nargs="+", default=[300.0, 1000.0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--gz", action="store_true", help="measure the .gz copy too")
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "benchbook-bench")
     ap.add_argument("--naive-repeat", type=int, default=1, help="the naive loop is slow; repeat it less")
     ap.add_argument("--keep", action="store_true", help="keep the generated logs for the next run")
@@ -404,14 +505,36 @@ def main() -> None:
     if args._measure:
         _measure(args._measure[0], Path(args._measure[1]))
         return
-    plain, gz = ensure_inputs(args.workdir, args.size_mb, args.seed)
+    rows = []
+    for size_mb in args.size_mb:
+        rows += measure_size(args, size_mb)
+    print("\nwall = elapsed seconds (median), cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
+          "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
+          "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
+          "same table; naive/x = how many times faster than the per-line loop; grep = the phrases in the current "
+          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 200k rows), "
+          "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
+          "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode)")
+    print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "
+          f"{'x/polars':>8s} {'naive/x':>7s} {'cpu s':>6s} {'cpu x/polars':>12s} {'peak RSS MB':>11s}")
+    for name, method, t, mbs, rc, rt, rp, rn, cpu, cp, rss in rows:
+        fmt = lambda v, w: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
+        print(f"{name:26s} {method:11s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {fmt(rp, 8)} {rn:7.1f} {cpu:6.2f} "
+              f"{fmt(cp, 12)} {rss:11.0f}")
+
+
+def measure_size(args, size_mb: float) -> list[tuple]:
+    """Every method on the generated log of this size (and its .gz copy with --gz)."""
+    plain, gz = ensure_inputs(args.workdir, size_mb, args.seed)
     size = plain.stat().st_size
     print(f"input: {plain.name} {size / 1e6:.0f} MB plain, {gz.stat().st_size / 1e6:.0f} MB gzip; "
-          f"{os.cpu_count()} CPUs; median of {args.repeat} runs (naive: {args.naive_repeat})")
+          f"{os.cpu_count()} CPUs; median of {args.repeat} runs (naive: {args.naive_repeat})", flush=True)
     rows = []
-    for path in (plain, gz):
+    for path in (plain, gz) if args.gz else (plain,):
         results = {}
         for method in METHODS:
+            if method in ONE_OFFS and path.suffix == ".gz":
+                continue  # the one-offs read plain files
             n = args.naive_repeat if method == "naive" else args.repeat
             runs = [run_one(method, path) for _ in range(n)]
             results[method] = {
@@ -424,28 +547,27 @@ def main() -> None:
         for other in ("stream", "naive"):
             if results[other]["counts"] != counts:
                 print(f"WARNING: reader and {other} disagree on {path.name}: {counts} vs {results[other]['counts']}")
+        for method, r in results.items():
+            for table, n in r["counts"].items():
+                if (method in TABLE_METHODS or method in ONE_OFFS or method == "cli-w") and table != "lines" \
+                        and n != counts[table]:
+                    print(f"WARNING: {method} found {n} rows of {table} on {path.name}, the reader {counts[table]}")
         rows_made = counts["windows"] + counts["access"] + counts["spec_decode"] + counts["boot_lines"]
         templated = results["grep-T"]["counts"]["matching_lines"]
         print(f"{path.name}: counts {counts}; grep -cE literals: {results['grep-C']['counts']['matching_lines']} "
               f"lines; grep -cE templates: {templated} lines "
-              f"({'= the reader' if templated == rows_made else 'WARNING: the reader made'} {rows_made} rows)")
+              f"({'= the reader' if templated == rows_made else 'WARNING: the reader made'} {rows_made} rows)",
+              flush=True)
         base_c, base_t, naive = results["grep-C"], results["grep-T"], results["naive"]
         for method, r in results.items():
+            versus = results.get(VERSUS.get(method))
             rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / base_c["t"], r["t"] / base_t["t"],
-                         naive["t"] / r["t"], r["cpu"], r["cpu"] / base_c["cpu"], r["cpu"] / base_t["cpu"], r["rss"]))
-    print("\nwall = elapsed seconds, cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to grep -cE "
-          "with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates (C locale; the "
-          "same lines the reader turns into rows); naive/x = how many times faster than the per-line loop; "
-          "grep = the phrases in the current locale; reader = vllm_log.read (whole tables), stream = "
-          "vllm_log.LogStream (batches of 200k rows)")
-    print(f"{'file':26s} {'method':7s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "
-          f"{'naive/x':>7s} {'cpu s':>6s} {'cpu x/grep-C':>12s} {'cpu x/grep-T':>12s} {'peak RSS MB':>11s}")
-    for name, method, t, mbs, rc, rt, rn, cpu, cc, ct, rss in rows:
-        print(f"{name:26s} {method:7s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {rn:7.1f} {cpu:6.2f} "
-              f"{cc:12.2f} {ct:12.2f} {rss:11.0f}")
+                         r["t"] / versus["t"] if versus else None, naive["t"] / r["t"], r["cpu"],
+                         r["cpu"] / versus["cpu"] if versus else None, r["rss"]))
     if not args.keep:
         for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
             p.unlink(missing_ok=True)
+    return rows
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def test_ingest_without_table_writes_every_table_of_a_bench_json_to_a_folder(tmp
 
     src = next((H100 / "raw/h100-moe-mtp").glob("*concurrency4-*.json"))
     out = tmp_path / "tables"  # created
-    assert main(["ingest", str(src), "--out", str(out)]) == 0
+    assert main(["ingest", str(src), "--out", str(out), "--as", "csv"]) == 0
     printed = capsys.readouterr().out
     whole = ingest.read(src)
     assert sorted(p.name for p in out.iterdir()) == ["requests.csv", "run_stats.csv", "runs.csv"]
@@ -61,7 +61,7 @@ def test_ingest_without_table_streams_a_real_server_log_into_a_folder(tmp_path, 
     whole = ingest.read(src)
     monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 1000)
     out = tmp_path / "log"
-    assert main(["ingest", str(src), "--out", str(out), "--batch-rows", "5"]) == 0
+    assert main(["ingest", str(src), "--out", str(out), "--batch-rows", "5", "--as", "csv"]) == 0
     printed = capsys.readouterr().out
     assert whole.summary() in printed and printed.count("lines read") == 1
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{t}.csv" for t in vllm_log.TABLES)
@@ -80,16 +80,18 @@ def test_ingest_folder_refused_when_out_is_a_file(tmp_path, capsys):
     taken.write_text("x")
     assert main(["ingest", str(src), "--out", str(taken)]) == 1
     err = capsys.readouterr().err
-    assert f"{taken}: exists and is not a folder" in err and "ending in .csv" in err
+    assert f"{taken}: exists and is not a folder" in err and "ending in .parquet or .csv" in err
     assert taken.read_text() == "x"
 
 
-def test_a_failed_ingest_into_a_folder_leaves_no_csv(tmp_path, capsys):
+@pytest.mark.parametrize("as_", ["csv", "parquet"])
+def test_a_failed_ingest_into_a_folder_leaves_nothing(tmp_path, capsys, as_):
     src = next((H100 / "raw/h100-dense").glob("*.json"))
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n")
     out = tmp_path / "out"
-    assert main(["ingest", str(src), str(bad), "--out", str(out)]) == 1
+    assert main(["ingest", str(src), str(bad), "--out", str(out), "--as", as_, "--jobs", "2"]) == 1
+    assert "notes.txt:line 1: unrecognised format" in capsys.readouterr().err
     assert list(out.iterdir()) == []  # the first file's tables were not renamed into place
 
 
@@ -167,7 +169,8 @@ def test_ingest_streams_a_server_log_in_batches(tmp_path, capsys, monkeypatch):
         out = tmp_path / f"{table}.csv"
         assert main(["ingest", str(log), "--table", table, "--out", str(out), "--batch-rows", "100"]) == 0
         printed = capsys.readouterr().out
-        assert printed.count("lines read") == 1 and whole.summary() in printed
+        alone = vllm_log.read(log, tables=[table])  # only this table's lines parsed
+        assert printed.count("lines read") == 1 and alone.summary() in printed
         got = pd.read_csv(out)
         want = pd.read_csv(__import__("io").StringIO(whole.tables[table].to_csv(index=False)))
         pd.testing.assert_frame_equal(got[list(want.columns)], want)
@@ -225,3 +228,132 @@ def test_needs_prints_each_chapter_s_contract(capsys, monkeypatch):
             assert f"  {section.title}:" in out
     assert main(["needs", "no-such-chapter"]) == 1
     assert "no chapter 'no-such-chapter'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- Parquet, folders, many files at once
+
+
+def _polars_tables(res) -> dict:
+    from benchbook.ingest.parquet import to_polars
+
+    return {name: to_polars(df) for name, df in res.tables.items()}
+
+
+def test_parquet_datasets_from_folders_read_in_parallel(tmp_path, capsys):
+    """Folders as inputs, two worker processes, one Parquet dataset per table: each part
+    is its file's table, every dataset has one schema (polars reads the folder as is), the
+    counts are printed per file and in total."""
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from benchbook import ingest
+
+    inputs = [H100 / "raw", STRIX / "raw/llama-bench"] + ([REAL_LOGS] if REAL_LOGS.is_dir() else [])
+    out = tmp_path / "ds"
+    assert main(["ingest", *map(str, inputs), "--out", str(out), "--jobs", "2"]) == 0
+    printed = capsys.readouterr().out
+    files = [f for d in inputs for f in sorted(d.rglob("*")) if f.is_file() and not f.name.startswith(".")]
+    read, rows = 0, {}
+    for i, f in enumerate(files):
+        try:
+            whole = ingest.read(f)
+        except ingest.IngestError:
+            assert f"skipped {f}" in printed
+            continue
+        assert whole.summary().split(" -> rows")[0] in printed  # (Batches' counts hold no tables)
+        read += whole.read
+        for table, want in _polars_tables(whole).items():
+            pieces = sorted((out / table).glob(f"part-{i:05d}-*.parquet"))  # batches, pieces: in row order
+            got = pl.concat([pl.read_parquet(p) for p in pieces])
+            assert_frame_equal(got.select(want.columns), want, check_dtypes=False)
+            extra = got.select(pl.exclude(want.columns))  # optional or other files' columns: empty here
+            assert all((col.is_null() | col.is_nan() if col.dtype.is_float() else col.is_null()).all()
+                       or (col.name == "kv_device" and set(col.drop_nulls()) <= {"GPU"})  # printed on every V1 line
+                       for col in extra.iter_columns()), (f, table)
+            rows[table] = rows.get(table, 0) + len(want)
+    assert f"total: " in printed and f"{read} records read" in printed
+    for table, n in rows.items():
+        assert len(pl.scan_parquet(out / table).collect()) == n  # the folder as one dataset
+        assert f"wrote {n} rows of {table} to {out / table}" in printed
+    assert {"runs", "requests", "llama_bench"} <= set(rows)
+
+
+def test_one_table_to_a_parquet_file_is_the_table_of_a_read(tmp_path, capsys, monkeypatch):
+    """`--table windows --out w.parquet`: the rows `vllm_log.read` gives, batch by batch
+    (small chunks and batches), joined into one file; an Int64 column keeps its nulls."""
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from benchbook import ingest
+    from benchbook.ingest import vllm_log
+
+    log = _generated_log(tmp_path)
+    whole = ingest.read(log)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 10_000)
+    for table in ("windows", "access"):
+        out = tmp_path / f"{table}.parquet"
+        assert main(["ingest", str(log), "--table", table, "--out", str(out), "--batch-rows", "100",
+                     "--jobs", "1"]) == 0
+        printed = capsys.readouterr().out
+        assert printed.count("lines read") == 1 and f"wrote {len(whole.tables[table])} rows" in printed
+        want = _polars_tables(whole)[table]
+        got = pl.read_parquet(out)
+        assert_frame_equal(got.select(want.columns), want)
+        assert not list(tmp_path.glob(".ingest-*")) and not list(tmp_path.glob("*.part"))
+    folder = tmp_path / "ds"  # the same log as datasets: many batches and pieces, in row order by name
+    monkeypatch.setattr("benchbook.ingest.parquet.ROW_GROUP", 70)
+    assert main(["ingest", str(log), "--out", str(folder), "--batch-rows", "100", "--jobs", "1"]) == 0
+    assert len(list((folder / "access").iterdir())) > 10
+    for table, want in _polars_tables(whole).items():
+        assert_frame_equal(pl.read_parquet(sorted((folder / table).iterdir())).select(want.columns), want)
+    access = pl.read_parquet(tmp_path / "access.parquet")
+    assert access["window_line"].dtype == pl.Int64 and access["window_line"].null_count() == \
+        whole.tables["access"]["window_line"].isna().sum()
+
+
+def test_several_tables_into_one_parquet_file_is_a_clear_error(tmp_path, capsys):
+    src = next((H100 / "raw/h100-dense").glob("*.json"))
+    assert main(["ingest", str(src), "--out", str(tmp_path / "x.parquet")]) == 1
+    err = capsys.readouterr().err
+    assert src.name in err and "yields several tables (runs, requests, run_stats)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_table_a_file_lacks_is_a_clear_error(tmp_path, capsys):
+    src = next((H100 / "raw/h100-dense").glob("*.json"))
+    assert main(["ingest", str(src), "--table", "windows", "--out", str(tmp_path / "w.parquet")]) == 1
+    assert "has no table 'windows'; it yields: runs, requests, run_stats" in capsys.readouterr().err
+
+
+def test_to_polars_keeps_types_and_missing_values():
+    import numpy as np
+    import polars as pl
+
+    from benchbook.ingest.parquet import to_polars
+
+    df = pd.DataFrame({
+        "cat": pd.Categorical(["a", None, "b"]), "s": pd.array(["x", None, "z"], dtype="string"),
+        "i": pd.array([1, None, 3], dtype="Int64"), "b": pd.array([True, None, False], dtype="boolean"),
+        "f": [0.5, np.nan, 2.0], "t": pd.to_datetime(["2026-01-01", None, "2026-01-02"]).astype("datetime64[ns]"),
+        "o": np.array(["p", None, "r"], dtype=object)})
+    got = to_polars(df)
+    assert got.schema == pl.Schema({"cat": pl.String, "s": pl.String, "i": pl.Int64, "b": pl.Boolean,
+                                    "f": pl.Float64, "t": pl.Datetime("ns"), "o": pl.String})
+    assert got.null_count().row(0) == (1, 1, 1, 1, 0, 1, 1)  # NaN stays a float NaN
+    assert got["cat"].to_list() == ["a", None, "b"] and got["i"].to_list() == [1, None, 3]
+
+
+def test_a_folder_with_table_skips_files_that_cannot_hold_it(tmp_path, capsys):
+    """`--table windows` over a folder of mixed raw files reads the server logs and names
+    the other files as skipped; a file named on its own still has to hold the table."""
+    import polars as pl
+
+    from benchbook import ingest
+
+    folder = ROOT / "data/gb10-mtp/raw"
+    logs = [f for f in sorted(folder.rglob("*")) if f.is_file() and ingest.detect(f).FORMAT == "vllm-server-log"]
+    assert main(["ingest", str(folder), "--table", "windows", "--out", str(tmp_path / "w.parquet")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("lines read") == len(logs) > 0 and "a vllm-bench-serve file has no table windows" in printed
+    want = sum(len(ingest.read(f).tables["windows"]) for f in logs)
+    assert len(pl.read_parquet(tmp_path / "w.parquet")) == want > 0

@@ -576,17 +576,79 @@ def test_columnar_and_byte_paths_agree_on_lines(tmp_path, monkeypatch, lines):
     assert_same(columnar, vllm_log.read(path))
 
 
-def test_columnar_and_byte_paths_agree_on_shipped_and_generated_logs(tmp_path, monkeypatch):
+def real_logs() -> list[Path]:
+    """The real server logs of ../shared/samples (none where shared/ is not beside the repo)."""
+    return sorted(REAL_LOGS.glob("*.log")) if REAL_LOGS.is_dir() else []
+
+
+def every_log(tmp_path: Path) -> list[Path]:
+    """Shipped logs, their `docker logs -t` copies, a generated log (plain and .gz) and the
+    real samples."""
     spec = importlib.util.spec_from_file_location("log_ingest", BENCH)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     docker = [docker_prefixed(p, tmp_path / f"docker-{i}.log", ("Z", "+02:00")[i % 2])
               for i, p in enumerate(repo_logs())]  # `docker logs -t` of every shipped log
-    paths = [*repo_logs(), *docker, *bench.ensure_inputs(tmp_path, 0.4, seed=11)]
+    return [*repo_logs(), *docker, *bench.ensure_inputs(tmp_path, 0.4, seed=11), *real_logs()]
+
+
+def test_columnar_and_byte_paths_agree_on_shipped_generated_and_real_logs(tmp_path, monkeypatch):
+    paths = every_log(tmp_path)
+    assert len(real_logs()) >= 9 or not REAL_LOGS.is_dir()
     columnar = {p: vllm_log.read(p) for p in paths}
     monkeypatch.setattr(vllm_log, "COLUMNAR", False)
     for p in paths:
         assert_same(columnar[p], vllm_log.read(p))
+
+
+# what each table's lines can be ignored for: counted alike whether or not the others are read
+TABLE_REASONS = {"windows": {vllm_log.UNKNOWN_STATS, vllm_log.HEADERLESS_STATS, vllm_log.ORPHAN_V0_PREFIX},
+                 "access": {vllm_log.BAD_ACCESS}, "spec_decode": {vllm_log.UNKNOWN_SPEC},
+                 "boot": {vllm_log.UNKNOWN_BOOT}}
+
+
+def assert_one_table_alike(whole, path: Path) -> None:
+    """Each table read on its own is the table `read` gives with all four; the lines of
+    the others are counted as not asked for."""
+    for name in vllm_log.TABLES:
+        alone = vllm_log.read(path, tables=[name])
+        assert list(alone.tables) == [name]
+        pd.testing.assert_frame_equal(plain(alone)[name], plain(whole)[name], obj=f"{path.name} {name}")
+        assert alone.read == whole.read and alone.ignored == sum(alone.reasons.values())
+        for reason in TABLE_REASONS[name]:
+            assert alone.reasons[reason] == whole.reasons[reason], (path.name, name, reason)
+        assert set(alone.reasons) <= TABLE_REASONS[name] | {vllm_log.NOT_ASKED, vllm_log.NOT_UTF8,
+                                                           vllm_log.PARTIAL, *TABLE_REASONS["windows"]}
+        used, lines = alone.read - alone.ignored, whole.tables[name]["line"].nunique()
+        assert used == lines if name != "windows" else used >= lines  # (+ V0 prefix-cache lines)
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_one_table_read_alone_is_the_same_table(tmp_path, monkeypatch, columnar):
+    """`tables=[X]` parses only X's lines and gives X exactly as a read of all four does,
+    on both paths, for every log the tests know."""
+    monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+    for path in every_log(tmp_path) + [write(tmp_path, mixed_log() + [VARIANTS[-2][1], REAL_ACCESS], "m.log")]:
+        assert_one_table_alike(vllm_log.read(path), path)
+
+
+def test_one_table_batches_and_unknown_table(tmp_path, monkeypatch):
+    path = write(tmp_path, mixed_log() * 5)
+    whole = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 600)  # batches are cut between chunks
+    batches = list(vllm_log.LogStream(path, batch_rows=3, tables=["access"]))
+    assert len(batches) > 2 and all(list(b) == ["access"] for b in batches)
+    got = pd.concat([as_objects(b["access"]) for b in batches], ignore_index=True)
+    want = as_objects(whole.tables["access"])
+    pd.testing.assert_frame_equal(got[list(want.columns)], want, check_dtype=False)
+    for table in ("spec_decode", "boot"):  # no stats line parsed: batches end anywhere
+        batches = list(vllm_log.LogStream(path, batch_rows=2, tables=[table]))
+        assert len(batches) > 2
+        got = pd.concat([as_objects(b[table]) for b in batches], ignore_index=True)
+        want = as_objects(whole.tables[table])
+        pd.testing.assert_frame_equal(got[list(want.columns)], want, check_dtype=False)
+    with pytest.raises(ValueError, match="unknown table"):
+        vllm_log.LogStream(path, tables=["runs"])
 
 
 # ---------------------------------------------------------------- streaming in batches

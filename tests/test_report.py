@@ -64,3 +64,34 @@ def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():
     assert '<span id="claim-dense-gen-ratio">dense-gen-ratio</span>' in out
     assert anchor(ledger["id"][1]) == "claim-img-src-x-onerror-alert-1"
     assert "<img" not in out and "&lt;img src=x" in out
+
+
+def test_downloads_come_as_parquet_too(tmp_path):
+    """Every chapter's tidy tables are also in `<bundle>-parquet.zip`: the same rows and
+    columns, text as text, numbers as numbers (no formula neutralising: no spreadsheet opens
+    Parquet as text)."""
+    import io
+    import zipfile
+    from pathlib import Path
+
+    import polars as pl
+
+    from benchbook.chapters import dense_sparse, gb10, h100, power_sweep, strix
+    from benchbook.report import write_downloads
+
+    root = Path(__file__).resolve().parents[1] / "data"
+    for mod in (dense_sparse, gb10, h100, power_sweep, strix):
+        tables = mod.downloads(mod.analyse(root / mod.STUDY))
+        paths = write_downloads(tables, tmp_path / mod.STUDY, "t")
+        with zipfile.ZipFile(paths["parquet_zip"]) as zf:
+            assert sorted(zf.namelist()) == sorted(f"{name}.parquet" for name in tables)
+            for name, df in tables.items():
+                got = pl.read_parquet(io.BytesIO(zf.read(f"{name}.parquet")))
+                assert got.columns == [str(c) for c in df.columns] and got.height == len(df), (mod.STUDY, name)
+                for col in df.columns:
+                    if pd.api.types.is_float_dtype(df[col]):
+                        assert got[str(col)].dtype == pl.Float64
+                        assert got[str(col)].fill_nan(None).to_list() == [None if pd.isna(v) else v for v in df[col]]
+    bad = pd.DataFrame({"name": ["=cmd|' /C calc'!A0"], "n": [1]})
+    with zipfile.ZipFile(write_downloads({"bad": bad}, tmp_path / "x", "t")["parquet_zip"]) as zf:
+        assert pl.read_parquet(io.BytesIO(zf.read("bad.parquet")))["name"].to_list() == ["=cmd|' /C calc'!A0"]

@@ -17,7 +17,14 @@ from .runner import Chapter, ChapterError, find_repo, studies
 from .study import StudyError, inspect_study, write_checksums
 
 
+# polars' allocator (jemalloc) keeps freed pages for 10 s by default, which on a long log
+# reads as memory growing with the file; a short decay returns them at once (set before
+# polars is first imported, as `benchbook` does; a user's own setting wins).
+ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:100,muzzy_decay_ms:0")
+
+
 def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault(*ALLOCATOR)
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -54,16 +61,25 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--path-output", help="where _build goes (default: book/)")
     s.set_defaults(func=cmd_build)
 
-    s = sub.add_parser("ingest", help="read raw files and write the tidy rows as CSV")
-    s.add_argument("files", nargs="+", type=Path)
+    s = sub.add_parser("ingest", help="read raw files and write the tidy rows as Parquet or CSV")
+    s.add_argument("files", nargs="+", type=Path, metavar="DIR|FILE",
+                   help="raw files, or folders: every file under a folder whose format is recognised")
     s.add_argument("--out", type=Path, required=True,
-                   help="a CSV file (name ending in .csv) for one table: the one chosen with --table, "
-                        "or the only one the files yield; otherwise a folder (created if missing) that "
-                        "gets every table the files yield as <table>.csv")
-    s.add_argument("--table", help="write only this table (e.g. runs, requests) to the CSV file --out")
+                   help="a file for one table (the one chosen with --table, or the only one the files "
+                        "yield): NAME.parquet or NAME.csv; otherwise a folder (created if missing) that "
+                        "gets one Parquet dataset per table, <table>/part-FFFFF-BBBBB-KKK.parquet (input "
+                        "file, batch, piece), or one <table>.csv per table with --as csv")
+    s.add_argument("--table", action="append", metavar="TABLE",
+                   help="write only this table (e.g. windows, runs); repeat for several (into a folder). "
+                        "A server log then parses only the lines of these tables")
+    s.add_argument("--as", dest="as_", choices=("parquet", "csv"), default="parquet",
+                   help="what a folder --out gets (default parquet)")
+    s.add_argument("--jobs", type=int, default=0,
+                   help="files read at once, each in its own process (default: the number of cores, "
+                        "at most one per file); Parquet output only, CSV is written in order by one process")
     s.add_argument("--format", help="skip detection and use this format")
-    s.add_argument("--batch-rows", type=int, default=200_000,
-                   help="rows per batch when streaming a server log (memory grows with it; default 200000)")
+    s.add_argument("--batch-rows", type=int, default=100_000,
+                   help="rows per batch when streaming a server log (memory grows with it; default 100000)")
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("new", help="make a data folder for a chapter from raw files (writes study.yml)")
@@ -169,17 +185,27 @@ def cmd_build(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    """Write the files' tables as CSV, batch by batch: a server log of any size is
-    streamed, so the memory does not grow with it. One table to the CSV file --out (the one
-    --table names, or the only one there is), or every table to the folder --out."""
-    one_file = args.table is not None or args.out.suffix.lower() == ".csv"
-    if not one_file and args.out.exists() and not args.out.is_dir():
-        raise IngestError(args.out, None, "exists and is not a folder; expected a folder for one "
-                          "<table>.csv per table, or a name ending in .csv (with --table if several)")
+    """Write the files' tables batch by batch (a server log of any size is streamed, so the
+    memory does not grow with it): one table to the file --out (NAME.parquet or NAME.csv),
+    or every table to the folder --out (Parquet datasets, or CSV files with --as csv)."""
+    suffix = args.out.suffix.lower()
+    if args.table and len(args.table) > 1 and suffix in (".csv", ".parquet"):
+        raise IngestError(args.out, None, f"is one file and --table names {len(args.table)} tables; give a "
+                          "folder as --out for several")
+    if suffix not in (".csv", ".parquet") and args.out.exists() and not args.out.is_dir():
+        raise IngestError(args.out, None, "exists and is not a folder; expected a folder for one dataset "
+                          "(or <table>.csv) per table, or a name ending in .parquet or .csv (with --table "
+                          "if several)")
+    files = _ingest_inputs(args.files, args.format, args.table)
+    if suffix == ".parquet" or (suffix != ".csv" and args.as_ == "parquet"):
+        from .ingest_files import ingest_to_parquet
+
+        return ingest_to_parquet(files, args)
+    one_file = suffix == ".csv"
     writers: dict[str, _CsvWriter] = {}
     try:
-        for path in args.files:
-            batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows)
+        for path in files:
+            batches = ingest.Batches(path, fmt=args.format, batch_rows=args.batch_rows, tables=args.table)
             for tables in batches:
                 for table, df in _tables_to_write(path, tables, args, writers).items():
                     if table not in writers:
@@ -196,10 +222,40 @@ def cmd_ingest(args) -> int:
     return 0
 
 
+def _ingest_inputs(paths: list[Path], fmt: str | None, tables: list[str] | None = None) -> list[Path]:
+    """The files to read: each FILE as given, and under each folder every file (sorted,
+    hidden ones left out) whose format is recognised and, with --table, that can hold one
+    of those tables; the others are named as skipped."""
+    files = []
+    for path in paths:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = 0
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            if any(part.startswith(".") for part in f.relative_to(path).parts):
+                continue
+            if fmt is None:
+                try:
+                    mod = ingest.detect(f)
+                except IngestError as exc:
+                    print(f"skipped {exc}")
+                    continue
+                if tables and not set(tables) & set(getattr(mod, "TABLES", tables)):
+                    print(f"skipped {f}: a {mod.FORMAT} file has no table {' or '.join(tables)}")
+                    continue
+            files.append(f)
+            found += 1
+        if not found:
+            raise IngestError(path, None, "holds no file of a known format" + (
+                f" with a table {' or '.join(tables)}" if tables else ""))
+    return files
+
+
 def _tables_to_write(path: Path, tables: dict, args, writers: dict) -> dict:
-    """The tables of one batch that go to --out: the chosen one, the only one, or all."""
+    """The tables of one batch that go to --out: the chosen ones, the only one, or all."""
     if args.table is not None:
-        return {args.table: tables[_ingest_table(path, tables, args.table)]}
+        return {t: tables[_ingest_table(path, tables, t)] for t in args.table}
     if args.out.suffix.lower() != ".csv":
         return tables
     names = list(tables)

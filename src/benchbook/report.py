@@ -240,8 +240,11 @@ def ledger_basis_note(ledger: pd.DataFrame):
 
 
 def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
-    """Write each tidy table as CSV plus one zip of all of them; return the paths. Text
-    that a spreadsheet would run as a formula is neutralised (untrusted.cell)."""
+    """Write each tidy table as CSV plus one zip of all of them, and the same tables as
+    Parquet in a second zip (`<bundle>-parquet.zip`, written by polars: typed columns, for
+    DuckDB, polars or Spark); return the paths. Text that a spreadsheet would run as a
+    formula is neutralised in the CSV files (untrusted.cell); Parquet, which no spreadsheet
+    opens as text, keeps the values as they are."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
@@ -257,7 +260,22 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
         for name, path in paths.items():
             zf.write(path, arcname=path.name)
     paths["zip"] = zpath
+    paths["parquet_zip"] = _parquet_zip(tables, folder / f"{bundle}-parquet.zip")
     return paths
+
+
+def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
+    """Every table as `<name>.parquet` in one zip (stored: Parquet is compressed already)."""
+    import io
+
+    from .ingest.parquet import to_polars
+
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_STORED) as zf:
+        for name, df in tables.items():
+            buf = io.BytesIO()
+            to_polars(df.reset_index(drop=True)).write_parquet(buf)
+            zf.writestr(f"{name}.parquet", buf.getvalue())
+    return zpath
 
 
 # ---- text from data, the page's opening note, absent sections, declared outputs -----

@@ -116,10 +116,15 @@ class Batches:
     """A raw file's tables in batches, for files too big to hold as tables: a reader that
     can stream (the vLLM server log) gives batches of about `batch_rows` rows; any other
     gives its tables as one batch. Each batch is redacted like `read`'s tables. After the
-    loop, `result` holds the counts and reasons for the whole file (and no tables)."""
+    loop, `result` holds the counts and reasons for the whole file (and no tables).
 
-    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000):
+    `tables` (default: all) names the tables wanted: a streaming reader parses only the
+    lines they need; any other reader's batch holds only those of them it has."""
+
+    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000,
+                 tables=None):
         self.path, self.fmt, self.batch_rows = Path(path), fmt, batch_rows
+        self.tables = None if tables is None else tuple(tables)
         self.result: IngestResult | None = None
 
     def __iter__(self):
@@ -128,10 +133,13 @@ class Batches:
         if mod is None or not hasattr(mod, "LogStream"):  # (read names an unknown format)
             res = read(self.path, fmt=self.fmt)
             tables, res.tables = res.tables, {}
+            self._check_wanted(list(tables))
             self.result = res
-            yield tables
+            yield {k: v for k, v in tables.items() if self.tables is None or k in self.tables}
             return
-        stream = mod.LogStream(self.path, batch_rows=self.batch_rows)
+        self._check_wanted(list(mod.TABLES))
+        wanted = None if self.tables is None else [t for t in self.tables if t in mod.TABLES]
+        stream = mod.LogStream(self.path, batch_rows=self.batch_rows, tables=wanted)
         batches = iter(stream)
         while True:
             with _reader_errors(self.path, mod):
@@ -140,6 +148,13 @@ class Batches:
                 break
             yield _redacted(IngestResult(path=str(self.path), format=mod.FORMAT, tables=tables)).tables
         self.result = _redacted(stream.result)
+
+
+    def _check_wanted(self, has: list[str]) -> None:
+        """An error when tables were named and the file has none of them."""
+        if self.tables is not None and not set(self.tables) & set(has):
+            raise IngestError(self.path, None, f"has no table {' or '.join(map(repr, self.tables))}; it "
+                              f"yields: {', '.join(has)}")
 
 
 # Identity columns are left alone: they join tables and name files, and hold no free text.

@@ -65,7 +65,7 @@ from ..tables import SCHEMAS, Column, categorical, columns
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, open_text
-from .vllm_log_scan import ChunkScan, Scanner
+from .vllm_log_scan import KINDS, ChunkScan, Scanner
 
 FORMAT = "vllm-server-log"
 TABLES = ("windows", "access", "spec_decode", "boot")
@@ -84,6 +84,21 @@ ORPHAN_V0_PREFIX = "V0 prefix-cache line with no V0 stats line just before it"
 BAD_ACCESS = "access line with an unreadable request line"
 NOT_UTF8 = "candidate line is not valid UTF-8"
 PARTIAL = "partial last line (no newline at the end)"
+NOT_ASKED = "not read: no line of the table(s) asked for"
+
+# the kinds of line each table is made from: access lines take the window they end in
+_TABLE_KINDS = {"windows": {"stats", "v0prefix"}, "access": {"stats", "v0prefix", "access"},
+                "spec_decode": {"spec"}, "boot": {"boot"}}
+
+
+def _kinds(tables) -> frozenset:
+    """The kinds of line to parse for these tables (all of them for None)."""
+    if tables is None:
+        return KINDS
+    unknown = set(tables) - set(TABLES)
+    if unknown:
+        raise ValueError(f"unknown table(s) {sorted(unknown)}; a server log has {', '.join(TABLES)}")
+    return frozenset().union(*(_TABLE_KINDS[t] for t in tables))
 
 # ---------------------------------------------------------------- templates (bytes)
 
@@ -258,11 +273,13 @@ class LogIngestResult(IngestResult):
         return text
 
 
-def read(path: Path, run_prefix: str | None = None) -> IngestResult:
-    """Read one vLLM server log (plain or .gz) into windows, access, spec_decode and boot.
+def read(path: Path, run_prefix: str | None = None, tables=None) -> IngestResult:
+    """Read one vLLM server log (plain or .gz) into windows, access, spec_decode and boot,
+    or only the `tables` named (only their lines are parsed; the others' lines are counted
+    as ignored, NOT_ASKED, with the header and continuation lines).
 
     `run_prefix` is accepted for the reader interface; log rows carry no run id."""
-    log = LogStream(path, batch_rows=None)
+    log = LogStream(path, batch_rows=None, tables=tables)
     for tables in log:  # one batch: the whole file
         pass
     log.result.tables = tables
@@ -281,25 +298,33 @@ class LogStream:
     than `batch_rows`. After the loop, `result` holds the whole file's counts (`read`,
     `ignored`, `reasons`, and row counts per table in `rows`) with no tables. With
     `batch_rows=None` the only batch is the whole file (that is `read`).
+
+    `tables` (default: all four) names the tables to make: only the lines they need are
+    parsed, and each batch holds only those tables.
     """
 
-    def __init__(self, path: Path, batch_rows: int | None = 200_000):
+    def __init__(self, path: Path, batch_rows: int | None = 200_000, tables=None):
         self.path = Path(path)
         if not self.path.is_file():
             raise IngestError(self.path, None, "file not found; expected a vLLM server log")
+        self.kinds = _kinds(tables)
+        self.tables = tuple(TABLES if tables is None else [t for t in TABLES if t in tables])
         self.batch_rows = batch_rows
         self.result: LogIngestResult | None = None
         self.rows: Counter = Counter()
 
     def __iter__(self):
-        state = _State(str(self.path), all_columns=self.batch_rows is not None)
+        state = _State(str(self.path), all_columns=self.batch_rows is not None, kinds=self.kinds,
+                       tables=self.tables)
         gc_was_enabled = gc.isenabled()
         gc.disable()  # millions of small tuples: the cyclic collector would only slow this down
         try:
+            windowed = "stats" in self.kinds  # batches end before a stats line; else anywhere
             for _ in _scan_file(self.path, state):
-                if (self.batch_rows and state.last_window is not None
+                if (self.batch_rows and (state.last_window is not None or not windowed)
                         and state.rows() >= self.batch_rows):
-                    yield self._counted(state.take(everything=False))
+                    yield self._counted(state.take(everything=not windowed))
+                    gc.collect()  # the batch's frames (pandas keeps reference cycles) go now, not at the end
             yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
         finally:
@@ -307,6 +332,7 @@ class LogStream:
                 gc.enable()
 
     def _counted(self, tables: dict) -> dict:
+        tables = {name: tables[name] for name in self.tables}
         for name, df in tables.items():
             self.rows[name] += len(df)
         return tables
@@ -323,7 +349,7 @@ def _scan_file(path: Path, state: _State):
                 state.scan(buf, partial)
                 yield
                 continue
-            pending.append((buf, pool.submit(_scanner().scan, buf)))
+            pending.append((buf, pool.submit(_scanner().scan, buf, 1, state.kinds)))
             while len(pending) > WORKERS:  # bounded: the memory does not grow with the file
                 state.merge(*pending.popleft())
                 yield
@@ -336,7 +362,8 @@ def _scan_file(path: Path, state: _State):
 def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
-                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP)
+                   {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP,
+                   len(_V1_HEAD))
 
 
 def _chunks(path: Path):
@@ -374,8 +401,10 @@ def _chunks(path: Path):
 class _State:
     """What the chunks gave so far: column arrays per chunk, counts and reasons."""
 
-    def __init__(self, source: str, all_columns: bool = False):
+    def __init__(self, source: str, all_columns: bool = False, kinds: frozenset = KINDS,
+                 tables: tuple = TABLES):
         self.source = source
+        self.kinds, self.tables = kinds, tables  # the kinds of line parsed; the tables asked for
         self.all_columns = all_columns  # every optional column in every table, printed or not
         self.lines = 0  # lines of the chunks scanned so far
         self.windows: list[dict] = []  # column arrays, one dict per chunk and template
@@ -470,9 +499,10 @@ class _State:
             headers -= self._unanchored_stats(buf, cands["stats"])
         coloured = b"\x1b" in buf
         for kind, spans in cands.items():
-            if spans:
+            if spans and kind in self.kinds:
                 getattr(self, "_" + kind)(buf, nl, spans, coloured)
-        self._access(buf, nl, coloured and b"INFO\x1b[" in buf)
+        if "access" in self.kinds:
+            self._access(buf, nl, coloured and b"INFO\x1b[" in buf)
         if partial and self.rows() == before[0]:  # the cut-off line gave nothing
             self.reasons, self.header_lines, headers = before[1], before[2], 0
             self.reasons[PARTIAL] += 1
@@ -665,10 +695,18 @@ class _State:
         """The whole file's counts, once every row was taken: `rows` per table."""
         res = LogIngestResult(path=self.source, format=FORMAT, rows=rows)
         res.read = self.lines
-        used = sum(rows[t] for t in ("windows", "access", "spec_decode"))
-        ignored = self.lines - used - self.boot_lines - self.merged
+        asked = set(self.tables)
+        used = sum(rows[t] for t in ("windows", "access", "spec_decode") if t in asked)
+        ignored = (self.lines - used - (self.boot_lines if "boot" in asked else 0)
+                   - (self.merged if "windows" in asked else 0))
         reasons = Counter({r: n for r, n in self.reasons.items() if n})
         specific = sum(reasons.values())
+        if asked != set(TABLES):  # other header lines were not told apart from the rest
+            if ignored - specific > 0:
+                reasons[NOT_ASKED] = ignored - specific
+            res.reasons = reasons
+            res.ignored = sum(reasons.values())
+            return res
         other = max(0, min(self.header_lines, ignored - specific))
         if other:
             reasons[OTHER] = other

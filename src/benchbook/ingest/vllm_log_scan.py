@@ -23,6 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+# the kinds of candidate line: stats, SpecDecoding, V0's prefix-cache line, start-up
+# facts, uvicorn access lines
+KINDS = frozenset({"stats", "spec", "v0prefix", "boot", "access"})
+
+
 @dataclass
 class ChunkScan:
     """What one chunk gave: rows as column arrays, lines for the full-line templates."""
@@ -84,7 +89,8 @@ class Scanner:
     """Compiled-once expressions for one chunk at a time (thread-safe: no state)."""
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
-                 host_name: bytes, text: set[str], printed: set[str], stamp: bytes):
+                 host_name: bytes, text: set[str], printed: set[str], stamp: bytes,
+                 stats_split: int | None = None):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
@@ -95,6 +101,16 @@ class Scanner:
         # the message from the anchor on, as the byte path's fast templates match it
         site = r"^(?P<site_tail>\.py:[0-9]+\]" + to_rust(esc) + ") "
         self.stats_rx = site + to_rust(stats_msg) + "$"
+        # The stats template in two parts, cut before byte `stats_split` of its pattern: the
+        # head's fields matched from the message start, the rest from the line end. One regex
+        # of twenty groups runs the slowest of the regex crate's capture engines; two of about
+        # ten run fast ones (twice as fast in all). The line matches the template when the
+        # two matches tile its message (lengths: `_p1` + `_p2` = the message).
+        self.stats_parts = None
+        if stats_split is not None:
+            one, two = stats_msg[:stats_split], stats_msg[stats_split:]
+            re.compile(one), re.compile(two)  # each part a regex of its own
+            self.stats_parts = (site + "(?P<_p1>" + to_rust(one) + ")", "(?P<_p2>" + to_rust(two) + ")$")
         self.spec_rx = site + to_rust(spec_msg) + "$"
         # the header before the anchor, read as the byte path reads it: the time is the 14
         # characters before the last space, after at least one other character
@@ -108,28 +124,27 @@ class Scanner:
         self.access_cut = r"^(INFO: +(?:" + to_rust(host_name) + r")):[0-9]+"
 
     def lines(self, buf: bytes):
-        """The chunk's lines (without their "\n") as a polars Series, or None when the
-        chunk is not valid UTF-8."""
+        """The chunk's lines (without their "\n", or "\r\n"; a lone "\r" stays in its
+        line) as a polars Series, or None when the chunk is not valid UTF-8."""
         pl = self.pl
         try:
-            if b"\x1f" not in buf:  # polars' CSV splitter: one field per line, no quoting
-                lines = pl.read_csv(buf, has_header=False, separator="\x1f", quote_char=None,
-                                    schema={"t": pl.String})
-                return lines["t"].fill_null("")  # a blank line reads as null
-            text = pl.Series([buf[:-1]], dtype=pl.Binary).cast(pl.String)
+            return pl.read_lines(buf, name="t")["t"]
         except pl.exceptions.ComputeError:
             return None
-        s = text.str.split("\n").explode()
-        if b"\r\n" in buf:  # "\r\n" line ends
-            s = s.str.strip_suffix("\r")
-        return s
 
-    def scan(self, buf: bytes, first_line: int = 1) -> ChunkScan | None:
-        """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8."""
+    def scan(self, buf: bytes, first_line: int = 1, kinds: frozenset = KINDS) -> ChunkScan | None:
+        """Scan whole lines `buf` whose first line is number `first_line`; None = not UTF-8.
+
+        `kinds`: the kinds of line to find and parse (`KINDS`: all, and the other header
+        lines counted). A subset looks only for its own lines, each kind by its literal
+        phrase first, so a windows-only pass reads each line once for "Avg prompt
+        throughput" and once for V0's "Prefix cache hit rate: GPU"."""
         pl = self.pl
         s = self.lines(buf)
         if s is None:
             return None
+        if kinds != KINDS:
+            return self._scan_some(s, buf, first_line, kinds)
         t, c = pl.col("t"), pl.col
         has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
         lf = pl.DataFrame({"t": s}).lazy().with_row_index("i").with_columns(
@@ -157,21 +172,80 @@ class Scanner:
         out = ChunkScan(lines=len(s), header_lines=int(count.item()))
         out.stats, slow_stats = self._columns(st, self.stats_names, first_line)
         out.spec, slow_spec = self._columns(sp, self.spec_names, first_line)
+        self._one_rate(out)
+        v0 = few["v0prefix"]
+        out.slow = {"stats": slow_stats, "spec": slow_spec,
+                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
+        self._access(out, ac, first_line)
+        return out
+
+    def _scan_some(self, s, buf: bytes, first_line: int, kinds: frozenset) -> ChunkScan:
+        """`scan` for some kinds only: the same candidates and rows for those kinds (a
+        line's kind is decided as `scan` decides it), no count of other header lines."""
+        pl = self.pl
+        t, c = pl.col("t"), pl.col
+        has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
+        lf = pl.DataFrame({"t": s}).lazy().with_row_index("i")
+        # a kind's lines are those of its phrase, less those of the kinds decided before it
+        is_stats = has("Avg prompt throughput")
+        is_spec = t.str.contains("SpecDecoding metrics|Draft acceptance rate") & t.str.contains(self.kind_rx["spec"])
+        is_v0 = t.str.contains(self.kind_rx["v0prefix"])
+        plans, names = [], []
+        if "stats" in kinds:
+            plans.append(self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names))
+            names.append("stats")
+        if "spec" in kinds:
+            plans.append(self._parse(lf.filter(t.str.contains("SpecDecoding metrics|Draft acceptance rate"))
+                                     .filter(~is_stats & is_spec), self.spec_rx, self.spec_names))
+            names.append("spec")
+        if "v0prefix" in kinds:
+            plans.append(lf.filter(has("Prefix cache hit rate: GPU")).filter(~is_stats & ~is_spec & is_v0)
+                         .select("i", "t"))
+            names.append("v0prefix")
+        if "boot" in kinds:
+            plans.append(lf.filter(t.str.contains(self.kind_rx["boot"])).filter(~is_stats & ~is_spec & ~is_v0)
+                         .select("i", "t"))
+            names.append("boot")
+        if "access" in kinds:
+            key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
+            if b"\x1b" in buf:
+                key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+            plans.append(lf.filter(has("INFO")).filter(t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:"))
+                         .select("i", key.str.replace(self.access_cut, "${1}").alias("k")))
+            names.append("access")
+        got = dict(zip(names, pl.collect_all(plans)))
+        out = ChunkScan(lines=len(s), header_lines=0)
+        out.slow = {"stats": [], "spec": [], "v0prefix": [], "boot": []}
+        if "stats" in got:
+            out.stats, out.slow["stats"] = self._columns(got["stats"], self.stats_names, first_line)
+        if "spec" in got:
+            out.spec, out.slow["spec"] = self._columns(got["spec"], self.spec_names, first_line)
+            self._one_rate(out)
+        for kind in ("v0prefix", "boot"):
+            if kind in got:
+                out.slow[kind] = _lines(got[kind], first_line)
+        if "access" in got:
+            self._access(out, got["access"], first_line)
+        return out
+
+    @staticmethod
+    def _one_rate(out: ChunkScan) -> None:
+        """Set aside the SpecDecoding rows printing both or neither rate field."""
         if out.spec is not None:
             first, last = out.spec.pop("_rate_first_set"), out.spec.pop("_rate_last_set")
             one = first != last
             if not one.all():
                 out.spec_two_rates = int((~one).sum())
                 out.spec = {k: v[one] for k, v in out.spec.items()}
-        v0 = few["v0prefix"]
-        out.slow = {"stats": slow_stats, "spec": slow_spec,
-                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
+
+    @staticmethod
+    def _access(out: ChunkScan, ac, first_line: int) -> None:
+        """Access-line keys as codes into the chunk's distinct keys."""
         if len(ac):
             codes, uniques = _factorize(ac["k"])
             out.access_lines = ac["i"].to_numpy().astype(np.int64) + first_line
             out.access_codes = codes
             out.access_keys = [k.encode() for k in uniques]
-        return out
 
     def _parse(self, lf, rx: str, names: list[str]):
         """The plan that parses candidate lines: header by position, message by `rx`,
@@ -181,12 +255,31 @@ class Scanner:
         raw = t.cast(pl.Binary)
         pos = t.str.find(self.anchor)
         head = raw.bin.slice(0, pos).cast(pl.String)
+        msg = raw.bin.slice(pos).cast(pl.String)
+        if rx == self.stats_rx and self.stats_parts is not None:
+            one, two = self.stats_parts
+            m = c("_msg")
+            lf = (lf.with_columns(msg.alias("_msg"))
+                  .select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                          t.str.extract(self.stamp_rx, 1).alias("stamp"), m.str.extract_groups(one).alias("m1"),
+                          m.str.extract_groups(two).alias("m2"), m.str.len_bytes().alias("_len"))
+                  .unnest("h", "m1", "m2")
+                  .with_columns(pl.when(c("_p1").str.len_bytes() + 1 + c("site_tail").str.len_bytes()
+                                        + c("_p2").str.len_bytes() == c("_len"))
+                                .then(c("site_tail")).alias("site_tail"))
+                  .drop("_p1", "_p2", "_len"))
+            return self._typed(lf, names)
+        return self._typed(lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                                     t.str.extract(self.stamp_rx, 1).alias("stamp"),
+                                     msg.str.extract_groups(rx).alias("m"))
+                           .unnest("h", "m"), names)
+
+    def _typed(self, lf, names: list[str]):
+        """`ok`, process, call site, presence flags and numbers of parsed candidate lines."""
+        pl = self.pl
+        c = pl.col
         text = [n for n in names if n in self.text]
-        return (lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
-                          t.str.extract(self.stamp_rx, 1).alias("stamp"),
-                          raw.bin.slice(pos).cast(pl.String).str.extract_groups(rx).alias("m"))
-                .unnest("h", "m")
-                .with_columns(
+        return (lf.with_columns(
                     (c("time").is_not_null() & c("site_tail").is_not_null()).alias("ok"),
                     c("head").str.slice(0, c("head").str.len_chars() - c("site_head").str.len_chars() - 16)
                     .str.extract(self.proc_rx, 1).alias("proc"),
@@ -226,9 +319,17 @@ def _lines(df, first_line: int) -> list[tuple[int, bytes]]:
 
 
 def _bytes(col, dtype=bytes) -> np.ndarray:
-    """A polars str column as a compact numpy bytes array (null -> b"")."""
+    """A polars str column as a compact numpy bytes array (null -> b""): ASCII text
+    through one joined buffer (no Python object per value), other text value by value."""
     import polars as pl
 
+    text = col.fill_null("")
+    nbytes = text.str.len_bytes()
+    if len(text) and (nbytes == text.str.len_chars()).all() and not text.str.contains("\x00", literal=True).any():
+        width = max(1, int(nbytes.max()))
+        joined = text.str.pad_end(width, "\x00").str.join("").item().encode("ascii")
+        out = np.frombuffer(joined, dtype=f"S{width}")
+        return out.astype(dtype) if dtype is not bytes and np.dtype(dtype) != out.dtype else out.copy()
     return np.array(col.cast(pl.Binary).fill_null(b"").to_list(), dtype=dtype)
 
 
