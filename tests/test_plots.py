@@ -44,6 +44,19 @@ def test_a_wide_figure_is_scaled_to_the_column_and_a_narrow_one_left_alone():
     plt.close("all")
 
 
+def test_a_figure_with_its_legend_beside_the_axes_fits_too():
+    """The legend keeps its width when the figure shrinks: one scaling is not enough."""
+    plots.set_theme()
+    fig, ax = plt.subplots(figsize=(12, 4))
+    for k in range(6):
+        ax.plot([1, 2], [k, k + 1], label=f"a long backend name number {k} (build b{k}000)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1))
+    plots.fit_width(fig)
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer()).width
+    assert drawn + 2 * plt.rcParams["savefig.pad_inches"] <= plots.MAX_WIDTH_IN * 1.01
+    plt.close("all")
+
+
 def _figures():
     """Every figure function of the chapters, on the reconstructed data."""
     from benchbook.chapters import dense_sparse as ds

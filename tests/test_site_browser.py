@@ -307,6 +307,12 @@ def test_every_tidy_data_download_returns_its_file(server, tab, version):
         if url.endswith(".csv"):
             df = pd.read_csv(io.BytesIO(body))
             assert len(df) > 0 and len(df.columns) > 1, url
+        elif url.endswith("-parquet.zip"):
+            import polars as pl
+
+            with zipfile.ZipFile(io.BytesIO(body)) as zf:
+                assert "runs.parquet" in zf.namelist()
+                assert pl.read_parquet(io.BytesIO(zf.read("runs.parquet"))).height > 0, url
         elif url.endswith(".zip"):
             with zipfile.ZipFile(io.BytesIO(body)) as zf:
                 assert "runs.csv" in zf.namelist()

@@ -35,17 +35,24 @@ def set_theme() -> None:
 
 def fit_width(fig: plt.Figure) -> plt.Figure:
     """Scale a figure whose drawn area (tight box) is wider than MAX_WIDTH_IN down to it,
-    text sizes unchanged, so its text is not shrunk below 10 px on the page."""
-    try:
-        width = fig.get_tightbbox(fig.canvas.get_renderer()).width
-    except Exception:  # noqa: BLE001 - a figure that cannot lay out is drawn as it is
-        return fig
+    text sizes unchanged, so its text is not shrunk below 10 px on the page. Text (a legend
+    beside the axes) keeps its width when the figure shrinks, so one scaling can fall
+    short: the figure is scaled again until it fits or stops narrowing."""
     pad = plt.rcParams["savefig.pad_inches"]
     pad = 2 * pad if isinstance(pad, (int, float)) else 0.2
     target = MAX_WIDTH_IN - pad  # the saved image adds the padding on both sides
-    if width > target:
+    last = float("inf")
+    for _ in range(6):
+        try:
+            width = fig.get_tightbbox(fig.canvas.get_renderer()).width
+        except Exception:  # noqa: BLE001 - a figure that cannot lay out is drawn as it is
+            return fig
+        if width <= target * 1.001 or width >= last * 0.999:
+            break
+        last = width
         w, h = fig.get_size_inches()
-        fig.set_size_inches(w * target / width, h * target / width)
+        scale = max(target / width, 0.3)
+        fig.set_size_inches(w * scale, h * scale)
     return fig
 
 
