@@ -14,7 +14,7 @@ from itertools import product
 
 import numpy as np
 
-from ..published import Published, parse_quantity
+from benchbook.published import Published, parse_quantity
 
 SCOPES = {"c1to3": range(1, 4), "c1to6": range(1, 7), "c6to8": range(6, 9)}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import load_published
+from benchbook.published import load_published
 from . import bench_json, check, docs, llama_jsonl
 from .fit import FitError, Plan, fit
 from .targets import split_name, targets

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..analysis.tool_failures import CLASS_IDS, LABELS
-from ..ingest import tool_calls as tool_log_reader
-from ..published import Published, load_published, parse_quantity
+from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
+from benchbook.ingest import tool_calls as tool_log_reader
+from benchbook.published import Published, load_published, parse_quantity
 from . import agent_log, bench_json, check, docs, serve_log
 from .fit import FitError, Plan, _split, fit
 from .targets import Target

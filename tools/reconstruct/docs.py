@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from ..study import CHECKSUMS, MANIFEST, write_checksums
+from benchbook.study import CHECKSUMS, MANIFEST, write_checksums
 from .targets import Target
 
 PROVENANCE = "PROVENANCE.md"

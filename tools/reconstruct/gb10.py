@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import Published, load_published, parse_quantity
+from benchbook.published import Published, load_published, parse_quantity
 from . import bench_json, docs
 from . import gb10_log as slog
 from .gb10_prom import vllm_page
@@ -1221,7 +1221,7 @@ def _printed(t: Target, v: float | None) -> str:
 
 
 def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, edged, sessions, tick, acc) -> str:
-    from ..claims import check_claims
+    from benchbook.claims import check_claims
 
     cmd = f"python -m benchbook.reconstruct gb10 data/{STUDY} --published data/{STUDY}/published.yml --seed {seed}"
     rows = []

@@ -5,7 +5,11 @@ raw files, we rebuild plausible raw files that reproduce every published number 
 (to its printed precision), label them "reconstructed", and record every assumption in the
 data folder's PROVENANCE.md. Same seed, same bytes.
 
-    python -m benchbook.reconstruct {h100|strix} OUT_DIR [--published PATH] [--seed N]
+A development tool, outside the library: run it from the repository root,
+
+    python -m tools.reconstruct {h100|strix|dense-sparse|power-sweep|gb10} OUT_DIR [--published PATH] [--seed N]
+
+or `make data` for all five committed folders.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ def generate(which: str, out_dir: Path, published: Path | None = None, seed: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchbook.reconstruct", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.reconstruct", description=__doc__.split("\n\n")[0])
     p.add_argument("study", choices=sorted(STUDIES))
     p.add_argument("out_dir", type=Path)
     p.add_argument("--published", type=Path, default=None,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import load_published
+from benchbook.published import load_published
 from . import docs
 from .agent_day import DayPlan, Slot, arrange
 from .power_targets import Target, targets
@@ -576,7 +576,7 @@ def verify(T: dict[str, Target], values: dict[str, float], plans: list[GroupPlan
 
 def _show(text: str, value: float, derived: str) -> str:
     """Our value printed the way the published cell was (per request, per kW)."""
-    from ..published import parse_quantity
+    from benchbook.published import parse_quantity
 
     q = parse_quantity(text)
     if derived.startswith("/ ") and derived.endswith("kW"):
