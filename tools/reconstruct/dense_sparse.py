@@ -12,7 +12,7 @@ The write-ups published tables only. This module rebuilds, in native formats:
 Targets are read from published.yml (and the model layout from architecture.yml) only;
 every other choice is an entry of ASSUMPTIONS, listed in PROVENANCE.md.
 
-    python -m benchbook.reconstruct dense-sparse data/3090-dense-vs-sparse
+    python -m tools.reconstruct dense-sparse data/3090-dense-vs-sparse
 """
 
 from __future__ import annotations
@@ -579,7 +579,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability",
-        "label": f"reconstructed (benchbook.reconstruct.dense_sparse, seed {seed})",
+        "label": f"reconstructed (tools.reconstruct.dense_sparse, seed {seed})",
         "reconstructed": True,
         "description": (
             "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
@@ -597,7 +597,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
 
 
 def _provenance(published, seed: int, T, values, facts, found, layouts) -> str:
-    cmd = f"python -m benchbook.reconstruct dense-sparse data/{STUDY} --seed {seed}"
+    cmd = f"python -m tools.reconstruct dense-sparse data/{STUDY} --seed {seed}"
     rows = []
     for name, t in sorted(T.items()):
         if name in values and math.isfinite(t.lo):
@@ -620,7 +620,7 @@ def _provenance(published, seed: int, T, values, facts, found, layouts) -> str:
         "reproduce every published number so the book can recompute each table from raw data; the "
         "per-request detail, the log lines and the individual tool calls are synthetic.\n\n",
         "## How the files were made\n\n",
-        "- Generator: `benchbook.reconstruct.dense_sparse` (with `fit`, `shape`, `bench_json`, "
+        "- Generator: `tools.reconstruct.dense_sparse` (with `fit`, `shape`, `bench_json`, "
         "`serve_log`, `agent_log`).\n",
         f"- Command: `{cmd}`\n",
         f"- Seed: {seed} (numpy `Generator(PCG64([seed, k]))` per file).\n",

@@ -1106,7 +1106,7 @@ def _study(pub, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "DGX Spark (GB10): Qwen3.5 vs Qwen3.6-35B-A3B-FP8, with and without MTP (vLLM nightly)",
-        "label": f"reconstructed (benchbook.reconstruct.gb10, seed {seed})",
+        "label": f"reconstructed (tools.reconstruct.gb10, seed {seed})",
         "reconstructed": True,
         "description": (
             "vllm bench serve tests A (512/512, 1 client), B (8192/256, 4), C (2048/512, 16) and D "
@@ -1223,7 +1223,7 @@ def _printed(t: Target, v: float | None) -> str:
 def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, edged, sessions, tick, acc) -> str:
     from benchbook.claims import check_claims
 
-    cmd = f"python -m benchbook.reconstruct gb10 data/{STUDY} --published data/{STUDY}/published.yml --seed {seed}"
+    cmd = f"python -m tools.reconstruct gb10 data/{STUDY} --published data/{STUDY}/published.yml --seed {seed}"
     rows = []
     for name, t in sorted(T.items()):
         for text, where, q, k in t.used:
@@ -1272,7 +1272,7 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
         "published number; per-request detail, per-seed differences, log lines and histogram buckets are "
         "synthetic and only the published figures are meant to be read from them.\n\n",
         "## How the files were made\n\n",
-        "- Generator: `benchbook.reconstruct.gb10` (with `meanfit`, `mtp_steps`, `gb10_log`, `gb10_prom`, "
+        "- Generator: `tools.reconstruct.gb10` (with `meanfit`, `mtp_steps`, `gb10_log`, `gb10_prom`, "
         f"`bench_json`).\n- Command: `{cmd}`\n- Seed: {seed}; the same seed gives byte-identical files.\n"
         "- Formats: vLLM 0.19-era `vllm bench serve --save-result --save-detailed` JSON (one line, default "
         "file names, backend `vllm`); the server's `docker logs` (formats.md section 2); two Prometheus "

@@ -230,7 +230,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)",
-        "label": f"reconstructed (benchbook.reconstruct.h100, seed {seed})",
+        "label": f"reconstructed (tools.reconstruct.h100, seed {seed})",
         "reconstructed": True,
         "description": (
             "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
@@ -251,7 +251,7 @@ def _run_of(name: str) -> str:
 
 
 def _provenance(published, seed: int, T, values, records) -> str:
-    cmd = (f"python -m benchbook.reconstruct h100 data/{STUDY} "
+    cmd = (f"python -m tools.reconstruct h100 data/{STUDY} "
            f"--published data/{STUDY}/published.yml --seed {seed}")
     parts = [
         f"# Provenance: {STUDY}\n\n",
@@ -261,7 +261,7 @@ def _provenance(published, seed: int, T, values, records) -> str:
         "book can recompute each table from raw data; the per-request detail inside them is "
         "synthetic and only the published summaries are meant to be read from them.\n\n",
         "## How the files were made\n\n",
-        f"- Generator: `benchbook.reconstruct.h100` (with `fit`, `shape`, `targets`, `bench_json`).\n"
+        f"- Generator: `tools.reconstruct.h100` (with `fit`, `shape`, `targets`, `bench_json`).\n"
         f"- Command: `{cmd}`\n- Seed: {seed} (numpy `Generator(PCG64([seed, run index]))`); "
         "the same seed gives byte-identical files.\n"
         "- Format: vLLM 0.21-era `--save-result --save-detailed` JSON, one `json.dump` line, "

@@ -9,7 +9,7 @@ nvidia-smi log that ran beside it. Targets come only from published.yml (via
 `power_targets`); every choice the write-up does not pin is an entry of ASSUMPTIONS,
 and PROVENANCE.md lists both, with the published inconsistencies found on the way.
 
-    python -m benchbook.reconstruct power-sweep data/power-sweep
+    python -m tools.reconstruct power-sweep data/power-sweep
 """
 
 from __future__ import annotations
@@ -590,7 +590,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W (vLLM 0.19, live agent logs)",
-        "label": f"reconstructed (benchbook.reconstruct.power_sweep, seed {seed})",
+        "label": f"reconstructed (tools.reconstruct.power_sweep, seed {seed})",
         "reconstructed": True,
         "description": (
             "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
@@ -610,7 +610,7 @@ def _provenance(published, seed: int, T, values, missed, plans, days) -> str:
     from .power_checks import published_checks
     from .power_targets import constraints
 
-    cmd = f"python -m benchbook.reconstruct power-sweep data/{STUDY} --seed {seed}"
+    cmd = f"python -m tools.reconstruct power-sweep data/{STUDY} --seed {seed}"
     rows = []
     for con in constraints(published, a("cards"), a("approx_band")):
         v = values.get(con.name)
@@ -628,7 +628,7 @@ def _provenance(published, seed: int, T, values, missed, plans, days) -> str:
         "native files. Window order, request arrivals, start-up lines, errors and GPU samples are "
         "synthetic; only the published summaries are meant to be read from them.\n\n",
         "## How the files were made\n\n",
-        "- Generator: `benchbook.reconstruct.power_sweep` (with `power_targets`, `window_fit`, "
+        "- Generator: `tools.reconstruct.power_sweep` (with `power_targets`, `window_fit`, "
         "`agent_day`, `live_logs`, `vllm_serve_log`, `power_checks`).\n",
         f"- Command: `{cmd}`\n",
         f"- Seed: {seed} (numpy `Generator(PCG64([seed, model, limit, ...]))`); the same seed gives "

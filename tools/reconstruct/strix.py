@@ -206,7 +206,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)",
-        "label": f"reconstructed (benchbook.reconstruct.strix, seed {seed})",
+        "label": f"reconstructed (tools.reconstruct.strix, seed {seed})",
         "reconstructed": True,
         "description": (
             "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
@@ -222,7 +222,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
 
 
 def _provenance(seed: int, T, values, rates_by) -> str:
-    cmd = (f"python -m benchbook.reconstruct strix data/{STUDY} "
+    cmd = (f"python -m tools.reconstruct strix data/{STUDY} "
            f"--published data/h100-dense-vs-moe-mtp/published.yml --seed {seed}")
     ttft, pp = T["strix_server_c1_median_ttft_s"].value, T["strix_best_pp512_tps"].value
     tpot, tg = T["strix_server_c1_median_tpot_s"].value, T["strix_best_tg128_tps"].value
@@ -238,7 +238,7 @@ def _provenance(seed: int, T, values, rates_by) -> str:
         "published. We rebuilt native files that reproduce those figures so the book can compute "
         "them from raw data like any other study.\n\n",
         "## How the files were made\n\n",
-        f"- Generator: `benchbook.reconstruct.strix` (with `llama_jsonl`, `fit`, `shape`, `targets`, "
+        f"- Generator: `tools.reconstruct.strix` (with `llama_jsonl`, `fit`, `shape`, `targets`, "
         f"`bench_json`).\n- Command: `{cmd}`\n- Seed: {seed}; the same seed gives byte-identical files.\n"
         "- Targets: the Strix Halo cells of the H100 study's `published.yml`. This folder's "
         "`published.yml` holds the same cells (for the Strix Halo chapter) and yields the same "
