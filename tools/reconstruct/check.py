@@ -1,49 +1,39 @@
 """Recompute the published metrics from written raw files, to prove the fit landed.
 
-The definitions are the book's (plain numpy, successful requests only): median/P99 TTFT
-over `ttfts`; per-request TPOT = sum(itls)/(output-1); aggregate = sum(output)/duration;
-prefill rate = median of input/TTFT; llama-bench rate = the row's avg_ts.
+The numbers come from the book's own readers (benchbook.ingest.vllm_bench and
+benchbook.ingest.llama_bench), so a generated file passes only if the chapters will
+read the published values from it: TTFT median/P99 and per-request TPOT
+((e2el - TTFT) / (output - 1)) over successful requests, aggregate = output tokens /
+duration, prefill rate = median of input / TTFT, a llama-bench rate = the row's avg_ts.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
-import numpy as np
+from benchbook.analysis.llama import ok_rows, with_test_names
+from benchbook.ingest import llama_bench, vllm_bench
 
 from .targets import Target
 
+RUN_METRICS = ("output_tps", "median_ttft_s", "p99_ttft_s", "median_tpot_s", "prefill_tps")
+
 
 def vllm_values(path: Path) -> dict[str, float]:
-    d = json.loads(Path(path).read_text(encoding="utf-8"))
-    ttft = np.asarray(d["ttfts"], dtype=float)
-    inp = np.asarray(d["input_lens"], dtype=float)
-    out = np.asarray(d["output_lens"], dtype=float)
-    itl_sum = np.array([float(np.sum(r)) if r else 0.0 for r in d["itls"]])
-    tpot = itl_sum[out > 1] / (out[out > 1] - 1)
-    starts = np.asarray(d["start_times"], dtype=float)
-    span = float(np.max(starts + ttft + itl_sum) - np.min(starts))
-    return {
-        "output_tps": float(out.sum() / d["duration"]),
-        "median_ttft_s": float(np.median(ttft)),
-        "p99_ttft_s": float(np.percentile(ttft, 99)),
-        "median_tpot_s": float(np.median(tpot)) if len(tpot) else math.nan,
-        "prefill_tps": float(np.median(inp / ttft)),
-        "duration_minus_span_s": float(d["duration"] - span),
-    }
+    """The run's metrics as the reader computes them, and how much of `duration` the
+    requests leave uncovered (a generator check: the benchmark timer spans them all)."""
+    tables = vllm_bench.read(Path(path)).tables
+    run, req = tables["runs"].iloc[0], tables["requests"]
+    span = float((req["start_s"] + req["e2el_s"]).max() - req["start_s"].min())
+    out = {m: float(run[m]) for m in RUN_METRICS}
+    out["duration_minus_span_s"] = float(run["duration_s"]) - span
+    return out
 
 
 def llama_values(path: Path) -> dict[str, float]:
     """avg_ts per test name (pp512, tg128) of one llama-bench JSONL file."""
-    out = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            r = json.loads(line)
-            test = f"pp{r['n_prompt']}" if r["n_gen"] == 0 else f"tg{r['n_gen']}"
-            out[test] = float(r["avg_ts"])
-    return out
+    rows = with_test_names(ok_rows(llama_bench.read(Path(path)).tables["llama_bench"]))
+    return {name: float(v) for name, v in zip(rows["test_name"], rows["avg_ts"])}
 
 
 def problems(values: dict[str, float], targets: dict[str, Target]) -> list[str]:

@@ -29,7 +29,7 @@ from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
 from benchbook.ingest import tool_calls as tool_log_reader
 from benchbook.published import Published, load_published, parse_quantity
 from . import agent_log, bench_json, check, docs, serve_log
-from .fit import FitError, Plan, _split, fit
+from .fit import FitError, Plan, fit, itl_gaps
 from .targets import Target
 
 SEED = 20260608
@@ -301,7 +301,7 @@ def _speed_runs(out_dir: Path, T: dict, seed: int) -> tuple[list[dict], dict, di
             if probs and plan.output_len > 1:  # MTP: several tokens per streamed chunk
                 chunks, per_pos, drafts = _accept_chunks(rng, plan.num_prompts, plan.output_len - 1, probs,
                                                          a("mtp_concentration"))
-                itls = [_split(rng, float(f.tpots[i] * (plan.output_len - 1)), len(chunks[i]), plan)
+                itls = [itl_gaps(rng, float(f.tpots[i] * (plan.output_len - 1)), len(chunks[i]), plan)
                         for i in range(plan.num_prompts)]
                 spec_block = bench_json.spec_block(drafts, per_pos, len(probs))
             start = clock

@@ -24,6 +24,7 @@ import numpy as np
 from benchbook.published import Published, load_published, parse_quantity
 from . import bench_json, docs
 from . import gb10_log as slog
+from .gb10_check import file_values
 from .gb10_prom import vllm_page
 from .meanfit import MeanFitError, Run, RunPlan, build
 from .mtp_steps import StepPlan, retarget
@@ -1119,95 +1120,6 @@ def _study(pub, seed: int, entries: list[dict]) -> dict:
         "configs": configs,
         "files": entries,
     }
-
-
-# ---------------------------------------------------------------- recomputation from the files
-
-_RUN = re.compile(r"_s\d+$")
-_BOOT = {
-    "kv_cache_tokens": (re.compile(r"GPU KV cache size: ([\d,]+) tokens"), 1),
-    "max_model_len": (re.compile(r"Maximum concurrency for ([\d,]+) tokens per request"), 1),
-    "max_concurrency": (re.compile(r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x"), 1),
-    "weights_load_s": (re.compile(r"Loading weights took ([\d.]+) seconds"), 1),
-    "weights_gib": (re.compile(r"Model loading took ([\d.]+) GiB"), 1),
-    "checkpoint_shards": (re.compile(r"Loading safetensors checkpoint shards: 100% Completed \| (\d+)/"), 1),
-    "graphs_piecewise": (re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%\|[^|]*\| (\d+)/"), 1),
-    "graphs_full": (re.compile(r"Capturing CUDA graphs \([^)]*FULL\): 100%\|[^|]*\| (\d+)/"), 1),
-}
-_SPEC_LINE = re.compile(r" (\d\d):(\d\d):(\d\d) \[[^\]]+\] SpecDecoding metrics: Mean acceptance length: ([\d.]+),"
-                        r".* Accepted: (\d+) tokens, Drafted: (\d+) tokens,")
-_PROM = re.compile(r"^(vllm:spec_decode_num_(?:drafts|draft_tokens|accepted_tokens|accepted_tokens_per_pos)_total)"
-                   r"\{([^}]*)\} ([\d.e+]+)$", re.M)
-
-
-def run_metrics(path: Path) -> dict[str, float]:
-    """The book's definitions, plain numpy, from one bench JSON."""
-    import json
-
-    d = json.loads(path.read_text(encoding="utf-8"))
-    ttft = np.asarray(d["ttfts"], dtype=float)
-    out = np.asarray(d["output_lens"], dtype=float)
-    sums = np.array([float(np.sum(r)) for r in d["itls"]])
-    tpot = sums / (out - 1)
-    flat = np.concatenate([np.asarray(r, dtype=float) for r in d["itls"]])
-    starts = np.asarray(d["start_times"], dtype=float)
-    m = {
-        "output_tps": float(out.sum() / d["duration"]), "mean_ttft_s": float(ttft.mean()),
-        "p95_ttft_s": float(np.percentile(ttft, 95)), "p99_ttft_s": float(np.percentile(ttft, 99)),
-        "mean_tpot_s": float(tpot.mean()), "p99_tpot_s": float(np.percentile(tpot, 99)),
-        "mean_itl_s": float(flat.mean()), "p99_itl_s": float(np.percentile(flat, 99)),
-        "ttft_outliers": float((ttft > 2 * np.median(ttft)).sum()),
-        "first_start_s": float(starts.min()), "last_end_s": float((starts + ttft + sums).max()),
-    }
-    if "spec_decode_num_drafts" in d:
-        pos = d["spec_decode_per_position_acceptance_rates"]
-        m.update(spec_acceptance_rate=d["spec_decode_acceptance_rate"] / 100,
-                 spec_acceptance_length=d["spec_decode_acceptance_length"],
-                 spec_num_drafts=d["spec_decode_num_drafts"], spec_draft_tokens=d["spec_decode_draft_tokens"],
-                 spec_accepted_tokens=d["spec_decode_accepted_tokens"], spec_pos0=pos[0], spec_pos1=pos[1])
-    return m
-
-
-def file_values(out_dir: Path, entries: list[dict]) -> dict[str, float]:
-    """Every value name published.yml uses, recomputed from the written files."""
-    vals: dict[str, float] = {}
-    groups: dict[str, dict[str, list]] = {}
-    for e in entries:
-        path = Path(out_dir) / e["path"]
-        cfg = e["name"].split("_")[0]
-        if e["kind"].startswith("test-"):
-            group = _RUN.sub("", e["name"])
-            for k, v in run_metrics(path).items():
-                vals[f"{e['name']}_{k}"] = v
-                groups.setdefault(group, {}).setdefault(k, []).append(v)
-        elif e["kind"] == "server-log":
-            text = path.read_text(encoding="utf-8")
-            for fact, (rx, grp) in _BOOT.items():
-                m = rx.search(text)
-                if m:
-                    vals[f"{cfg}_{fact}"] = float(m.group(grp).replace(",", ""))
-            for m in _SPEC_LINE.finditer(text):
-                key = f"specline_{m.group(1)}{m.group(2)}{m.group(3)}"
-                vals[f"{key}_mean_acceptance_length"] = float(m.group(4))
-                vals[f"{key}_acceptance_rate"] = int(m.group(5)) / int(m.group(6))
-        elif e["kind"] == "metrics":
-            last = path.read_text(encoding="utf-8").split("# dump ")[-1]
-            c = {}
-            for m in _PROM.finditer(last):
-                pos = re.search(r'position="(\d+)"', m.group(2))
-                c[(m.group(1), pos.group(1) if pos else None)] = float(m.group(3))
-            vals["prom_num_drafts"] = c[("vllm:spec_decode_num_drafts_total", None)]
-            vals["prom_draft_tokens"] = c[("vllm:spec_decode_num_draft_tokens_total", None)]
-            vals["prom_accepted_tokens"] = c[("vllm:spec_decode_num_accepted_tokens_total", None)]
-            vals["prom_accepted_pos0"] = c[("vllm:spec_decode_num_accepted_tokens_per_pos_total", "0")]
-            vals["prom_accepted_pos1"] = c[("vllm:spec_decode_num_accepted_tokens_per_pos_total", "1")]
-    for group, ms in groups.items():
-        for k, v in ms.items():
-            vals[f"{group}_{k}"] = float(np.mean(v))
-    fresh = [k for k in groups if k.startswith("fresh_")]
-    vals["fresh_session_s"] = (max(max(groups[g]["last_end_s"]) for g in fresh)
-                               - min(min(groups[g]["first_start_s"]) for g in fresh))
-    return vals
 
 
 # ---------------------------------------------------------------- PROVENANCE.md

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchbook.chapters.power_sweep import P95_METHOD
 from benchbook.published import load_published
 from . import docs
 from .agent_day import DayPlan, Slot, arrange
+from .power_checks import LEVELS
 from .power_targets import Target, targets
 from .window_fit import CellSpec, Conflict, FitError, GroupSpec, Interval, RangeTarget, fit_group
 
@@ -52,7 +54,7 @@ ASSUMPTIONS = {
                           "which limit and concurrency holds each model's largest prefill window (the write-up names only the peak)"),
     "tail_gen_tps": ((2.0, 45.0), "generation in a burst's last window, logged after the last request finished (Running 0)"),
     "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0}, "mean length of a burst of agent activity, in 10-second windows"),
-    "p95_method": ("lower", "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
+    "p95_method": (P95_METHOD, "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
     "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"), 300: ("2026-04-09", "09:31:02")},
               "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"), 300: ("2026-04-15", "14:26:50")},
               "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"), 300: ("2026-04-22", "10:12:48")}},
@@ -181,7 +183,8 @@ def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float, direct
             lo, hi = a("c7_c8_gen_mean")[limit]
             cells[c] = CellSpec(c, n, Interval(lo, hi), natural_mean=(lo + hi) / 2)
     ranges = []
-    for k, (scope, members) in enumerate((("c1to6", range(1, 7)), ("c1to3", range(1, 4)))):
+    for k, scope in enumerate(("c1to6", "c1to3")):
+        members = LEVELS[scope]
         iv = _t(T, f"{p}_{scope}_gen_mean")
         if iv is not None:
             ranges.append(RangeTarget(f"{p}_{scope}_gen_mean", tuple(c for c in members if c in counts), iv, k + 1))
@@ -308,7 +311,8 @@ def prefill_spec(T, m: Model, limit: int, active: dict[int, int], counts: dict[i
             nat = centre * prof.get(c, 1.0)
             cells[c] = CellSpec(c, na, Interval(centre * lo_k, min(centre * hi_k, peak)), natural_mean=nat)
     ranges = []
-    for k, (scope, members) in enumerate((("c1to6", range(1, 7)), ("c1to3", range(1, 4)))):
+    for k, scope in enumerate(("c1to6", "c1to3")):
+        members = LEVELS[scope]
         inside = tuple(c for c in members if c in cells)
         for kind in ("active", "sustained"):
             iv = _t(T, f"{p}_{scope}_prefill_{kind}_mean")
@@ -541,7 +545,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             entries.append({"path": smi_rel, "name": f"{plan.name}_gpu", "kind": "gpu-log", **common})
             printed[(m.prefix, plan.limit)] = day.printed
             days[(m.prefix, plan.limit)] = day
-    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("p95_method"))
+    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
     report = verify(T, values, plans)
     docs.write_study(out_dir, _study(published, seed, entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN)
