@@ -1,22 +1,79 @@
-"""The bookkeeping files of a reconstructed data folder: study.yml, PROVENANCE.md, SHA256SUMS.
+"""The bookkeeping files of a reconstructed data folder: study.yml, assumptions.yml,
+PROVENANCE.md, SHA256SUMS.
 
-Nothing here depends on where the folder is written, so two runs with the same seed give
-the same bytes wherever they land.
+PROVENANCE.md is templates/provenance.md.j2 filled with the study's facts (a Provenance)
+and the assumptions.yml just written, read back by the library's reader, so the document
+lists exactly the machine-readable choices. Nothing here depends on where the folder is
+written, so two runs with the same seed give the same bytes wherever they land.
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+import jinja2
 import yaml
 
+from benchbook.assumptions import FILE as ASSUMPTIONS_FILE
+from benchbook.assumptions import load_assumptions
 from benchbook.study import CHECKSUMS, MANIFEST, write_checksums
 from .targets import Target
 
 PROVENANCE = "PROVENANCE.md"
-ASSUMPTIONS_FILE = "assumptions.yml"
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass
+class Table:
+    """A markdown table of a PROVENANCE.md section (cells printed with str, `|` escaped)."""
+
+    header: list[str]
+    rows: list[list]
+
+
+@dataclass
+class Section:
+    """`## title` and its blocks: markdown text (ending in a newline) or Tables."""
+
+    title: str
+    blocks: list
+
+
+@dataclass
+class Provenance:
+    """The study's facts the template needs; the assumptions come from assumptions.yml."""
+
+    study: str  # the data folder's name
+    summary: str  # what was published and what we rebuilt, after the RECONSTRUCTED banner
+    generator: str  # the module, as `python -m` would name it
+    helpers: list[str]  # the generator's sibling modules it uses
+    command: str  # the one command that rebuilds the folder
+    seed: int
+    seeding: str = ""  # how the seed reaches the random streams
+    identical_note: str = ""  # what byte-identical takes beyond the seed
+    made: list[str] = field(default_factory=list)  # more bullets on how the files were made
+    sections: list[Section] = field(default_factory=list)  # before the assumptions
+    after: list[Section] = field(default_factory=list)  # after them (what was synthesised, ...)
+    hand_written: list[str] = field(default_factory=list)  # files of the folder no generator writes
+
+
+def command(key: str, study: str, seed: int, published: str | None = None) -> str:
+    """`python -m tools.reconstruct ...` that rebuilds data/<study> (see __init__.py)."""
+    pub = f" --published {published}" if published else ""
+    return f"python -m {__package__} {key} data/{study}{pub} --seed {seed}"
+
+
+def render(p: Provenance, assumed) -> str:
+    """PROVENANCE.md text: the template filled with `p` and the assumptions (objects with
+    id, value, why, columns, as benchbook.assumptions.load_assumptions returns them)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                             autoescape=False)
+    env.filters.update(code=lambda x: f"`{x}`", pyrepr=repr, cell=lambda c: str(c).replace("|", "\\|"))
+    return env.get_template("provenance.md.j2").render(p=p, assumptions=assumed)
 
 
 def reset(out_dir: Path) -> None:
@@ -41,11 +98,11 @@ def write_study(out_dir: Path, doc: dict) -> None:
     (out_dir / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def finish(out_dir: Path, provenance: str, assumed: dict | None = None, shows_in: dict | None = None) -> None:
-    """PROVENANCE.md, assumptions.yml (the generator's choices as data) and SHA256SUMS."""
-    (out_dir / PROVENANCE).write_text(provenance, encoding="utf-8")
-    if assumed is not None:
-        write_assumptions(out_dir, assumed, shows_in or {})
+def finish(out_dir: Path, provenance: Provenance, assumed: dict, shows_in: dict | None = None) -> None:
+    """assumptions.yml (the generator's choices as data), PROVENANCE.md from it, SHA256SUMS."""
+    write_assumptions(out_dir, assumed, shows_in or {})
+    text = render(provenance, load_assumptions(out_dir))
+    (out_dir / PROVENANCE).write_text(text, encoding="utf-8")
     write_checksums(out_dir)
 
 
@@ -70,17 +127,6 @@ def _plain(v):
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
     return v
-
-
-def table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def assumptions(assumed: dict) -> str:
-    """One bullet per ASSUMPTIONS entry: name, value, why."""
-    return "".join(f"- `{k}` = `{v!r}`: {why}\n" for k, (v, why) in assumed.items())
 
 
 def target_rows(targets: dict[str, Target], fitted: dict[str, float], run_of) -> list[list]:
