@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
+from benchbook.chapters.dense_sparse import MIB_TO_GB  # the chapter's GB, so memory cells print alike
 from benchbook.ingest import tool_calls as tool_log_reader
 from benchbook.published import Published, load_published, parse_quantity
 from . import agent_log, bench_json, check, docs, serve_log
@@ -34,7 +35,6 @@ from .targets import Target
 
 SEED = 20260608
 STUDY = "3090-dense-vs-sparse"
-MIB_TO_GB = 1.048576e-3  # MiB -> GB (10^9 bytes)
 
 ASSUMPTIONS = {
     "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell"),
