@@ -74,3 +74,12 @@ def test_one_command_per_study_runs_from_the_repository_root():
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     for study in ("h100", "strix", "dense-sparse", "power-sweep", "gb10"):
         assert re.search(rf"^\t\$\(BIN\)/python -m tools\.reconstruct {study} data/\S+$", make, re.M), study
+
+
+def test_no_document_names_the_old_library_path():
+    """The generators left src/benchbook/reconstruct; commands and labels say tools.reconstruct."""
+    docs = [ROOT / "README.md", ROOT / "Makefile", *(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.md"),
+            *(ROOT / "data").glob("*/*.yml"), *(ROOT / "data").glob("*/*.md"), *(ROOT / "tools").rglob("*.py"),
+            *(ROOT / "tools").rglob("*.j2")]
+    stale = [str(p.relative_to(ROOT)) for p in docs if re.search(r"benchbook[./]reconstruct", p.read_text(encoding="utf-8"))]
+    assert len(docs) > 40 and stale == []
