@@ -1,11 +1,13 @@
 # The two commands of the README: `make book` and `make test`.
 # Both create the virtualenv .venv/ first if it is missing or out of date.
+# `make data` regenerates the five reconstructed data folders (a development tool,
+# tools/reconstruct/, outside the benchbook package).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test strict bench clean distclean
+.PHONY: book test strict data bench clean distclean
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
@@ -16,6 +18,14 @@ test: $(STAMP)
 # What CI runs for the site: warnings are errors.
 strict: $(STAMP)
 	$(BIN)/jupyter-book build book -W -n --keep-going
+
+# The same seed gives the same bytes: `git diff data/` after this shows what a generator change did.
+data: $(STAMP)
+	$(BIN)/python -m tools.reconstruct h100 data/h100-dense-vs-moe-mtp
+	$(BIN)/python -m tools.reconstruct strix data/strix-halo-baseline
+	$(BIN)/python -m tools.reconstruct dense-sparse data/3090-dense-vs-sparse
+	$(BIN)/python -m tools.reconstruct power-sweep data/power-sweep
+	$(BIN)/python -m tools.reconstruct gb10 data/gb10-mtp
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

@@ -267,7 +267,7 @@ def test_caveats_name_envelope_batching_model_shape_authorship_and_ttft_assumpti
 
 def test_this_published_yml_generates_the_committed_raw_files(tmp_path):
     """The generator reads the H100 study's copy of these cells; this file yields the same bytes."""
-    from benchbook.reconstruct import strix
+    from tools.reconstruct import strix
 
     strix.generate(tmp_path, STRIX_DIR / "published.yml", seed=strix.SEED)
     assert (tmp_path / "SHA256SUMS").read_bytes() == (STRIX_DIR / "SHA256SUMS").read_bytes()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchbook.published import load_published, parse_quantity
-from benchbook.reconstruct import h100, strix
+from tools.reconstruct import h100, strix
 from benchbook.study import load_study
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 

@@ -19,7 +19,7 @@ import yaml
 from benchbook import ingest
 from benchbook.analysis import tool_failures as tf
 from benchbook.published import load_published, parse_quantity
-from benchbook.reconstruct import dense_sparse
+from tools.reconstruct import dense_sparse
 from benchbook.study import load_study, sha256_file
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 

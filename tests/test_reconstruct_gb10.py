@@ -18,7 +18,7 @@ import yaml
 
 from benchbook.expr import evaluate
 from benchbook.published import load_published, parse_quantity
-from benchbook.reconstruct import gb10
+from tools.reconstruct import gb10
 from benchbook.study import load_study
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 

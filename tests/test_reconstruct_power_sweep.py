@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from benchbook.published import load_published, parse_quantity
-from benchbook.reconstruct import power_sweep
+from tools.reconstruct import power_sweep
 from benchbook.study import load_study, read_checksums
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
 

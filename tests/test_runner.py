@@ -139,7 +139,7 @@ def test_a_chapter_s_cache_key_covers_the_modules_it_imports_and_no_other_chapte
         assert f"benchbook.chapters.{spec.module}" in mine
         others = {f"benchbook.chapters.{c.module}" for c in registry.chapters() if c.module != spec.module}
         assert not mine & others, (spec.id, mine & others)
-        assert not any(m.startswith("benchbook.reconstruct") for m in mine), spec.id
+        assert not any("reconstruct" in m for m in mine), spec.id
     assert "benchbook.contract" in imports["gb10-mtp"] and "benchbook.ingest.vllm_log" in imports["power-sweep"]
 
 

@@ -3,9 +3,14 @@
 Some write-ups publish only tables. To let the book recompute those tables from native
 raw files, we rebuild plausible raw files that reproduce every published number exactly
 (to its printed precision), label them "reconstructed", and record every assumption in the
-data folder's PROVENANCE.md. Same seed, same bytes.
+data folder's assumptions.yml and PROVENANCE.md (templates/provenance.md.j2). The files are
+checked with the library's public readers and definitions. Same seed, same bytes.
 
-    python -m benchbook.reconstruct {h100|strix} OUT_DIR [--published PATH] [--seed N]
+A development tool, outside the library: run it from the repository root,
+
+    python -m tools.reconstruct {h100|strix|dense-sparse|power-sweep|gb10} OUT_DIR [--published PATH] [--seed N]
+
+or `make data` for all five committed folders.
 """
 
 from __future__ import annotations
@@ -33,11 +38,11 @@ def generate(which: str, out_dir: Path, published: Path | None = None, seed: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchbook.reconstruct", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.reconstruct", description=__doc__.split("\n\n")[0])
     p.add_argument("study", choices=sorted(STUDIES))
     p.add_argument("out_dir", type=Path)
     p.add_argument("--published", type=Path, default=None,
-                   help="published.yml with the targets (default: the H100 study's)")
+                   help="published.yml with the targets (default: OUT_DIR's; for strix the H100 study's beside it)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: the module's SEED)")
     args = p.parse_args(argv)
     generate(args.study, args.out_dir, args.published, args.seed)

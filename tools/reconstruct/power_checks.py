@@ -1,9 +1,11 @@
 """Checks for the power-sweep reconstruction: its own recomputation, and the write-up's.
 
 `window_values` recomputes every value name published.yml uses from the stats lines as
-they were printed (the generator's proof that the fit landed; the tests do it again
-from the files). `published_checks` holds the write-up's tables against each other using
-only their printed digits, so the inconsistencies in PROVENANCE.md are computed.
+they were printed, with the chapter's own definitions (benchbook.chapters.power_sweep:
+SCOPES, the P95 rule, per-request and completion rates), so the generator's proof that
+the fit landed is the book's arithmetic; the tests do it again from the files.
+`published_checks` holds the write-up's tables against each other using only their
+printed digits, so the inconsistencies in PROVENANCE.md are computed.
 """
 
 from __future__ import annotations
@@ -12,57 +14,37 @@ import math
 import re
 from itertools import product
 
-import numpy as np
+import pandas as pd
 
-from ..published import Published, parse_quantity
+from benchbook.chapters import power_sweep as chapter
+from benchbook.published import Published, parse_quantity
 
-SCOPES = {"c1to3": range(1, 4), "c1to6": range(1, 7), "c6to8": range(6, 9)}
+# Concurrency levels of each scope the published tables pool ("c1to3" -> 1, 2, 3).
+LEVELS = {scope: range(lo, hi + 1) for scope, (lo, hi) in chapter.SCOPES.items()}
 
 
-def window_values(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str, int],
-                  p95_method: str = "lower") -> dict[str, float]:
+def window_values(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str, int], cards: int) -> dict[str, float]:
     """Every value name of published.yml, from printed windows (dicts with running, gen,
-    prefill, completions, kind, time)."""
-    out: dict[str, float] = {}
-    per_model: dict[str, list[dict]] = {}
-    intervals = []
+    prefill, completions, time), by the chapter's `window_values`."""
+    return chapter.window_values(*window_frames(groups, max_seqs, cards))
+
+
+def window_frames(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str, int],
+                  cards: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The printed windows as the chapter's windows and models tables (no GPU draw: the
+    values the write-up published need none)."""
+    rows = []
     for (prefix, limit), wins in groups.items():
-        per_model.setdefault(prefix, []).extend(wins)
-        times = [w["time"].replace(microsecond=0) for w in wins]
-        intervals += [(b - a).total_seconds() for a, b in zip(times, times[1:])]
-        p = f"{prefix}_{limit}W"
-        busy = [w for w in wins if w["running"] >= 1]
-        _stats(out, p, busy, p95_method)
-        for c in range(1, max_seqs[prefix] + 1):
-            _stats(out, f"{p}_c{c}", [w for w in busy if w["running"] == c], p95_method)
-        for scope, levels in SCOPES.items():
-            _stats(out, f"{p}_{scope}", [w for w in busy if w["running"] in levels], p95_method)
-    for prefix, wins in per_model.items():
-        out[f"{prefix}_gen_max"] = max(w["gen"] for w in wins)
-        out[f"{prefix}_prefill_max"] = max(w["prefill"] for w in wins)
-    out["stats_interval_s"] = float(np.median(intervals))
-    return out
-
-
-def _stats(out: dict, p: str, wins: list[dict], p95_method: str) -> None:
-    gen = np.array([w["gen"] for w in wins], dtype=float)
-    pre = np.array([w["prefill"] for w in wins], dtype=float)
-    act = pre[pre > 0]
-    out[f"{p}_gen_n"] = float(len(gen))
-    if not len(gen):
-        return
-    out[f"{p}_gen_mean"] = float(gen.mean())
-    out[f"{p}_gen_median"] = float(np.median(gen))
-    out[f"{p}_gen_p95"] = float(np.percentile(gen, 95, method=p95_method))
-    out[f"{p}_gen_max"] = float(gen.max())
-    out[f"{p}_per_request_mean"] = float(np.mean([w["gen"] / w["running"] for w in wins]))
-    out[f"{p}_prefill_sustained_mean"] = float(pre.mean())
-    out[f"{p}_prefill_sustained_median"] = float(np.median(pre))
-    out[f"{p}_prefill_active_n"] = float(len(act))
-    if len(act):
-        out[f"{p}_prefill_active_mean"] = float(act.mean())
-        out[f"{p}_prefill_active_median"] = float(np.median(act))
-    out[f"{p}_completions_per_min"] = 6.0 * sum(w["completions"] for w in wins) / len(gen)
+        for k, w in enumerate(wins):
+            stamp = w["time"].replace(microsecond=0)  # the log prints whole seconds
+            rows.append({"source_file": f"{prefix}/{limit}w", "line": k, "config": prefix, "running": w["running"],
+                         "generation_tps": w["gen"], "prompt_tps": w["prefill"], "completions": w["completions"],
+                         "limit_w": float(limit), "power_key": f"{limit}W", "draw_w": math.nan,
+                         "timestamp": stamp, "time": stamp.strftime("%m-%d %H:%M:%S")})
+    windows = pd.DataFrame(rows)
+    windows["per_request_tps"] = windows["generation_tps"] / windows["running"].where(windows["running"] > 0)
+    models = pd.DataFrame([{"config": p, "prefix": p, "max_num_seqs": n, "cards": cards} for p, n in max_seqs.items()])
+    return windows, models
 
 
 # ---------------------------------------------------------------- the write-up against itself
@@ -102,7 +84,8 @@ def published_checks(published: Published, cards: int = 4) -> list[list[str]]:
                          f"{total - sum(n.values()):.0f} windows at 7-8 requests count only in the power table"])
         bounds = {c: _mean_bounds(cells, p, c) for c in levels}
         tight = {c: _mean_bounds(cells, p, c, published) for c in levels}
-        for scope, members, label in (("c1to3", range(1, 4), "1-3"), ("c1to6", range(1, 7), "1-6")):
+        for scope in ("c1to3", "c1to6"):
+            members, label = LEVELS[scope], f"{LEVELS[scope][0]}-{LEVELS[scope][-1]}"
             for metric, key in (("gen", "gen_mean"),):
                 name = f"{p}_{scope}_{key}"
                 if name not in cells:
@@ -226,7 +209,8 @@ def _prefill_rows(cells, models) -> list[list[str]]:
                 out.append([f"{p}: prefill at {c} requests, sustained x n vs active x n", "prefill tables",
                             cells[f"{p}_c{c}_prefill_sustained_mean"], f"{a_lo * na[c] / n[c]:.1f}-{a_hi * na[c] / n[c]:.1f}",
                             "inconsistent"])
-        for scope, top in (("c1to3", 3), ("c1to6", 6)):
+        for scope in ("c1to3", "c1to6"):
+            top = LEVELS[scope][-1]
             for kind, counts, col in (("active", na, "active"), ("sustained", n, "sustained")):
                 name = f"{p}_{scope}_prefill_{kind}_mean"
                 if name not in cells:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..published import Published, Quantity, parse_quantity
+from benchbook.published import Published, Quantity, parse_quantity
 
 METRICS = ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "median_tpot_s",
            "prefill_tps", "cost_per_m")
@@ -41,6 +41,15 @@ def split_name(name: str) -> tuple[str, str]:
         if name.endswith("_" + metric):
             return name[: -len(metric) - 1], metric
     raise ValueError(f"value name {name!r} ends in no known metric ({', '.join(METRICS)})")
+
+
+def fitted(name: str) -> bool:
+    """True for a value name the fit aims at (a run metric of METRICS, a llama-bench best)."""
+    try:
+        split_name(name)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass
@@ -148,6 +157,8 @@ def constraints(published: Published) -> list[Constraint]:
         expr = RESTATED.get(c["id"])
         if expr is None and c.get("kind", "data") == "data" and _fitted(str(c.get("recompute", ""))):
             expr = c["recompute"]
+        if expr and not fitted(expr):
+            continue  # e.g. an acceptance length: set by an assumption, checked by the claims ledger
         if expr:
             q = parse_quantity(c["published"], c["id"])
             if c.get("approx"):

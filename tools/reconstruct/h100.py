@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import load_published
+from benchbook.published import load_published
 from . import bench_json, check, docs
 from .fit import FitError, Plan, fit
 from .targets import Target, split_name, targets
@@ -230,7 +230,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)",
-        "label": f"reconstructed (benchbook.reconstruct.h100, seed {seed})",
+        "label": f"reconstructed ({__name__}, seed {seed})",
         "reconstructed": True,
         "description": (
             "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
@@ -250,49 +250,45 @@ def _run_of(name: str) -> str:
     return split_name(name)[0]
 
 
-def _provenance(published, seed: int, T, values, records) -> str:
-    cmd = (f"python -m benchbook.reconstruct h100 data/{STUDY} "
-           f"--published data/{STUDY}/published.yml --seed {seed}")
-    parts = [
-        f"# Provenance: {STUDY}\n\n",
-        "**Every raw file in this folder is RECONSTRUCTED, not measured.** The write-ups behind "
-        "this study (seeds 001 and 000) printed summary tables but never released their "
-        "`vllm bench serve` JSON. We rebuilt one native-format file per published run so the "
-        "book can recompute each table from raw data; the per-request detail inside them is "
-        "synthetic and only the published summaries are meant to be read from them.\n\n",
-        "## How the files were made\n\n",
-        f"- Generator: `benchbook.reconstruct.h100` (with `fit`, `shape`, `targets`, `bench_json`).\n"
-        f"- Command: `{cmd}`\n- Seed: {seed} (numpy `Generator(PCG64([seed, run index]))`); "
-        "the same seed gives byte-identical files.\n"
-        "- Format: vLLM 0.21-era `--save-result --save-detailed` JSON, one `json.dump` line, "
-        "default file names (`openai-infqps-concurrency{c}-{model}-{YYYYMMDD-HHMMSS}.json`).\n"
-        "- Targets are read from `published.yml` only; the generator recomputes every target "
-        "from the written files and refuses to finish if one misses.\n\n",
-        "## Published numbers used as targets\n\n",
-        "Each value must print like the published cell. Where several cells constrain one value "
-        "they are intersected, the sweep tables first.\n\n",
-        docs.table(["Published", "Source", "Where", "Value", "Run shaped", "Ours, printed alike"],
-                   docs.target_rows(T, values, _run_of)),
-        "\n## Published numbers we could not reproduce together with the others\n\n",
-        docs.table(["Published", "Source", "Where", "Value", "Ours", "Kept instead"],
-                   docs.conflict_rows(T, values)),
-        _fitting_findings(published, records, T),
-        "\n## Assumptions\n\nNone of these were published; each is ours.\n\n",
-        docs.assumptions(ASSUMPTIONS),
-        _synthesised(),
-        "\n## Runs not reconstructed\n\n"
-        "- The MoE+MTP configuration has no published prefill (~512 tokens) or short-prompt "
-        "figure, so there is no `h100_moe_prefill` or `h100_moe_short32` file. Seed 000's "
-        "\"roughly 8x faster on prefill\" therefore has no like-for-like data behind it here.\n"
-        "- Seed 001 speaks of a 10-test sweep; only the 7 dense runs that published numbers "
-        "describe are reconstructed.\n",
-        "\n## Checksums\n\n`SHA256SUMS` lists every raw file under `raw/` "
-        "(`sha256sum -c SHA256SUMS`). `published.yml` is hand-written, not generated.\n",
-    ]
-    return "".join(parts)
+def _provenance(published, seed: int, T, values, records) -> docs.Provenance:
+    return docs.Provenance(
+        study=STUDY,
+        summary="The write-ups behind this study (seeds 001 and 000) printed summary tables but never "
+        "released their `vllm bench serve` JSON. We rebuilt one native-format file per published run so "
+        "the book can recompute each table from raw data; the per-request detail inside them is "
+        "synthetic and only the published summaries are meant to be read from them.",
+        generator=__name__, helpers=["fit", "shape", "targets", "bench_json"],
+        command=docs.command("h100", STUDY, seed, f"data/{STUDY}/published.yml"), seed=seed,
+        seeding="numpy `Generator(PCG64([seed, run index]))`",
+        made=["Format: vLLM 0.21-era `--save-result --save-detailed` JSON, one `json.dump` line, "
+              "default file names (`openai-infqps-concurrency{c}-{model}-{YYYYMMDD-HHMMSS}.json`).",
+              "Targets are read from `published.yml` only; the generator recomputes every target "
+              "from the written files and refuses to finish if one misses."],
+        sections=[
+            docs.Section("Published numbers used as targets", [
+                "Each value must print like the published cell. Where several cells constrain one value "
+                "they are intersected, the sweep tables first.\n\n",
+                docs.Table(["Published", "Source", "Where", "Value", "Run shaped", "Ours, printed alike"],
+                           docs.target_rows(T, values, _run_of))]),
+            docs.Section("Published numbers we could not reproduce together with the others", [
+                docs.Table(["Published", "Source", "Where", "Value", "Ours", "Kept instead"],
+                           docs.conflict_rows(T, values))]),
+            docs.Section("Inconsistencies found while fitting", _fitting_findings(published, records, T)),
+        ],
+        after=[
+            docs.Section("What was synthesised", [_SYNTHESISED]),
+            docs.Section("Runs not reconstructed", [
+                "- The MoE+MTP configuration has no published prefill (~512 tokens) or short-prompt "
+                "figure, so there is no `h100_moe_prefill` or `h100_moe_short32` file. Seed 000's "
+                "\"roughly 8x faster on prefill\" therefore has no like-for-like data behind it here.\n"
+                "- Seed 001 speaks of a 10-test sweep; only the 7 dense runs that published numbers "
+                "describe are reconstructed.\n"]),
+        ],
+        hand_written=["published.yml"],
+    )
 
 
-def _fitting_findings(published, records, T) -> str:
+def _fitting_findings(published, records, T) -> list:
     rows = []
     for config, kind, plan, f, path, res in records:
         if plan.aggregate is None or f.tpot_median is None:
@@ -315,8 +311,7 @@ def _fitting_findings(published, records, T) -> str:
     published = [r for r in rows if r[0] != "h100_dense_short32"]  # its TPOT is our assumption
     squeezed = [r[0] for r in published if float(r[-1]) > 0]
     idlers = [f"{r[0]} ({r[7]} ms)" for r in published if r[7] != "-" and float(r[7]) >= 100]
-    text = (
-        "\n## Inconsistencies found while fitting\n\n"
+    return [
         "A closed-loop run with c clients and 512-token answers has aggregate = 512 x c / "
         "(mean request time + mean client idle). The published medians fix a typical request "
         "time; the published aggregate fixes the mean cycle. Where the cycle is longer, the "
@@ -325,11 +320,11 @@ def _fitting_findings(published, records, T) -> str:
         "P99 and aggregate, used natural right-skewed spreads, and solved a constant client gap; "
         "when even a zero gap was too slow we squeezed the TPOT spread (squeeze 0 = assumed "
         "spread, 1 = the limit in ASSUMPTIONS). Values below are the ones we aimed at (inside "
-        "the published rounding) and what the written files contain.\n\n"
-        + docs.table(["Run", "Aggregate aimed at t/s", "Medians imply t/s", "Median request s",
-                      "Cycle allowed s", "Slack ms", "Mean/median TTFT", "Mean client idle ms",
-                      "Mean/median TPOT", "TPOT squeeze"], rows)
-        + f"\n- MoE+MTP at c=1: the published median TTFT ({t_ttft * 1000:.0f} ms) and median "
+        "the published rounding) and what the written files contain.\n\n",
+        docs.Table(["Run", "Aggregate aimed at t/s", "Medians imply t/s", "Median request s",
+                    "Cycle allowed s", "Slack ms", "Mean/median TTFT", "Mean client idle ms",
+                    "Mean/median TPOT", "TPOT squeeze"], rows),
+        f"\n- MoE+MTP at c=1: the published median TTFT ({t_ttft * 1000:.0f} ms) and median "
         f"TPOT ({t_tpot * 1000:.1f} ms) give {moe_c1:.1f} t/s for one 512-token request, "
         f"{(moe_c1 / agg - 1) * 100:.0f} % above the published single-request rate of "
         f"{agg:.1f} t/s. We chose the client-idle reading: the requests keep natural "
@@ -341,33 +336,30 @@ def _fitting_findings(published, records, T) -> str:
         f"- Runs where even back-to-back requests were too slow, so the TPOT mean was pulled "
         f"below its median: {', '.join(squeezed) or 'none'}.\n"
         "- h100_dense_short32 has only its aggregate published; its TTFT and TPOT are "
-        "assumptions, so its row shows our choices, not a finding.\n"
-    )
-    return text
+        "assumptions, so its row shows our choices, not a finding.\n",
+    ]
 
 
-def _synthesised() -> str:
-    return (
-        "\n## What was synthesised\n\n"
-        "- Per-request TTFT and TPOT: log-normal draws mapped through a monotone piecewise-linear "
-        "transform whose knots put the sample median (and P99) exactly on the targets; the "
-        "extremes follow the ranges in ASSUMPTIONS. Unpublished P99s (dense c=1, 4, 8; the "
-        "prefill and short-prompt runs) are assumptions.\n"
-        "- ITLs: each request's decode time (TPOT x 511) split over its streamed chunks with "
-        "per-step noise and occasional stalls where another request's prefill shares the batch. "
-        "Dense runs stream one token per chunk (511 ITLs); MTP runs stream 1-3 tokens per chunk "
-        "(one verification step each), so they have fewer ITLs than tokens.\n"
-        "- Spec-decode counters of the MoE runs: counted from the generated chunks (one draft "
-        "of 2 tokens per step; accepted = chunk size - 1, the last step's cut included), so "
-        "acceptance length = tokens per verification step. The acceptance rates are ours.\n"
-        "- Schedule: c client slots sending back to back; requests dealt to slots largest "
-        "first so the slots finish together (no drain tail from our small request count), "
-        "random order within a slot, request indices in sending order.\n"
-        "- Timestamps: `start_times` from the closed-loop schedule, offset by an assumed "
-        "perf_counter origin; run dates and file names from assumed start times on the "
-        "published dates; `duration` = request span + assumed timer overhead.\n"
-        "- Client gaps: solved per run to give the published aggregate (see the findings).\n"
-        "- `generated_texts` are empty strings: the write-ups published no outputs.\n"
-        "- Summary keys (`mean_/median_/std_/p99_*_ms`, throughputs, `max_output_tokens_per_s`, "
-        "`max_concurrent_requests`) are computed from these arrays as vLLM does.\n"
-    )
+_SYNTHESISED = (
+    "- Per-request TTFT and TPOT: log-normal draws mapped through a monotone piecewise-linear "
+    "transform whose knots put the sample median (and P99) exactly on the targets; the "
+    "extremes follow the ranges in ASSUMPTIONS. Unpublished P99s (dense c=1, 4, 8; the "
+    "prefill and short-prompt runs) are assumptions.\n"
+    "- ITLs: each request's decode time (TPOT x 511) split over its streamed chunks with "
+    "per-step noise and occasional stalls where another request's prefill shares the batch. "
+    "Dense runs stream one token per chunk (511 ITLs); MTP runs stream 1-3 tokens per chunk "
+    "(one verification step each), so they have fewer ITLs than tokens.\n"
+    "- Spec-decode counters of the MoE runs: counted from the generated chunks (one draft "
+    "of 2 tokens per step; accepted = chunk size - 1, the last step's cut included), so "
+    "acceptance length = tokens per verification step. The acceptance rates are ours.\n"
+    "- Schedule: c client slots sending back to back; requests dealt to slots largest "
+    "first so the slots finish together (no drain tail from our small request count), "
+    "random order within a slot, request indices in sending order.\n"
+    "- Timestamps: `start_times` from the closed-loop schedule, offset by an assumed "
+    "perf_counter origin; run dates and file names from assumed start times on the "
+    "published dates; `duration` = request span + assumed timer overhead.\n"
+    "- Client gaps: solved per run to give the published aggregate (see the findings).\n"
+    "- `generated_texts` are empty strings: the write-ups published no outputs.\n"
+    "- Summary keys (`mean_/median_/std_/p99_*_ms`, throughputs, `max_output_tokens_per_s`, "
+    "`max_concurrent_requests`) are computed from these arrays as vLLM does.\n"
+)

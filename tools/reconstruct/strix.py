@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import load_published
+from benchbook.published import load_published
 from . import bench_json, check, docs, llama_jsonl
 from .fit import FitError, Plan, fit
 from .targets import split_name, targets
@@ -206,7 +206,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)",
-        "label": f"reconstructed (benchbook.reconstruct.strix, seed {seed})",
+        "label": f"reconstructed ({__name__}, seed {seed})",
         "reconstructed": True,
         "description": (
             "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
@@ -221,9 +221,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     }
 
 
-def _provenance(seed: int, T, values, rates_by) -> str:
-    cmd = (f"python -m benchbook.reconstruct strix data/{STUDY} "
-           f"--published data/h100-dense-vs-moe-mtp/published.yml --seed {seed}")
+def _provenance(seed: int, T, values, rates_by) -> docs.Provenance:
     ttft, pp = T["strix_server_c1_median_ttft_s"].value, T["strix_best_pp512_tps"].value
     tpot, tg = T["strix_server_c1_median_tpot_s"].value, T["strix_best_tg128_tps"].value
     n_in = a("server_run")["input_len"]
@@ -231,49 +229,47 @@ def _provenance(seed: int, T, values, rates_by) -> str:
                    "best (published)" if a("winners")[test] == b else
                    f"{a('losing_ratios')[test][b]:.2f} x best (assumed)"]
                   for b in BACKENDS for test in TESTS]
-    return "".join([
-        f"# Provenance: {STUDY}\n\n",
-        "**Every raw file in this folder is RECONSTRUCTED, not measured.** Seeds 001 and 000 "
-        "quote Strix Halo figures from the author's private benchmark notes; no raw output was "
-        "published. We rebuilt native files that reproduce those figures so the book can compute "
-        "them from raw data like any other study.\n\n",
-        "## How the files were made\n\n",
-        f"- Generator: `benchbook.reconstruct.strix` (with `llama_jsonl`, `fit`, `shape`, `targets`, "
-        f"`bench_json`).\n- Command: `{cmd}`\n- Seed: {seed}; the same seed gives byte-identical files.\n"
-        "- Targets: the Strix Halo cells of the H100 study's `published.yml`. This folder's "
-        "`published.yml` holds the same cells (for the Strix Halo chapter) and yields the same "
-        "raw files.\n"
-        "- `raw/llama-bench/*.jsonl`: `llama-bench -o jsonl` lines laid out like llama.cpp's JSONL "
-        "printer (field order of a recent build, uint64 nanosecond statistics, 6-decimal rates).\n"
-        "- `raw/llama-server/*.json`: a `vllm bench serve --save-result --save-detailed` result.\n\n",
-        "## Published numbers used as targets\n\n",
-        docs.table(["Published", "Source", "Where", "Value", "Run shaped", "Ours, printed alike"],
-                   docs.target_rows(T, values, lambda n: split_name(n)[0])),
-        "\n`strix_best_<test>` is the best `avg_ts` over the three llama-bench files. Per backend:\n\n",
-        docs.table(["Backend config", "Test", "avg_ts", "Role"], bench_rows),
-        "\n## Our representation of the 4k-prompt figures\n\n"
-        "The like-for-like table of seed 000 gives Strix Halo a median TTFT at 4k input and a "
-        "median TPOT. llama-bench measures neither, so we represent them as a single-client "
-        "`vllm bench serve --backend openai` run against llama-server (config "
-        "`strix-llama-server`, run `strix_server_c1`). That the author measured them this way "
-        "is our assumption; the seeds do not say.\n",
-        "\n## Inconsistencies found while fitting\n\n",
-        f"- A median TTFT of {ttft * 1000:.0f} ms for a {n_in:,}-token prompt means prefill at "
-        f"about {n_in / ttft:,.0f} t/s, {n_in / ttft / pp:.1f} x the published pp512 rate of "
-        f"{pp:,.0f} t/s. At {pp:,.0f} t/s the same prompt would take {n_in / pp:.2f} s, and a "
-        f"7,000-token prompt {7000 / pp:.2f} s (seed 001 says only \"over 400 ms\"). Both "
-        "figures are reproduced as published; the book's claims ledger reports the conflict.\n"
-        f"- The median TPOT of {tpot * 1000:.1f} ms is {1 / tpot:.1f} t/s of decode, in line "
-        f"with the best tg128 of {tg:.0f} t/s.\n",
-        "\n## Assumptions\n\nNone of these were published; each is ours.\n\n",
-        docs.assumptions(ASSUMPTIONS),
-        "\n## What was synthesised\n\n"
-        "- llama-bench: five repetitions per test around each backend's rate (seeded noise, "
-        "integer nanoseconds; avg/stddev recomputed exactly as llama-bench does). Which backend "
-        "wins each test and by how much the others lose are assumptions (table above). Build "
-        "commits, build numbers, test times, model size and parameter count are assumptions.\n"
-        "- llama-server run: per-request TTFT and TPOT shaped so the medians print as published, "
-        "511 one-token ITLs per request with per-step noise, timestamps from an assumed clock, "
-        "a small client gap (no aggregate was published for it), empty `generated_texts`.\n",
-        "\n## Checksums\n\n`SHA256SUMS` lists every raw file under `raw/` (`sha256sum -c SHA256SUMS`).\n",
-    ])
+    return docs.Provenance(
+        study=STUDY,
+        summary="Seeds 001 and 000 quote Strix Halo figures from the author's private benchmark notes; "
+        "no raw output was published. We rebuilt native files that reproduce those figures so the book "
+        "can compute them from raw data like any other study.",
+        generator=__name__, helpers=["llama_jsonl", "fit", "shape", "targets", "bench_json"],
+        command=docs.command("strix", STUDY, seed, "data/h100-dense-vs-moe-mtp/published.yml"), seed=seed,
+        made=["Targets: the Strix Halo cells of the H100 study's `published.yml`. This folder's "
+              "`published.yml` holds the same cells (for the Strix Halo chapter) and yields the same "
+              "raw files.",
+              "`raw/llama-bench/*.jsonl`: `llama-bench -o jsonl` lines laid out like llama.cpp's JSONL "
+              "printer (field order of a recent build, uint64 nanosecond statistics, 6-decimal rates).",
+              "`raw/llama-server/*.json`: a `vllm bench serve --save-result --save-detailed` result."],
+        sections=[
+            docs.Section("Published numbers used as targets", [
+                docs.Table(["Published", "Source", "Where", "Value", "Run shaped", "Ours, printed alike"],
+                           docs.target_rows(T, values, lambda n: split_name(n)[0])),
+                "\n`strix_best_<test>` is the best `avg_ts` over the three llama-bench files. Per backend:\n\n",
+                docs.Table(["Backend config", "Test", "avg_ts", "Role"], bench_rows)]),
+            docs.Section("Our representation of the 4k-prompt figures", [
+                "The like-for-like table of seed 000 gives Strix Halo a median TTFT at 4k input and a "
+                "median TPOT. llama-bench measures neither, so we represent them as a single-client "
+                "`vllm bench serve --backend openai` run against llama-server (config "
+                "`strix-llama-server`, run `strix_server_c1`). That the author measured them this way "
+                "is our assumption; the seeds do not say.\n"]),
+            docs.Section("Inconsistencies found while fitting", [
+                f"- A median TTFT of {ttft * 1000:.0f} ms for a {n_in:,}-token prompt means prefill at "
+                f"about {n_in / ttft:,.0f} t/s, {n_in / ttft / pp:.1f} x the published pp512 rate of "
+                f"{pp:,.0f} t/s. At {pp:,.0f} t/s the same prompt would take {n_in / pp:.2f} s, and a "
+                f"7,000-token prompt {7000 / pp:.2f} s (seed 001 says only \"over 400 ms\"). Both "
+                "figures are reproduced as published; the book's claims ledger reports the conflict.\n"
+                f"- The median TPOT of {tpot * 1000:.1f} ms is {1 / tpot:.1f} t/s of decode, in line "
+                f"with the best tg128 of {tg:.0f} t/s.\n"]),
+        ],
+        after=[docs.Section("What was synthesised", [
+            "- llama-bench: five repetitions per test around each backend's rate (seeded noise, "
+            "integer nanoseconds; avg/stddev recomputed exactly as llama-bench does). Which backend "
+            "wins each test and by how much the others lose are assumptions (table above). Build "
+            "commits, build numbers, test times, model size and parameter count are assumptions.\n"
+            "- llama-server run: per-request TTFT and TPOT shaped so the medians print as published, "
+            "511 one-token ITLs per request with per-step noise, timestamps from an assumed clock, "
+            "a small client gap (no aggregate was published for it), empty `generated_texts`.\n"])],
+        hand_written=["published.yml"],
+    )

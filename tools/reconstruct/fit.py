@@ -137,7 +137,7 @@ def _mtp_chunks(rng, n: int, tokens: int, mtp: dict):
     return chunks, [int(x) for x in per_pos], drafts
 
 
-def _split(rng, total: float, steps: int, plan: Plan) -> list[float]:
+def itl_gaps(rng, total: float, steps: int, plan: Plan) -> list[float]:
     """Gaps between streamed chunks: per-step noise plus prefill stalls, summing to total."""
     if steps == 0:
         return []
@@ -222,7 +222,7 @@ def fit(plan: Plan, rng: np.random.Generator) -> Fitted:
     ttft, tpot, starts, idle = ttft[order], tpot[order], starts[order], idle[order]
     chunks = [chunks[i] for i in order] if chunks else []
     steps = [len(ch) for ch in chunks] if chunks else [max(out - 1, 0)] * n
-    itls = [_split(rng, float(tpot[i] * (out - 1)) if out > 1 else 0.0, steps[i], plan) for i in range(n)]
+    itls = [itl_gaps(rng, float(tpot[i] * (out - 1)) if out > 1 else 0.0, steps[i], plan) for i in range(n)]
     ends = starts + ttft + np.array([sum(r) for r in itls])
     duration = float(ends.max() - starts.min()) + sum(plan.overhead)
     return Fitted(ttft, tpot, starts, itls, duration, gap, squeeze, idle, chunks, per_pos, drafts,

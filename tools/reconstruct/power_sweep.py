@@ -9,7 +9,7 @@ nvidia-smi log that ran beside it. Targets come only from published.yml (via
 `power_targets`); every choice the write-up does not pin is an entry of ASSUMPTIONS,
 and PROVENANCE.md lists both, with the published inconsistencies found on the way.
 
-    python -m benchbook.reconstruct power-sweep data/power-sweep
+    python -m tools.reconstruct power-sweep data/power-sweep
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..published import load_published
+from benchbook.chapters.power_sweep import P95_METHOD
+from benchbook.published import load_published
 from . import docs
 from .agent_day import DayPlan, Slot, arrange
+from .power_checks import LEVELS
 from .power_targets import Target, targets
 from .window_fit import CellSpec, Conflict, FitError, GroupSpec, Interval, RangeTarget, fit_group
 
@@ -52,7 +54,7 @@ ASSUMPTIONS = {
                           "which limit and concurrency holds each model's largest prefill window (the write-up names only the peak)"),
     "tail_gen_tps": ((2.0, 45.0), "generation in a burst's last window, logged after the last request finished (Running 0)"),
     "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0}, "mean length of a burst of agent activity, in 10-second windows"),
-    "p95_method": ("lower", "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
+    "p95_method": (P95_METHOD, "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
     "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"), 300: ("2026-04-09", "09:31:02")},
               "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"), 300: ("2026-04-15", "14:26:50")},
               "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"), 300: ("2026-04-22", "10:12:48")}},
@@ -181,7 +183,8 @@ def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float, direct
             lo, hi = a("c7_c8_gen_mean")[limit]
             cells[c] = CellSpec(c, n, Interval(lo, hi), natural_mean=(lo + hi) / 2)
     ranges = []
-    for k, (scope, members) in enumerate((("c1to6", range(1, 7)), ("c1to3", range(1, 4)))):
+    for k, scope in enumerate(("c1to6", "c1to3")):
+        members = LEVELS[scope]
         iv = _t(T, f"{p}_{scope}_gen_mean")
         if iv is not None:
             ranges.append(RangeTarget(f"{p}_{scope}_gen_mean", tuple(c for c in members if c in counts), iv, k + 1))
@@ -308,7 +311,8 @@ def prefill_spec(T, m: Model, limit: int, active: dict[int, int], counts: dict[i
             nat = centre * prof.get(c, 1.0)
             cells[c] = CellSpec(c, na, Interval(centre * lo_k, min(centre * hi_k, peak)), natural_mean=nat)
     ranges = []
-    for k, (scope, members) in enumerate((("c1to6", range(1, 7)), ("c1to3", range(1, 4)))):
+    for k, scope in enumerate(("c1to6", "c1to3")):
+        members = LEVELS[scope]
         inside = tuple(c for c in members if c in cells)
         for kind in ("active", "sustained"):
             iv = _t(T, f"{p}_{scope}_prefill_{kind}_mean")
@@ -541,7 +545,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             entries.append({"path": smi_rel, "name": f"{plan.name}_gpu", "kind": "gpu-log", **common})
             printed[(m.prefix, plan.limit)] = day.printed
             days[(m.prefix, plan.limit)] = day
-    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("p95_method"))
+    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
     report = verify(T, values, plans)
     docs.write_study(out_dir, _study(published, seed, entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN)
@@ -576,7 +580,7 @@ def verify(T: dict[str, Target], values: dict[str, float], plans: list[GroupPlan
 
 def _show(text: str, value: float, derived: str) -> str:
     """Our value printed the way the published cell was (per request, per kW)."""
-    from ..published import parse_quantity
+    from benchbook.published import parse_quantity
 
     q = parse_quantity(text)
     if derived.startswith("/ ") and derived.endswith("kW"):
@@ -590,7 +594,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W (vLLM 0.19, live agent logs)",
-        "label": f"reconstructed (benchbook.reconstruct.power_sweep, seed {seed})",
+        "label": f"reconstructed ({__name__}, seed {seed})",
         "reconstructed": True,
         "description": (
             "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
@@ -606,11 +610,10 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     }
 
 
-def _provenance(published, seed: int, T, values, missed, plans, days) -> str:
+def _provenance(published, seed: int, T, values, missed, plans, days) -> docs.Provenance:
     from .power_checks import published_checks
     from .power_targets import constraints
 
-    cmd = f"python -m benchbook.reconstruct power-sweep data/{STUDY} --seed {seed}"
     rows = []
     for con in constraints(published, a("cards"), a("approx_band")):
         v = values.get(con.name)
@@ -619,76 +622,71 @@ def _provenance(published, seed: int, T, values, missed, plans, days) -> str:
     bad = [r for r in checks if r[-1] != "consistent"]
     windows = sum(len([w for w in d.printed if w["running"] >= 1]) for d in days.values())
     lines = sum(len(d.lines) for d in days.values())
-    parts = [
-        f"# Provenance: {STUDY}\n\n",
-        "**Every raw file in this folder is RECONSTRUCTED, not measured.** Seed 003 published tables "
-        "computed from its author's vLLM server logs (10-second engine stats lines bucketed by their "
-        "Running count) but not the logs. We rebuilt one vLLM 0.19 server log per model and power "
-        "limit, plus the nvidia-smi log beside it, so that the book can recompute every table from "
-        "native files. Window order, request arrivals, start-up lines, errors and GPU samples are "
-        "synthetic; only the published summaries are meant to be read from them.\n\n",
-        "## How the files were made\n\n",
-        "- Generator: `benchbook.reconstruct.power_sweep` (with `power_targets`, `window_fit`, "
-        "`agent_day`, `live_logs`, `vllm_serve_log`, `power_checks`).\n",
-        f"- Command: `{cmd}`\n",
-        f"- Seed: {seed} (numpy `Generator(PCG64([seed, model, limit, ...]))`); the same seed gives "
-        "byte-identical files (gzip written with no name and mtime 0).\n",
-        f"- Content: {len(days)} server logs ({windows:,} stats windows with at least one request "
-        f"running, {lines:,} log lines in all) and {len(days)} nvidia-smi logs.\n",
-        "- Formats: vLLM 0.19 logger lines (`(APIServer pid=1) INFO MM-DD HH:MM:SS [loggers.py:259] "
-        "Engine 000: ...`), uvicorn access lines without timestamps, `SpecDecoding metrics` lines for "
-        "the MTP model, `nvidia-smi --query-gpu=timestamp,index,name,power.draw,power.limit,"
-        "utilization.gpu,memory.used,memory.total,temperature.gpu,clocks.sm --format=csv -l 5`.\n",
-        "- Targets are read from `published.yml` only. The generator recomputes every value from the "
-        "stats lines it printed and refuses to finish if a published number is missed for any reason "
-        "other than those listed below.\n\n",
-        "## How to read the logs as the write-up did\n\n",
-        "A window is one `Engine 000:` stats line. Windows are bucketed by `Running`; windows with "
-        "`Running: 0` (the last window of a burst and the one all-zero line after it) belong to no "
-        "bucket. Active-only prefill averages windows whose prompt throughput is above zero. "
-        "Completions per minute count `POST /v1/chat/completions ... 200` access lines between the "
-        "previous stats line and a window's own line, times 6, averaged over the bucket's windows. "
-        "The P95 is numpy's `lower` rule (see the inconsistencies). The power limit of a window is "
-        "the `power.limit` of the vLLM cards (indices 0, 2, 3, 4) in the nvidia-smi log beside it.\n\n",
-        "## Published numbers used as targets\n\n",
-        "Each value must print like the published cell (per-request cells: average / concurrency; "
-        "tokens per kW: average / (4 x limit)). Numbers printed with `~`, `about` or `around` are "
-        f"aimed within {a('approx_band'):.0%} of the printed value.\n\n",
-        docs.table(["Published", "Where", "Value", "Ours, printed alike"], rows),
-        "\n## Published numbers we could not reproduce together with the others\n\n",
-        "Priority: the concurrency tables, then the power tables, the prefill and completion tables, "
-        "the per-request and tokens-per-kW cells, the claims. A number that cannot hold together "
-        "with those before it is listed here with what the data gives instead.\n\n",
-        docs.table(["Published", "Where", "Value", "Ours", "Why"], missed) if missed else "None.\n",
-        "\n## Inconsistencies found in the write-up\n\n",
-        "Computed from the printed cells alone (each printed number stands for the interval of values "
-        "that round to it), independently of the reconstruction.\n\n",
-        docs.table(["Check", "Where", "Published", "The other cells allow", "Finding"], bad) if bad else "None.\n",
-        "\n## Assumptions\n\n",
-        "None of these were published; each is ours.\n\n",
-        docs.assumptions(ASSUMPTIONS),
-        "\n## What was synthesised\n\n",
-        "- Window values: per concurrency cell, the median and peak are pinned inside their printed "
-        "intervals, the other windows are drawn right-skewed around them and shifted to the cell mean; "
-        "the pooled median and P95 of each power table are placed by anchoring the windows at their "
-        "ranks (`window_fit`). Cells not in the published tables (7-8 requests on the 122B, prefill at "
-        "200 and 300 W) follow the assumptions above.\n",
-        "- Order: bursts built by a walk over concurrency levels in which every change of `Running` is "
-        "explained by arrivals and completions, no window without prefill has a new request, and each "
-        "level receives exactly the completions its published rate requires (`agent_day`).\n",
-        "- Within a cell, windows without prefill get the higher generation rates and the largest "
-        "prefills go with low generation (a prefill-heavy window decodes less).\n",
-        "- Log text: start-up block (banner, arguments, KV cache size, graph capture), request log "
-        "lines where enabled, `GET /health` every 30 s, `GET /v1/models` at the start of bursts, "
-        "speculative-decoding lines for the 27B, tool-parser tracebacks (122B), over-long prompts "
-        "answered with 400, one engine crash with tracebacks, 500 responses and a restart (122B at "
-        "200 W), shutdown lines. Waiting, KV-cache usage, prefix-cache hit rate and preemptions are "
-        "drawn per window.\n",
-        "- GPU log: every card the host has (the A4000 at index 1 included), sampled every 5 s; power "
-        "draw follows each window's work and is capped by the limit; the limit switches from the "
-        "previous value shortly before each server starts.\n",
-        "\n## Checksums\n\n",
-        "`SHA256SUMS` lists every raw file under `raw/` (`sha256sum -c SHA256SUMS`). `published.yml` "
-        "is hand-written, not generated.\n",
-    ]
-    return "".join(parts)
+    return docs.Provenance(
+        study=STUDY,
+        summary="Seed 003 published tables computed from its author's vLLM server logs (10-second engine "
+        "stats lines bucketed by their Running count) but not the logs. We rebuilt one vLLM 0.19 server log "
+        "per model and power limit, plus the nvidia-smi log beside it, so that the book can recompute every "
+        "table from native files. Window order, request arrivals, start-up lines, errors and GPU samples are "
+        "synthetic; only the published summaries are meant to be read from them.",
+        generator=__name__,
+        helpers=["power_targets", "window_fit", "agent_day", "live_logs", "vllm_serve_log", "power_checks"],
+        command=docs.command("power-sweep", STUDY, seed), seed=seed,
+        seeding="numpy `Generator(PCG64([seed, model, limit, ...]))`",
+        identical_note="gzip written with no name and mtime 0",
+        made=[f"Content: {len(days)} server logs ({windows:,} stats windows with at least one request "
+              f"running, {lines:,} log lines in all) and {len(days)} nvidia-smi logs.",
+              "Formats: vLLM 0.19 logger lines (`(APIServer pid=1) INFO MM-DD HH:MM:SS [loggers.py:259] "
+              "Engine 000: ...`), uvicorn access lines without timestamps, `SpecDecoding metrics` lines for "
+              "the MTP model, `nvidia-smi --query-gpu=timestamp,index,name,power.draw,power.limit,"
+              "utilization.gpu,memory.used,memory.total,temperature.gpu,clocks.sm --format=csv -l 5`.",
+              "Targets are read from `published.yml` only. The generator recomputes every value from the "
+              "stats lines it printed and refuses to finish if a published number is missed for any reason "
+              "other than those listed below."],
+        sections=[
+            docs.Section("How to read the logs as the write-up did", [
+                "A window is one `Engine 000:` stats line. Windows are bucketed by `Running`; windows with "
+                "`Running: 0` (the last window of a burst and the one all-zero line after it) belong to no "
+                "bucket. Active-only prefill averages windows whose prompt throughput is above zero. "
+                "Completions per minute count `POST /v1/chat/completions ... 200` access lines between the "
+                "previous stats line and a window's own line, times 6, averaged over the bucket's windows. "
+                "The P95 is numpy's `lower` rule (see the inconsistencies). The power limit of a window is "
+                "the `power.limit` of the vLLM cards (indices 0, 2, 3, 4) in the nvidia-smi log beside it.\n"]),
+            docs.Section("Published numbers used as targets", [
+                "Each value must print like the published cell (per-request cells: average / concurrency; "
+                "tokens per kW: average / (4 x limit)). Numbers printed with `~`, `about` or `around` are "
+                f"aimed within {a('approx_band'):.0%} of the printed value.\n\n",
+                docs.Table(["Published", "Where", "Value", "Ours, printed alike"], rows)]),
+            docs.Section("Published numbers we could not reproduce together with the others", [
+                "Priority: the concurrency tables, then the power tables, the prefill and completion tables, "
+                "the per-request and tokens-per-kW cells, the claims. A number that cannot hold together "
+                "with those before it is listed here with what the data gives instead.\n\n",
+                docs.Table(["Published", "Where", "Value", "Ours", "Why"], missed) if missed else "None.\n"]),
+            docs.Section("Inconsistencies found in the write-up", [
+                "Computed from the printed cells alone (each printed number stands for the interval of values "
+                "that round to it), independently of the reconstruction.\n\n",
+                docs.Table(["Check", "Where", "Published", "The other cells allow", "Finding"], bad)
+                if bad else "None.\n"]),
+        ],
+        after=[docs.Section("What was synthesised", [
+            "- Window values: per concurrency cell, the median and peak are pinned inside their printed "
+            "intervals, the other windows are drawn right-skewed around them and shifted to the cell mean; "
+            "the pooled median and P95 of each power table are placed by anchoring the windows at their "
+            "ranks (`window_fit`). Cells not in the published tables (7-8 requests on the 122B, prefill at "
+            "200 and 300 W) follow the assumptions above.\n"
+            "- Order: bursts built by a walk over concurrency levels in which every change of `Running` is "
+            "explained by arrivals and completions, no window without prefill has a new request, and each "
+            "level receives exactly the completions its published rate requires (`agent_day`).\n"
+            "- Within a cell, windows without prefill get the higher generation rates and the largest "
+            "prefills go with low generation (a prefill-heavy window decodes less).\n"
+            "- Log text: start-up block (banner, arguments, KV cache size, graph capture), request log "
+            "lines where enabled, `GET /health` every 30 s, `GET /v1/models` at the start of bursts, "
+            "speculative-decoding lines for the 27B, tool-parser tracebacks (122B), over-long prompts "
+            "answered with 400, one engine crash with tracebacks, 500 responses and a restart (122B at "
+            "200 W), shutdown lines. Waiting, KV-cache usage, prefix-cache hit rate and preemptions are "
+            "drawn per window.\n"
+            "- GPU log: every card the host has (the A4000 at index 1 included), sampled every 5 s; power "
+            "draw follows each window's work and is capped by the limit; the limit switches from the "
+            "previous value shortly before each server starts.\n"])],
+        hand_written=["published.yml"],
+    )

@@ -12,7 +12,7 @@ The write-ups published tables only. This module rebuilds, in native formats:
 Targets are read from published.yml (and the model layout from architecture.yml) only;
 every other choice is an entry of ASSUMPTIONS, listed in PROVENANCE.md.
 
-    python -m benchbook.reconstruct dense-sparse data/3090-dense-vs-sparse
+    python -m tools.reconstruct dense-sparse data/3090-dense-vs-sparse
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..analysis.tool_failures import CLASS_IDS, LABELS
-from ..ingest import tool_calls as tool_log_reader
-from ..published import Published, load_published, parse_quantity
+from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
+from benchbook.chapters.dense_sparse import MIB_TO_GB  # the chapter's GB, so memory cells print alike
+from benchbook.ingest import tool_calls as tool_log_reader
+from benchbook.published import Published, load_published, parse_quantity
 from . import agent_log, bench_json, check, docs, serve_log
-from .fit import FitError, Plan, _split, fit
+from .fit import FitError, Plan, fit, itl_gaps
 from .targets import Target
 
 SEED = 20260608
 STUDY = "3090-dense-vs-sparse"
-MIB_TO_GB = 1.048576e-3  # MiB -> GB (10^9 bytes)
 
 ASSUMPTIONS = {
     "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell"),
@@ -301,7 +301,7 @@ def _speed_runs(out_dir: Path, T: dict, seed: int) -> tuple[list[dict], dict, di
             if probs and plan.output_len > 1:  # MTP: several tokens per streamed chunk
                 chunks, per_pos, drafts = _accept_chunks(rng, plan.num_prompts, plan.output_len - 1, probs,
                                                          a("mtp_concentration"))
-                itls = [_split(rng, float(f.tpots[i] * (plan.output_len - 1)), len(chunks[i]), plan)
+                itls = [itl_gaps(rng, float(f.tpots[i] * (plan.output_len - 1)), len(chunks[i]), plan)
                         for i in range(plan.num_prompts)]
                 spec_block = bench_json.spec_block(drafts, per_pos, len(probs))
             start = clock
@@ -579,7 +579,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     return {
         "study": STUDY,
         "title": "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability",
-        "label": f"reconstructed (benchbook.reconstruct.dense_sparse, seed {seed})",
+        "label": f"reconstructed ({__name__}, seed {seed})",
         "reconstructed": True,
         "description": (
             "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
@@ -596,8 +596,7 @@ def _study(published, seed: int, entries: list[dict]) -> dict:
     }
 
 
-def _provenance(published, seed: int, T, values, facts, found, layouts) -> str:
-    cmd = f"python -m benchbook.reconstruct dense-sparse data/{STUDY} --seed {seed}"
+def _provenance(published, seed: int, T, values, facts, found, layouts) -> docs.Provenance:
     rows = []
     for name, t in sorted(T.items()):
         if name in values and math.isfinite(t.lo):
@@ -612,68 +611,63 @@ def _provenance(published, seed: int, T, values, facts, found, layouts) -> str:
         lay = layouts[short]
         kv_rows.append([short, lay.attn_bytes_per_token_layer, lay.mamba_page, f["block_size"],
                         f"{f['padding_pct']:.2f} %", f["tokens"], f["blocks"], f"{f['kv_gib_per_gpu']:.4f}"])
-    findings = _findings(published, values, facts, layouts)
-    parts = [
-        f"# Provenance: {STUDY}\n\n",
-        "**Every raw file in this folder is RECONSTRUCTED, not measured.** Seed 002 and seed 003 "
-        "printed summary tables but released no raw files. We rebuilt native-format files that "
-        "reproduce every published number so the book can recompute each table from raw data; the "
-        "per-request detail, the log lines and the individual tool calls are synthetic.\n\n",
-        "## How the files were made\n\n",
-        "- Generator: `benchbook.reconstruct.dense_sparse` (with `fit`, `shape`, `bench_json`, "
-        "`serve_log`, `agent_log`).\n",
-        f"- Command: `{cmd}`\n",
-        f"- Seed: {seed} (numpy `Generator(PCG64([seed, k]))` per file).\n",
-        "- Targets are read from `published.yml`, the model layout from `architecture.yml` (both "
-        "hand-written, with sources); the generator recomputes every target from the written files "
-        "(the tool-call logs through the library's own reader and failure classifier) and refuses to "
-        "finish if one misses.\n\n",
-        "## Files\n\n",
-        "- `raw/dense/`, `raw/moe/`: per model five `vllm bench serve --save-result --save-detailed` "
-        "JSON files (vLLM's default names), `vllm-serve.log` (the start-up log) and `nvidia-smi.csv`.\n",
-        "- `raw/gauntlet/gauntlet.csv`: the hand-run gauntlet (format: `benchbook.ingest.gauntlet`).\n",
-        "- `raw/agent-logs/*.jsonl`: one orchestrator tool-call log per seed-003 model (format: "
-        "`benchbook.ingest.tool_calls`).\n\n",
-        "## Published numbers used as targets\n\n",
-        "Each value must print like the published cell (interval below).\n\n",
-        docs.table(["Value", "Printed interval", "Ours"], rows),
-        "\n## Tool-call logs: what the classifier finds\n\n",
-        "Counts per model after reading each log with `benchbook.ingest.tool_calls` (failure classes by "
-        "`benchbook.analysis.tool_failures`); they equal the published table and breakdown.\n\n",
-        docs.table(["Model", "Sessions", "Messages (with a tool call)", "Tool calls", "Denied", "By class"], rel_rows),
-        "\nA message counts when it made at least one tool call (the log has no other records of messages).\n",
-        "\n## KV cache arithmetic behind the start-up logs\n\n",
-        "The logs print the published token counts and concurrencies. The KV memory they print is what "
-        "vLLM would reserve for those tokens on a hybrid model: attention bytes per token per layer per "
-        "GPU (K and V, KV heads / TP, head dim, 1 byte), the linear-attention state page, the attention "
-        "block size that covers it (a multiple of 16 tokens), blocks = 4 groups x tokens / block (+ the "
-        "left-over blocks in ASSUMPTIONS), memory = blocks x page x full-attention layers.\n\n",
-        docs.table(["Model", "Attn bytes/token/layer/GPU", "State page bytes", "Block tokens", "Padding",
-                    "KV tokens (printed)", "Blocks", "KV GiB per GPU (printed)"], kv_rows),
-        findings,
-        "\n## Assumptions\n\nNone of these were published; each is ours.\n\n",
-        docs.assumptions(ASSUMPTIONS),
-        "\n## What was synthesised\n\n"
-        "- Bench runs: per-request TTFT and TPOT shaped so the medians land inside the printed "
-        "intervals (`fit`, `shape`); the dense model's streamed chunks carry 1-4 tokens (MTP, 3 "
-        "speculative tokens) and its files carry the spec-decode counters counted from those chunks.\n"
-        "- Start-up logs: vLLM 0.20's boot sequence for TP=2; the published KV tokens and concurrency "
-        "are printed as is.\n"
-        "- nvidia-smi: memory constant per card (as vLLM reserves it at start), power, utilisation and "
-        "temperature following the benchmark windows.\n"
-        "- Gauntlet: the published cells, one row per task and model.\n"
-        "- Tool-call logs: sessions of the same 21 workloads for every model, one record per call; "
-        "denied calls are the command shapes the write-up quotes for each model and class.\n",
-        "\n## Checksums\n\n`SHA256SUMS` lists every raw file under `raw/` (`sha256sum -c SHA256SUMS`). "
-        "`published.yml` and `architecture.yml` are hand-written, not generated.\n",
-    ]
-    return "".join(parts)
+    return docs.Provenance(
+        study=STUDY,
+        summary="Seed 002 and seed 003 printed summary tables but released no raw files. We rebuilt "
+        "native-format files that reproduce every published number so the book can recompute each table "
+        "from raw data; the per-request detail, the log lines and the individual tool calls are synthetic.",
+        generator=__name__, helpers=["fit", "shape", "bench_json", "serve_log", "agent_log"],
+        command=docs.command("dense-sparse", STUDY, seed), seed=seed,
+        seeding="numpy `Generator(PCG64([seed, k]))` per file",
+        made=["Targets are read from `published.yml`, the model layout from `architecture.yml` (both "
+              "hand-written, with sources); the generator recomputes every target from the written files "
+              "(the tool-call logs through the library's own reader and failure classifier) and refuses to "
+              "finish if one misses."],
+        sections=[
+            docs.Section("Files", [
+                "- `raw/dense/`, `raw/moe/`: per model five `vllm bench serve --save-result --save-detailed` "
+                "JSON files (vLLM's default names), `vllm-serve.log` (the start-up log) and `nvidia-smi.csv`.\n"
+                "- `raw/gauntlet/gauntlet.csv`: the hand-run gauntlet (format: `benchbook.ingest.gauntlet`).\n"
+                "- `raw/agent-logs/*.jsonl`: one orchestrator tool-call log per seed-003 model (format: "
+                "`benchbook.ingest.tool_calls`).\n"]),
+            docs.Section("Published numbers used as targets", [
+                "Each value must print like the published cell (interval below).\n\n",
+                docs.Table(["Value", "Printed interval", "Ours"], rows)]),
+            docs.Section("Tool-call logs: what the classifier finds", [
+                "Counts per model after reading each log with `benchbook.ingest.tool_calls` (failure classes by "
+                "`benchbook.analysis.tool_failures`); they equal the published table and breakdown.\n\n",
+                docs.Table(["Model", "Sessions", "Messages (with a tool call)", "Tool calls", "Denied", "By class"],
+                           rel_rows),
+                "\nA message counts when it made at least one tool call (the log has no other records of messages).\n"]),
+            docs.Section("KV cache arithmetic behind the start-up logs", [
+                "The logs print the published token counts and concurrencies. The KV memory they print is what "
+                "vLLM would reserve for those tokens on a hybrid model: attention bytes per token per layer per "
+                "GPU (K and V, KV heads / TP, head dim, 1 byte), the linear-attention state page, the attention "
+                "block size that covers it (a multiple of 16 tokens), blocks = 4 groups x tokens / block (+ the "
+                "left-over blocks in ASSUMPTIONS), memory = blocks x page x full-attention layers.\n\n",
+                docs.Table(["Model", "Attn bytes/token/layer/GPU", "State page bytes", "Block tokens", "Padding",
+                            "KV tokens (printed)", "Blocks", "KV GiB per GPU (printed)"], kv_rows)]),
+            docs.Section("Inconsistencies found while reconstructing", [_findings(published, values, facts, layouts)]),
+        ],
+        after=[docs.Section("What was synthesised", [
+            "- Bench runs: per-request TTFT and TPOT shaped so the medians land inside the printed "
+            "intervals (`fit`, `shape`); the dense model's streamed chunks carry 1-4 tokens (MTP, 3 "
+            "speculative tokens) and its files carry the spec-decode counters counted from those chunks.\n"
+            "- Start-up logs: vLLM 0.20's boot sequence for TP=2; the published KV tokens and concurrency "
+            "are printed as is.\n"
+            "- nvidia-smi: memory constant per card (as vLLM reserves it at start), power, utilisation and "
+            "temperature following the benchmark windows.\n"
+            "- Gauntlet: the published cells, one row per task and model.\n"
+            "- Tool-call logs: sessions of the same 21 workloads for every model, one record per call; "
+            "denied calls are the command shapes the write-up quotes for each model and class.\n"])],
+        hand_written=["published.yml", "architecture.yml"],
+    )
 
 
 def _findings(published, values, facts, layouts) -> str:
     """Inconsistencies in the published numbers, computed here (never typed)."""
     cells, sp = _cells(published, "memory"), _cells(published, "speed")
-    lines = ["\n## Inconsistencies found while reconstructing\n\n"]
+    lines = []
     for short in ("dense", "moe"):
         tokens = parse_quantity(cells[f"{short}_kv_cache_tokens"]).value
         conc = parse_quantity(cells[f"{short}_max_concurrency"]).value
