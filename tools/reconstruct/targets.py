@@ -155,7 +155,7 @@ def constraints(published: Published) -> list[Constraint]:
         if c.get("kind", "data") in ("not-derivable",):
             continue
         expr = RESTATED.get(c["id"])
-        if expr is None and c.get("kind", "data") == "data" and _fitted(str(c.get("recompute", ""))):
+        if expr is None and c.get("kind", "data") == "data" and _NAME.match(str(c.get("recompute", ""))):
             expr = c["recompute"]
         if expr and not fitted(expr):
             continue  # e.g. an acceptance length: set by an assumption, checked by the claims ledger
@@ -165,12 +165,6 @@ def constraints(published: Published) -> list[Constraint]:
                 q = Quantity(q.text, q.value, q.unit, True, q.bound, q.currency, q.step)
             out.append(_make(expr, q, f"claim {c['id']}", c["source"], default_price))
     return [c for c in out if c is not None]
-
-
-def _fitted(name: str) -> bool:
-    """A claim about one value the generator fits (a run metric); a claim about another
-    quantity (an acceptance length the generator assumes) is checked, not fitted."""
-    return bool(_NAME.match(name)) and any(name.endswith("_" + m) for m in METRICS)
 
 
 def _make(expr: str, cell, where: str, source: str, price: float | None) -> Constraint | None:
