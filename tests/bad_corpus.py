@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import projects  # tests/ is on sys.path
+
 # ---------------------------------------------------------------- expectations
 
 
@@ -228,16 +230,7 @@ FILE_CASES: list[Case] = [
 
 # ---------------------------------------------------------------- study folders
 
-MANIFEST = """\
-study: demo
-title: Demo
-label: demo data v1
-reconstructed: false
-configs:
-  a: {platform: X}
-files:
-  - {path: raw/one.jsonl, config: a, name: one}
-"""
+MANIFEST = projects.demo_manifest("raw/one.jsonl")
 
 
 @dataclass(frozen=True)

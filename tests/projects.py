@@ -50,3 +50,18 @@ def copy_project(dest: Path, chapters: list[str] | None = None, pages: tuple[str
         encoding="utf-8",
     )
     return dest
+
+
+def mini_notebook(parameters: str, body: str, tags: str = "parameters") -> str:
+    """A one-chapter MyST notebook: a parameters cell (`tags`) and one code cell, for tests
+    of the runner that need a chapter of their own."""
+    return ("---\njupytext:\n  text_representation: {extension: .md, format_name: myst}\n"
+            "kernelspec: {display_name: Python 3, language: python, name: python3}\n---\n\n# Mini\n\n"
+            f"```{{code-cell}} ipython3\n:tags: [{tags}]\n\n{parameters.strip()}\n```\n\n"
+            f"```{{code-cell}} ipython3\n{body.strip()}\n```\n")
+
+
+def demo_manifest(raw: str) -> str:
+    """study.yml of a one-file, one-configuration measured folder (`raw`: its path)."""
+    return ("study: demo\ntitle: Demo\nlabel: demo data v1\nreconstructed: false\n"
+            f"configs:\n  a: {{platform: X}}\nfiles:\n  - {{path: {raw}, config: a, name: one}}\n")

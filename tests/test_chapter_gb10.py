@@ -4,7 +4,6 @@ against numbers computed here from published.yml and the raw files; one real boo
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import re
@@ -23,6 +22,7 @@ from benchbook.published import load_published, parse_quantity
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
 import projects  # noqa: E402  (tests/ is on sys.path)
+from pages import glued  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = "gb10-mtp"
@@ -33,27 +33,6 @@ BIN = Path(sys.executable).parent
 def copy_project(dest: Path) -> Path:
     """A book of this chapter only (see tests/projects.py)."""
     return projects.copy_project(dest, chapters=[STUDY])
-
-
-def glued(nb) -> dict:
-    """name -> value of every glue() record in an executed notebook."""
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            meta = o.get("metadata", {}).get("scrapbook")
-            if not meta:
-                continue
-            data = o.get("data", {})
-            text = next((v for k, v in data.items() if k.endswith("text/plain")), None)
-            md = next((v for k, v in data.items() if k.endswith("text/markdown")), None)
-            if md is not None:
-                out[meta["name"]] = md
-            elif text is not None:
-                try:
-                    out[meta["name"]] = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
-                    out[meta["name"]] = text
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ checks the rendered page, its links to the chapters' sections, and the intro's g
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import shutil
@@ -32,7 +31,7 @@ from benchbook.chapters import synthesis
 from benchbook.facts import FactsError
 from benchbook.runner import STUDIES_DIR, Chapter, refresh
 import projects  # noqa: E402  (tests/ is on sys.path)
-from pages import html_tables  # noqa: E402  (tests/ is on sys.path)
+from pages import glued, html_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent
@@ -65,20 +64,6 @@ def executed(project):
 def outputs(project, executed):
     """The folder the chapters wrote their declared outputs to."""
     return project / STUDIES_DIR
-
-
-def glued(nb) -> dict:
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name:
-                text = o["data"].get("application/papermill.record/text/plain", "")
-                try:
-                    out[name] = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
-                    out[name] = text
-    return out
 
 
 def nb_html(nb) -> str:

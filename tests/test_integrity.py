@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 import bad_corpus as corpus
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.cli import main
 from benchbook.runner import Chapter, ChapterError
 from benchbook.study import write_checksums
@@ -26,22 +27,7 @@ from benchbook.study import write_checksums
 BIN = Path(sys.executable).parent
 PAUSE, MARKER, JOURNAL = "BENCHBOOK_TEST_PAUSE", "BENCHBOOK_TEST_MARKER", "BENCHBOOK_TEST_JOURNAL"
 
-NOTEBOOK = """\
----
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-
-# Mini
-
-```{code-cell} ipython3
-:tags: [parameters, remove-cell]
-
-data_dir = "data/mini"
-```
-
-```{code-cell} ipython3
+NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"', """\
 import os, time
 from pathlib import Path
 from benchbook.load import ingest_study
@@ -58,8 +44,7 @@ time.sleep(float(os.environ.get("BENCHBOOK_TEST_PAUSE", "0")))
 data = ingest_study(data_dir)
 print("rows", len(data["llama_bench"]))
 note("end")
-```
-"""
+""", tags='parameters, remove-cell')
 
 
 @pytest.fixture

@@ -6,30 +6,14 @@ import shutil
 import nbformat
 import pytest
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.runner import Chapter, ChapterError, find_repo, refresh
 
-NOTEBOOK = """\
----
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-
-# Mini
-
-```{code-cell} ipython3
-:tags: [parameters]
-
-data_dir = "data/mini"
-factor = 2
-```
-
-```{code-cell} ipython3
+NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"\nfactor = 2', """\
 from pathlib import Path
 value = int(Path(data_dir, "value.txt").read_text()) * factor
 print("value", value)
-```
-"""
+""")
 
 
 @pytest.fixture

@@ -1,17 +1,9 @@
 import pytest
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.study import StudyError, content_hash, load_study, write_checksums
 
-MANIFEST = """\
-study: demo
-title: Demo
-label: demo data v1
-reconstructed: false
-configs:
-  a: {platform: X}
-files:
-  - {path: raw/one.json, config: a, name: one}
-"""
+MANIFEST = projects.demo_manifest("raw/one.json")
 
 
 def make(tmp_path, manifest=MANIFEST, files=("raw/one.json",)):
