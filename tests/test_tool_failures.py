@@ -136,3 +136,36 @@ def test_published_breakdown_rows_follow_the_class_order():
     table = next(t for t in published.tables if t.id == "failure-classes")
     ids = [exprs[1].split("_per100_")[1].replace("_", "-") for exprs in table.values]
     assert ids[:-1] == list(tf.CLASS_IDS) and ids[-1] == "total"
+
+
+LEX_CASES = [
+    # (command, tokens, nested commands, unbalanced)
+    ("a\\\nb", [("word", "ab")], [], False),  # a line continuation joins the word
+    ("echo x\\", [("word", "echo"), ("word", "x\\")], [], False),  # a trailing backslash is kept
+    ("echo 'abc", [("word", "echo"), ("word", "abc")], [], True),
+    ('echo "abc', [("word", "echo"), ("word", "abc")], [], True),
+    ('echo "a\\"b\\$c\\n $(ls | wc) `pwd` d"',
+     [("word", "echo"), ("word", 'a"b$c\\n $(ls | wc) `pwd` d')], ["ls | wc", "pwd"], False),
+    ("echo a#b # comment | x\nls", [("word", "echo"), ("word", "a#b"), ("op", "\n"), ("word", "ls")], [], False),
+    ("cat <<-'EOF' >f\n\tbody | x\n\tEOF\nls",
+     [("word", "cat"), ("op", "<<-"), ("word", "EOF"), ("op", ">"), ("word", "f"), ("op", "\n"), ("word", "ls")],
+     [], False),
+    ('cat <<"E1" <<E2\nx\nE1\ny\nE2\nnext',
+     [("word", "cat"), ("op", "<<"), ("word", "E1"), ("op", "<<"), ("word", "E2"), ("op", "\n"), ("word", "next")],
+     [], False),
+    ("cmd 2>&1 1>x 2>>y &>z a>b",
+     [("word", "cmd"), ("op", "2>&"), ("word", "1"), ("op", "1>"), ("word", "x"), ("op", "2>>"), ("word", "y"),
+      ("op", "&>"), ("word", "z"), ("word", "a"), ("op", ">"), ("word", "b")], [], False),
+    ("a\tb\rc", [("word", "a"), ("word", "b"), ("word", "c")], [], False),
+]
+
+
+@pytest.mark.parametrize("command,tokens,nested,unbalanced", LEX_CASES)
+def test_lex_tokens(command, tokens, nested, unbalanced):
+    assert tf._lex(command) == (tokens, nested, unbalanced)
+
+
+@pytest.mark.parametrize("command", ['echo "$(ls', 'echo "`ls', "echo $(ls", "echo `ls"])
+def test_lex_unclosed_substitution_is_unbalanced_and_kept_as_text(command):
+    tokens, nested, unbalanced = tf._lex(command)
+    assert unbalanced and tokens == [("word", "echo"), ("word", command[5:].lstrip('"'))] and len(nested) == 1
