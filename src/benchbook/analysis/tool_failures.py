@@ -80,7 +80,7 @@ class Parsed:
     pipelines: list[list[Simple]] = field(default_factory=list)
     chain_ops: list[str] = field(default_factory=list)
     pipe_ops: list[str] = field(default_factory=list)
-    nested: list["Parsed"] = field(default_factory=list)
+    nested: list[Parsed] = field(default_factory=list)
     unbalanced: bool = False
 
     def simples(self) -> list[Simple]:
@@ -121,129 +121,154 @@ def _match_paren(text: str, i: int) -> int:
     return -1
 
 
-def _lex(text: str):
-    """Tokens ('word', value) / ('op', op), nested command texts, and whether quotes balance."""
-    tokens, nested = [], []
-    i, n = 0, len(text)
-    word, in_word = [], False
-    pending_heredocs: list[tuple[str, bool]] = []
-    unbalanced = False
+_HEREDOC_WORD = re.compile(r"[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
-    def flush():
-        nonlocal word, in_word
-        if in_word:
-            tokens.append(("word", "".join(word)))
-        word, in_word = [], False
 
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n:
-            if text[i + 1] == "\n":  # line continuation
-                i += 2
-                continue
-            word.append(text[i + 1])
-            in_word = True
-            i += 2
-            continue
+class _Lexer:
+    """One pass over a command line; one method per token kind, each returning the next index."""
+
+    def __init__(self, text: str):
+        self.text, self.n = text, len(text)
+        self.tokens: list[tuple[str, str]] = []
+        self.nested: list[str] = []
+        self.word: list[str] = []
+        self.in_word = False
+        self.heredocs: list[tuple[str, bool]] = []  # (delimiter, strip tabs) awaiting their body
+        self.unbalanced = False
+
+    def run(self):
+        i = 0
+        while i < self.n:
+            i = self._step(i)
+        self._flush()
+        return self.tokens, self.nested, self.unbalanced
+
+    def _step(self, i: int) -> int:
+        """Dispatch on the character at i; the order decides what wins (quotes before operators)."""
+        text, ch = self.text, self.text[i]
+        if ch == "\\" and i + 1 < self.n:
+            return self._escape(i)
         if ch == "'":
-            end = text.find("'", i + 1)
-            if end < 0:
-                unbalanced, end = True, n
-            word.append(text[i + 1:end])
-            in_word = True
-            i = end + 1
-            continue
+            return self._single_quote(i)
         if ch == '"':
-            j, buf = i + 1, []
-            while j < n and text[j] != '"':
-                if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\$`':
-                    buf.append(text[j + 1])
-                    j += 2
-                    continue
-                if text.startswith("$(", j):
-                    end = _match_paren(text, j + 2)
-                    if end < 0:
-                        unbalanced, end = True, n
-                    nested.append(text[j + 2:end - 1])
-                    buf.append(text[j:end])
-                    j = end
-                    continue
-                if text[j] == "`":
-                    end = text.find("`", j + 1)
-                    if end < 0:
-                        unbalanced, end = True, n - 1
-                    nested.append(text[j + 1:end])
-                    buf.append(text[j:end + 1])
-                    j = end + 1
-                    continue
+            return self._double_quote(i)
+        if text.startswith("$(", i) or ch == "`":
+            raw, i = self._substitution(i)
+            self._add(raw)
+            return i
+        if ch == "\n":
+            return self._newline(i)
+        if ch in " \t\r":
+            self._flush()
+            return i + 1
+        op = next((o for o in _OPS if text.startswith(o, i)), None)
+        if op is not None:
+            return self._operator(op, i)
+        if ch == "#" and not self.in_word:  # comment to end of line
+            end = text.find("\n", i)
+            return self.n if end < 0 else end
+        self._add(ch)
+        return i + 1
+
+    def _add(self, part: str) -> None:
+        self.word.append(part)
+        self.in_word = True
+
+    def _flush(self) -> None:
+        if self.in_word:
+            self.tokens.append(("word", "".join(self.word)))
+        self.word, self.in_word = [], False
+
+    def _escape(self, i: int) -> int:
+        if self.text[i + 1] != "\n":  # a backslash-newline is a line continuation: dropped
+            self._add(self.text[i + 1])
+        return i + 2
+
+    def _single_quote(self, i: int) -> int:
+        end = self.text.find("'", i + 1)
+        if end < 0:
+            self.unbalanced, end = True, self.n
+        self._add(self.text[i + 1:end])
+        return end + 1
+
+    def _double_quote(self, i: int) -> int:
+        """Escaped quote, backslash, $ and backtick are resolved; substitutions inside stay text, examined too."""
+        text, n = self.text, self.n
+        j, buf = i + 1, []
+        while j < n and text[j] != '"':
+            if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\$`':
+                buf.append(text[j + 1])
+                j += 2
+            elif text.startswith("$(", j) or text[j] == "`":
+                raw, j = self._substitution(j)
+                buf.append(raw)
+            else:
                 buf.append(text[j])
                 j += 1
-            if j >= n:
-                unbalanced = True
-            word.append("".join(buf))
-            in_word = True
-            i = j + 1
-            continue
+        if j >= n:
+            self.unbalanced = True
+        self._add("".join(buf))
+        return j + 1
+
+    def _substitution(self, i: int) -> tuple[str, int]:
+        """The raw text of the `$(...)` or backtick command at i, noted as a nested command; and the next index."""
+        text, n = self.text, self.n
         if text.startswith("$(", i):
             end = _match_paren(text, i + 2)
             if end < 0:
-                unbalanced, end = True, n
-            nested.append(text[i + 2:end - 1])
-            word.append(text[i:end])
-            in_word = True
-            i = end
-            continue
-        if ch == "`":
-            end = text.find("`", i + 1)
-            if end < 0:
-                unbalanced, end = True, n - 1
-            nested.append(text[i + 1:end])
-            word.append(text[i:end + 1])
-            in_word = True
-            i = end + 1
-            continue
-        if ch == "\n":
-            flush()
-            tokens.append(("op", "\n"))
-            i += 1
-            if pending_heredocs:  # skip heredoc bodies: they are data, not commands
-                for delim, strip_tabs in pending_heredocs:
-                    while i < n:
-                        end = text.find("\n", i)
-                        line = text[i:] if end < 0 else text[i:end]
-                        i = n if end < 0 else end + 1
-                        if (line.lstrip("\t") if strip_tabs else line) == delim:
-                            break
-                pending_heredocs = []
-            continue
-        if ch in " \t\r":
-            flush()
-            i += 1
-            continue
-        op = next((o for o in _OPS if text.startswith(o, i)), None)
-        if op is not None:
-            fd = ""
-            if op[0] in "<>" and in_word and "".join(word).isdigit():
-                fd, word, in_word = "".join(word), [], False  # 2>, 1>&, ...
-            flush()
-            tokens.append(("op", fd + op))
-            i += len(op)
-            if op in ("<<", "<<-"):
-                m = re.match(r"[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1", text[i:])
-                if m:
-                    pending_heredocs.append((m.group(2), op == "<<-"))
-                    tokens.append(("word", m.group(2)))
-                    i += m.end()
-            continue
-        if ch == "#" and not in_word:  # comment to end of line
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        word.append(ch)
-        in_word = True
+                self.unbalanced, end = True, n
+            self.nested.append(text[i + 2:end - 1])
+            return text[i:end], end
+        end = text.find("`", i + 1)
+        if end < 0:
+            self.unbalanced, end = True, n - 1
+        self.nested.append(text[i + 1:end])
+        return text[i:end + 1], end + 1
+
+    def _newline(self, i: int) -> int:
+        """A newline ends a command; pending heredoc bodies follow it and are data, not commands."""
+        self._flush()
+        self.tokens.append(("op", "\n"))
         i += 1
-    flush()
-    return tokens, nested, unbalanced
+        for delim, strip_tabs in self.heredocs:
+            i = self._skip_heredoc_body(i, delim, strip_tabs)
+        self.heredocs = []
+        return i
+
+    def _skip_heredoc_body(self, i: int, delim: str, strip_tabs: bool) -> int:
+        text, n = self.text, self.n
+        while i < n:
+            end = text.find("\n", i)
+            line = text[i:] if end < 0 else text[i:end]
+            i = n if end < 0 else end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == delim:
+                break
+        return i
+
+    def _operator(self, op: str, i: int) -> int:
+        """An operator token; digits just before a redirection are its fd (2>, 1>&, ...)."""
+        fd = ""
+        if op[0] in "<>" and self.in_word and "".join(self.word).isdigit():
+            fd, self.word, self.in_word = "".join(self.word), [], False
+        self._flush()
+        self.tokens.append(("op", fd + op))
+        i += len(op)
+        if op in ("<<", "<<-"):
+            i = self._heredoc_delimiter(i, strip_tabs=op == "<<-")
+        return i
+
+    def _heredoc_delimiter(self, i: int, strip_tabs: bool) -> int:
+        m = _HEREDOC_WORD.match(self.text, i)
+        if not m:
+            return i
+        self.heredocs.append((m.group(2), strip_tabs))
+        self.tokens.append(("word", m.group(2)))
+        return m.end()
+
+
+def _lex(text: str):
+    """Tokens ('word', value) / ('op', op), nested command texts, and whether quotes balance."""
+    return _Lexer(text).run()
 
 
 _REDIR = re.compile(r"^\d*(>>|>&|>\||>|<<<|<<-|<<|<&|<)$|^&>>?$")
