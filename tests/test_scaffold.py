@@ -11,15 +11,17 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
-
 from bad_corpus import PACKAGE_JSON, vllm_json
-from benchbook.cli import main
-from benchbook.scaffold import NewError, new_study
-from benchbook.study import CHECKSUMS, MANIFEST, load_study
 from realdata import NERDALERT, REAL, needs_shared
+
+from benchbook.cli import main
+from benchbook.contract import Contract, Role
+from benchbook.scaffold import NewError, _roles, new_study
+from benchbook.study import CHECKSUMS, MANIFEST, load_study
 
 LOGS = REAL / "vllm-server-logs"
 DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"
@@ -116,6 +118,29 @@ def test_roles_by_model_name_and_the_role_s_maximum(tmp_path):
     assert role_of_model(doc) == {DENSE: "dense", MOE: "sparse", "Qwen/Qwen3-8B": "TODO"}  # one dense at most
     todo_cid = next(c for c, v in doc["configs"].items() if v["model"] == "Qwen/Qwen3-8B")
     assert any(t.startswith(f"configs.{todo_cid}.role:") and "dense, sparse" in t for t in doc["todo"])
+
+
+def test_every_pick_rule_and_rules_that_wait_for_another_role():
+    """All of Role.pick's rules on one contract: 'model-of:mtp' is listed before mtp, so it waits a pass."""
+    def config(model, kind="sweep", speculative=None):
+        return {"facts": {"model": model, "speculative": speculative}, "units": [SimpleNamespace(kind=kind)]}
+
+    configs = {"a": config("org/Qwen3-30B-A3B", speculative="mtp"), "b": config("org/Qwen3-8B"),
+               "e": config("org/Mixtral-8x7B"), "c": config("org/Qwen3-30B-A3B", speculative="None"),
+               "d": config(None, kind="gpu-log"), "f": config("org/Other-7B"), "g": config("org/Other-9B"),
+               "h": config("org/More-1B"), "i": config("org/Last-1B")}
+    roles = (Role("same", "s", "", pick=("model-of:mtp",)), Role("mtp", "m", "", pick=("speculative",)),
+             Role("gpu", "g", "", pick=("kind:gpu-log",)), Role("dense", "d", "", pick=("dense",)),
+             Role("sparse", "p", "", pick=("moe",)), Role("lead", "l", "", pick=("unknown-rule", "first")),
+             Role("next", "n", "", pick=("second",)), Role("other", "o", "", max=2, pick=("rest",)))
+    assert _roles([], configs, Contract(roles=roles, kinds=())) == {
+        "a": "mtp", "d": "gpu", "b": "dense", "e": "sparse", "c": "same",
+        "f": "lead", "g": "next", "h": "other", "i": "other"}
+    plain = Contract(roles=(Role("control", "c", "", max=None, pick=("plain",)),
+                            Role("first", "f", "", pick=("first", "rest"))), kinds=())
+    assert _roles([], {"x": config("m", speculative="mtp"), "y": config("m"), "z": config("n", speculative="")},
+                  plain) == {"y": "control", "z": "control", "x": "first"}
+    assert _roles([], {}, plain) == {}
 
 
 def test_runs_of_one_model_are_one_configuration(tmp_path):
