@@ -258,59 +258,75 @@ def _config_id(group: dict, taken: dict) -> str:
     return cid
 
 
+_BY_ORDER = ("first", "second", "rest")
+
+
 def _roles(units: list[Unit], configs: dict[str, dict], contract: Contract) -> dict[str, str]:
     """Each configuration's role by the contract's pick rules (see contract.Role.pick)."""
-    kinds = {cid: {u.kind for u in g["units"]} for cid, g in configs.items()}
-    roles: dict[str, str] = {}
-
-    def free():
-        return [c for c in configs if c not in roles]
-
-    def room(role) -> bool:
-        return role.max is None or sum(1 for r in roles.values() if r == role.name) < role.max
-
-    def take(role, found):
-        for cid in found:
-            if cid in roles or not room(role):
-                continue
-            roles[cid] = role.name
-
-    def model(cid):
-        return str(configs[cid]["facts"].get("model") or "")
-
-    def speculative(cid):
-        return str(configs[cid]["facts"].get("speculative") or "none").lower() not in ("none", "")
-
-    def apply(role, rule):
-        if rule.startswith("kind:"):
-            take(role, [c for c in free() if rule[5:] in kinds[c]])
-        elif rule == "moe":
-            take(role, [c for c in free() if _MOE.search(model(c))])
-        elif rule == "dense":
-            take(role, [c for c in free() if model(c) and not _MOE.search(model(c))])
-        elif rule == "speculative":
-            take(role, [c for c in free() if speculative(c)])
-        elif rule == "plain":
-            take(role, [c for c in free() if not speculative(c)])
-        elif rule.startswith("model-of:"):
-            other = [c for c, r in roles.items() if r == rule[9:]]
-            take(role, [c for c in free() if other and model(c) and model(c) == model(other[0])])
-
+    picker = _RolePicker(configs)
     for _ in range(len(contract.roles) + 1):  # rules that refer to other roles wait for them
         for role in contract.roles:
             for rule in role.pick:
-                if rule not in ("first", "second", "rest") and room(role):
-                    apply(role, rule)
-    order = free()
-    for role in contract.roles:
-        for rule in role.pick:
-            if rule == "first" and order:
-                take(role, order[:1])
-            elif rule == "second" and len(order) > 1:
-                take(role, order[1:2])
-            elif rule == "rest":
-                take(role, [c for c in order if c not in roles])
-    return roles
+                if rule not in _BY_ORDER and picker.room(role):
+                    picker.take(role, picker.matching(rule))
+    picker.by_order(contract.roles)
+    return picker.roles
+
+
+class _RolePicker:
+    """The roles given so far, and which free configurations each pick rule matches."""
+
+    def __init__(self, configs: dict[str, dict]):
+        self.configs = configs
+        self.kinds = {cid: {u.kind for u in g["units"]} for cid, g in configs.items()}
+        self.roles: dict[str, str] = {}
+
+    def free(self) -> list[str]:
+        return [c for c in self.configs if c not in self.roles]
+
+    def room(self, role) -> bool:
+        return role.max is None or sum(1 for r in self.roles.values() if r == role.name) < role.max
+
+    def take(self, role, found) -> None:
+        """Give the role to the found configurations still free, up to its maximum."""
+        for cid in found:
+            if cid in self.roles or not self.room(role):
+                continue
+            self.roles[cid] = role.name
+
+    def model(self, cid) -> str:
+        return str(self.configs[cid]["facts"].get("model") or "")
+
+    def speculative(self, cid) -> bool:
+        return str(self.configs[cid]["facts"].get("speculative") or "none").lower() not in ("none", "")
+
+    def matching(self, rule: str) -> list[str]:
+        """The free configurations a rule by content picks; none for a rule it does not know."""
+        if rule.startswith("kind:"):
+            return [c for c in self.free() if rule[5:] in self.kinds[c]]
+        if rule.startswith("model-of:"):
+            other = [c for c, r in self.roles.items() if r == rule[9:]]
+            return [c for c in self.free() if other and self.model(c) and self.model(c) == self.model(other[0])]
+        tests = {
+            "moe": lambda c: _MOE.search(self.model(c)),
+            "dense": lambda c: self.model(c) and not _MOE.search(self.model(c)),
+            "speculative": self.speculative,
+            "plain": lambda c: not self.speculative(c),
+        }
+        test = tests.get(rule)
+        return [c for c in self.free() if test(c)] if test else []
+
+    def by_order(self, roles) -> None:
+        """'first', 'second' and 'rest' among the configurations no rule by content picked."""
+        order = self.free()
+        for role in roles:
+            for rule in role.pick:
+                if rule == "first" and order:
+                    self.take(role, order[:1])
+                elif rule == "second" and len(order) > 1:
+                    self.take(role, order[1:2])
+                elif rule == "rest":
+                    self.take(role, [c for c in order if c not in self.roles])
 
 
 def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, roles: dict) -> dict:
