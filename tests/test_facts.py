@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchbook.facts import FactsError, load_facts
+from benchbook.facts import Fact, FactsError, _fact, load_facts
 
 ROOT = Path(__file__).parents[1]
 FACTS = ROOT / "data" / "facts"
@@ -184,3 +184,46 @@ def test_asking_for_an_unrecorded_value_names_file_and_key(facts):
         facts.fact("platforms", "rtx-3090-ti", "memory_size")
     with pytest.raises(FactsError, match=r"models.yml: models.gpt-9: no such entry"):
         facts.entry("models", "gpt-9")
+
+
+# ---------------------------------------------------------------- one value's checks
+
+SOURCES = {"spec-sheet": {"title": "a data sheet", "kind": "vendor"}}
+CITED = {"value": 3.35e12, "unit": "B/s", "source": "spec-sheet", "date": "2024-05"}
+
+
+@pytest.mark.parametrize("change,expected", [
+    ({"colour": "red"}, ["f.yml: k: unknown field(s) colour; allowed: assumed, basis, date, high, low, note, "
+                         "reasoning, source, unit, value"]),
+    ({"value": None}, ["f.yml: k.value: empty; leave the value out instead of recording nothing"]),
+    ({"value": 1, "unit": "flag"}, ["f.yml: k.value: a flag must be true or false, got 1"]),
+    ({"value": True}, ["f.yml: k.value: expected a number, got True"]),
+    ({"unit": ""}, ["f.yml: k.unit: missing; every value needs its unit"]),
+    ({"assumed": "yes"}, ["f.yml: k.assumed: expected true or false, got 'yes'"]),
+    ({"assumed": "yes", "source": None},  # an assumed that is not a bool counts as not assumed
+     ["f.yml: k.assumed: expected true or false, got 'yes'",
+      "f.yml: k: no source; give 'source' (an id in sources.yml) and 'date', or mark it 'assumed: true' "
+      "with its 'reasoning'"]),
+    ({"source": "blog", "date": "May"},
+     ["f.yml: k.source: 'blog' is not defined in sources.yml", "f.yml: k.date: 'May' is not a date (YYYY-MM or YYYY-MM-DD)"]),
+    ({"date": None}, ["f.yml: k: cited from 'spec-sheet' without a 'date'"]),
+    ({"assumed": True, "reasoning": " "}, ["f.yml: k: assumed values need their 'reasoning'"]),
+    ({"low": 4e12}, ["f.yml: k: value 3350000000000.0 lies outside its range [4000000000000.0, None]"]),
+    ({"high": 3e12}, ["f.yml: k: value 3350000000000.0 lies outside its range [None, 3000000000000.0]"]),
+    ({"value": "3e12", "low": 4e12}, ["f.yml: k.value: expected a number, got '3e12'"]),  # no range check on text
+])
+def test_each_problem_of_one_value(change, expected):
+    found: list[str] = []
+    entry = {k: v for k, v in {**CITED, **change}.items() if v is not None or k == "value"}  # None: key left out
+    assert _fact("f.yml", "k", entry, SOURCES, found) is None
+    assert found == expected
+
+
+def test_a_good_value_becomes_a_fact():
+    found: list[str] = []
+    assert _fact("f.yml", "k", {**CITED, "low": 3e12, "note": "HBM3", "basis": 7}, SOURCES, found) == Fact(
+        value=3.35e12, unit="B/s", where="f.yml: k", source="spec-sheet", date="2024-05", low=3e12, note="HBM3",
+        basis="7")
+    assert _fact("f.yml", "k", {"value": True, "unit": "flag", "assumed": True, "reasoning": " why "}, SOURCES,
+                 found) == Fact(value=True, unit="flag", where="f.yml: k", assumed=True, reasoning="why")
+    assert found == []
