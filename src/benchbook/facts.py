@@ -280,47 +280,66 @@ def _group(file: str, where: str, body: dict, sources: dict, problems: list[str]
 
 
 def _fact(file: str, where: str, v: dict, sources: dict, problems: list[str]) -> Fact | None:
-    before = len(problems)
+    at = f"{file}: {where}"
+    found = _value_problems(at, v) + _citation_problems(at, v, sources) + _range_problems(at, v)
+    problems.extend(found)
+    if found:
+        return None
+    source, low, high = v.get("source"), v.get("low"), v.get("high")
+    return Fact(value=v.get("value"), unit=v.get("unit"), where=at, source=None if source is None else str(source),
+                date=_date(v.get("date")), assumed=v.get("assumed", False),
+                reasoning=str(v.get("reasoning") or "").strip(), note=str(v.get("note") or ""), low=low, high=high,
+                basis=str(v.get("basis") or ""))
+
+
+def _value_problems(at: str, v: dict) -> list[str]:
+    """Known fields only, and a value of the kind its unit says (a flag is a bool, else a number)."""
+    out = []
     extra = sorted(set(map(str, v)) - FACT_KEYS)
     if extra:
-        problems.append(f"{file}: {where}: unknown field(s) {', '.join(extra)}; allowed: {', '.join(sorted(FACT_KEYS))}")
+        out.append(f"{at}: unknown field(s) {', '.join(extra)}; allowed: {', '.join(sorted(FACT_KEYS))}")
     value, unit = v.get("value"), v.get("unit")
     if value is None:
-        problems.append(f"{file}: {where}.value: empty; leave the value out instead of recording nothing")
+        out.append(f"{at}.value: empty; leave the value out instead of recording nothing")
     elif unit == "flag":
         if not isinstance(value, bool):
-            problems.append(f"{file}: {where}.value: a flag must be true or false, got {value!r}")
+            out.append(f"{at}.value: a flag must be true or false, got {value!r}")
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        problems.append(f"{file}: {where}.value: expected a number, got {value!r}")
+        out.append(f"{at}.value: expected a number, got {value!r}")
     if not isinstance(unit, str) or not unit:
-        problems.append(f"{file}: {where}.unit: missing; every value needs its unit")
+        out.append(f"{at}.unit: missing; every value needs its unit")
+    return out
+
+
+def _citation_problems(at: str, v: dict, sources: dict) -> list[str]:
+    """A value is cited (a known source and a date) or assumed with its reasoning."""
+    out = []
     assumed = v.get("assumed", False)
     if not isinstance(assumed, bool):
-        problems.append(f"{file}: {where}.assumed: expected true or false, got {assumed!r}")
+        out.append(f"{at}.assumed: expected true or false, got {assumed!r}")
         assumed = False
     source, date = v.get("source"), v.get("date")
     if source is not None and str(source) not in sources:
-        problems.append(f"{file}: {where}.source: {source!r} is not defined in {SOURCES_FILE}")
+        out.append(f"{at}.source: {source!r} is not defined in {SOURCES_FILE}")
     if date is not None and _date(date) is None:
-        problems.append(f"{file}: {where}.date: {date!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+        out.append(f"{at}.date: {date!r} is not a date (YYYY-MM or YYYY-MM-DD)")
     if assumed:
         if not str(v.get("reasoning") or "").strip():
-            problems.append(f"{file}: {where}: assumed values need their 'reasoning'")
-    else:
-        if source is None:
-            problems.append(f"{file}: {where}: no source; give 'source' (an id in {SOURCES_FILE}) and "
-                            "'date', or mark it 'assumed: true' with its 'reasoning'")
-        elif date is None:
-            problems.append(f"{file}: {where}: cited from {source!r} without a 'date'")
-    low, high = v.get("low"), v.get("high")
+            out.append(f"{at}: assumed values need their 'reasoning'")
+    elif source is None:
+        out.append(f"{at}: no source; give 'source' (an id in {SOURCES_FILE}) and "
+                   "'date', or mark it 'assumed: true' with its 'reasoning'")
+    elif date is None:
+        out.append(f"{at}: cited from {source!r} without a 'date'")
+    return out
+
+
+def _range_problems(at: str, v: dict) -> list[str]:
+    value, low, high = v.get("value"), v.get("low"), v.get("high")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if (low is not None and low > value) or (high is not None and high < value):
-            problems.append(f"{file}: {where}: value {value} lies outside its range [{low}, {high}]")
-    if len(problems) > before:
-        return None
-    return Fact(value=value, unit=unit, where=f"{file}: {where}", source=None if source is None else str(source),
-                date=_date(date), assumed=assumed, reasoning=str(v.get("reasoning") or "").strip(),
-                note=str(v.get("note") or ""), low=low, high=high, basis=str(v.get("basis") or ""))
+            return [f"{at}: value {value} lies outside its range [{low}, {high}]"]
+    return []
 
 
 def _measurement(file: str, where: str, body, problems: list[str]) -> dict:
