@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from files import write  # noqa: E402  (tests/ is on sys.path)
 
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import prometheus as prom
-from files import write  # noqa: E402  (tests/ is on sys.path)
 
 MODEL = "Qwen/Qwen3.6-35B-A3B-FP8"
 TTFT_BUCKETS = ("0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.5,0.75,1.0,2.5,5.0,7.5,10.0,"
@@ -96,7 +96,7 @@ def vllm_dump(*, prompt=339968, gen=120000, drafts=1000, draft_tokens=2000, acce
 
 
 def sample_lines(text):
-    return [l for l in text.splitlines() if l.strip() and not l.startswith("#")]
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 # ---------------------------------------------------------------- one dump
@@ -174,7 +174,7 @@ def test_one_spec_row_per_engine(tmp_path):
     text += spec_block(10, 20, 15, (9, 6), engine="0")
     # a second data-parallel engine: its series follow under the same HELP/TYPE blocks
     other = spec_block(30, 60, 30, (20, 10), engine="1")
-    text += "\n".join(l for l in other.splitlines() if not l.startswith("#")) + "\n"
+    text += "\n".join(line for line in other.splitlines() if not line.startswith("#")) + "\n"
     res = prom.read(write(tmp_path, "dp2.prom", text))
     sd = res.tables["spec_decode"].set_index("engine")
     assert len(sd) == 2 and res.tables["prom_samples"]["dump"].eq(0).all()
@@ -211,7 +211,7 @@ def test_special_values_escapes_and_timestamps(tmp_path):
     assert math.isnan(df.loc["a=x", "value"])
     assert df.loc["a=y", "value"] == math.inf and df.loc["a=z", "value"] == -math.inf
     assert df.loc["a=w", "value"] == 0.0015
-    odd = [l for l in df.index if l.startswith("a=q")][0]
+    odd = [label for label in df.index if label.startswith("a=q")][0]
     assert prom.split_labels(odd) == {"a": 'q"uote\\back, comma', "b": "new\nline"}
 
 
@@ -267,8 +267,8 @@ def test_a_repeated_help_starts_a_dump_even_when_the_series_differ(tmp_path):
 
 def test_grep_filtered_dumps_split_at_a_repeated_series(tmp_path):
     """`curl .../metrics | grep '^vllm:' >> file`: no HELP/TYPE lines at all."""
-    one = "\n".join(l for l in vllm_dump(gen=10).splitlines() if l.startswith("vllm:")) + "\n"
-    two = "\n".join(l for l in vllm_dump(gen=25).splitlines() if l.startswith("vllm:")) + "\n"
+    one = "\n".join(line for line in vllm_dump(gen=10).splitlines() if line.startswith("vllm:")) + "\n"
+    two = "\n".join(line for line in vllm_dump(gen=25).splitlines() if line.startswith("vllm:")) + "\n"
     assert prom.sniff(one)
     res = prom.read(write(tmp_path, "grep.txt", one + two))
     ps = res.tables["prom_samples"]
@@ -385,6 +385,21 @@ def test_partial_last_line_is_counted_not_fatal(tmp_path):
     res = prom.read(write(tmp_path, "cut.prom", text))
     assert res.reasons == {"partial last line": 1} and res.ignored == 1
     assert res.read == len(sample_lines(vllm_dump()))
+
+
+def test_a_cut_off_type_line_is_counted_and_a_malformed_one_named(tmp_path):
+    res = prom.read(write(tmp_path, "cut.prom", vllm_dump() + "# TYPE vllm:x coun"))
+    assert res.reasons == {"partial last line": 1} and res.read == len(sample_lines(vllm_dump()))
+    with pytest.raises(IngestError, match=r"malformed # TYPE line '# TYPE vllm:x coun'; expected Prometheus"):
+        prom.read(write(tmp_path, "bad.prom", vllm_dump() + "# TYPE vllm:x coun\n"))
+
+
+def test_eof_may_repeat_and_a_comment_after_samples_starts_a_dump(tmp_path):
+    text = ("# first\n# TYPE c counter\nc_total 1.0\n# EOF\n# EOF\n# dump: later\nc_total 4.0\n"
+            "  \n# dump last\n# HELP c again\nc_total 5.0\n")
+    ps = prom.read(write(tmp_path, "om.txt", text)).tables["prom_samples"]
+    assert ps["dump"].tolist() == [0, 2, 3] and ps["line"].tolist() == [3, 7, 11]
+    assert ps["type"].tolist() == ["counter"] * 3
 
 
 def test_a_complete_last_line_without_newline_is_kept(tmp_path):
