@@ -107,56 +107,12 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     res = IngestResult(path=str(path), format=FORMAT)
     lines = text.split("\n")
     cut = not text.endswith("\n")
-    dumps: list[_Dump] = [_Dump()]
-    types: dict[str, str] = {}
-    rows = []
-    ended = False  # the previous dump closed with `# EOF`
+    parser = _Parser(path, res)
     for n, raw in enumerate(lines, 1):
         line = raw.strip()
-        if not line:
-            continue
-        last = cut and n == len(lines)
-        if ended:
-            dumps.append(_Dump())
-            ended = False
-        cur = dumps[-1]
-        if line.startswith("#"):
-            if line == "# EOF":
-                ended = True
-                continue
-            keyword = _KEYWORD.match(line)
-            if keyword is None:  # a free comment: a separator between dumps
-                if cur.samples:
-                    dumps.append(cur := _Dump())
-                cur.label = _comment_label(line)
-                continue
-            m = (_HELP if keyword.group(1) == "HELP" else _TYPE).match(line)
-            if m is None:
-                if last:
-                    res.ignore("partial last line")
-                    continue
-                raise IngestError(path, f"line {n}", f"malformed # {keyword.group(1)} line "
-                                  f"{_show(line)}; {FORMAT_HINT}")
-            key = (keyword.group(1), m.group(1))
-            if key in cur.declared:
-                dumps.append(cur := _Dump())
-            cur.declared.add(key)
-            if keyword.group(1) == "TYPE":
-                types[m.group(1)] = m.group(2)
-            continue
-        sample = _sample(line)
-        if sample is None:
-            if last:
-                res.ignore("partial last line")
-                continue
-            raise IngestError(path, f"line {n}", f"malformed sample line {_show(line)}; {FORMAT_HINT}")
-        metric, labels, value = sample
-        if (metric, labels) in cur.series:
-            dumps.append(cur := _Dump())
-        cur.series.add((metric, labels))
-        cur.samples += 1
-        rows.append(dict(source_file=str(path), dump=len(dumps) - 1, metric=metric,
-                         labels=labels, value=value, type=_type(metric, types), line=n))
+        if line:
+            parser.line(n, line, last=cut and n == len(lines))
+    dumps, rows = parser.dumps, parser.rows
     res.read = len(rows)
     samples = conform(pd.DataFrame(rows, columns=columns("prom_samples") + ["line"]), "prom_samples")
     res.tables["prom_samples"] = samples
@@ -168,6 +124,71 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     res.tables["spec_decode"] = _spec_decode(samples, [d.label for d in dumps], pairs, resets,
                                              str(path), res)
     return res
+
+
+@dataclass
+class _Parser:
+    """The state carried from line to line: the dumps so far, the declared types, the sample rows."""
+
+    path: Path
+    res: IngestResult
+    dumps: list[_Dump] = field(default_factory=lambda: [_Dump()])
+    types: dict[str, str] = field(default_factory=dict)
+    rows: list[dict] = field(default_factory=list)
+    ended: bool = False  # the previous dump closed with `# EOF`
+
+    def line(self, n: int, line: str, last: bool) -> None:
+        """One non-blank stripped line; `last` when it is a last line cut off without its newline."""
+        if self.ended:
+            self.dumps.append(_Dump())
+            self.ended = False
+        if line.startswith("#"):
+            self._comment(n, line, last)
+        else:
+            self._sample_line(n, line, last)
+
+    def _comment(self, n: int, line: str, last: bool) -> None:
+        cur = self.dumps[-1]
+        if line == "# EOF":
+            self.ended = True
+            return
+        keyword = _KEYWORD.match(line)
+        if keyword is None:  # a free comment: a separator between dumps
+            if cur.samples:
+                self.dumps.append(cur := _Dump())
+            cur.label = _comment_label(line)
+            return
+        m = (_HELP if keyword.group(1) == "HELP" else _TYPE).match(line)
+        if m is None:
+            self._malformed(n, last, f"malformed # {keyword.group(1)} line {_show(line)}; {FORMAT_HINT}")
+            return
+        key = (keyword.group(1), m.group(1))
+        if key in cur.declared:
+            self.dumps.append(cur := _Dump())
+        cur.declared.add(key)
+        if keyword.group(1) == "TYPE":
+            self.types[m.group(1)] = m.group(2)
+
+    def _sample_line(self, n: int, line: str, last: bool) -> None:
+        cur = self.dumps[-1]
+        sample = _sample(line)
+        if sample is None:
+            self._malformed(n, last, f"malformed sample line {_show(line)}; {FORMAT_HINT}")
+            return
+        metric, labels, value = sample
+        if (metric, labels) in cur.series:
+            self.dumps.append(cur := _Dump())
+        cur.series.add((metric, labels))
+        cur.samples += 1
+        self.rows.append(dict(source_file=str(self.path), dump=len(self.dumps) - 1, metric=metric,
+                              labels=labels, value=value, type=_type(metric, self.types), line=n))
+
+    def _malformed(self, n: int, last: bool, problem: str) -> None:
+        """A cut-off last line is counted; any other malformed line is corruption."""
+        if last:
+            self.res.ignore("partial last line")
+            return
+        raise IngestError(self.path, f"line {n}", problem)
 
 
 def _sample(line: str) -> tuple[str, str, float] | None:
