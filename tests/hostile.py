@@ -87,58 +87,89 @@ def plant(folder: Path) -> list[str]:
 
 
 def _plant_raw(path: Path, folder: Path, i: int) -> list[str]:
+    """Plant the payload in one raw file, in place (gzip kept); return its changed fields."""
     rel = path.relative_to(folder).as_posix()
     name = path.name.removesuffix(".gz")
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         text = fh.read()
-    out, fields = text, []
-    if name.endswith(".json"):
-        doc = json.loads(text)
-        for key in BENCH_TEXT:
-            if isinstance(doc.get(key), str):
-                doc[key], fields = _text(i), fields + [key]
-        out = json.dumps(doc)
-    elif name.endswith(".jsonl"):
-        lines = []
-        for line in text.splitlines():
-            if not line.strip():
-                lines.append(line)
-                continue
-            doc = json.loads(line)
-            for key in LLAMA_TEXT + ("agent", "model", "error", "detail"):
-                if isinstance(doc.get(key), str):
-                    doc[key] = _text(i)
-                    fields.append(key)
-            lines.append(json.dumps(doc))
-        out = "\n".join(lines) + "\n"
-    elif name.startswith("nvidia-smi") and name.endswith(".csv"):
-        lines = text.splitlines()
-        header = [h.strip() for h in lines[0].split(",")]
-        if "name" in header:
-            col = header.index("name")
-            safe = PAYLOAD.replace(",", ";").replace("\n", " ")  # one CSV cell
-            rows = [lines[0]]
-            for line in lines[1:]:
-                cells = line.split(",")
-                if len(cells) > col:
-                    cells[col] = " " + safe
-                rows.append(",".join(cells))
-            out, fields = "\n".join(rows) + "\n", ["name"]
-    elif name.endswith(".log"):
-        quoted = PAYLOAD.replace("'", "").replace("\\", "/")  # inside a Python-literal string
-        out = re.sub(r"(version v?)\S+", lambda m: m.group(1) + TOKEN, text)
-        out = re.sub(r"('model(?:_tag)?': ')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
-        out = re.sub(r"(model=')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
-        fields = ["version", "model"]
-    elif name.endswith(".prom"):
-        label = PAYLOAD.replace('"', "'").replace("\\", "/")
-        out = re.sub(r'(model_name=")[^"]*(")', lambda m: m.group(1) + label + m.group(2), text)
-        fields = ["model_name"]
+    planter = _planter(name)
+    out, fields = planter(text, i) if planter else (text, [])
     if out != text:
         with opener(path, "wt", encoding="utf-8") as fh:
             fh.write(out)
     return [f"{rel}: {f}" for f in sorted(set(fields))]
+
+
+def _planter(name: str):
+    """The planter for a raw file's format, by its name (without .gz); None for a format with no free text."""
+    if name.endswith(".json"):
+        return _plant_bench_json
+    if name.endswith(".jsonl"):
+        return _plant_jsonl
+    if name.startswith("nvidia-smi") and name.endswith(".csv"):
+        return _plant_gpu_csv
+    if name.endswith(".log"):
+        return _plant_log
+    if name.endswith(".prom"):
+        return _plant_prom
+    return None
+
+
+def _plant_bench_json(text: str, i: int) -> tuple[str, list[str]]:
+    doc, fields = json.loads(text), []
+    for key in BENCH_TEXT:
+        if isinstance(doc.get(key), str):
+            doc[key], fields = _text(i), fields + [key]
+    return json.dumps(doc), fields
+
+
+def _plant_jsonl(text: str, i: int) -> tuple[str, list[str]]:
+    """llama-bench rows and tool-call records: every free-text key of each record (blank lines kept)."""
+    lines, fields = [], []
+    for line in text.splitlines():
+        if not line.strip():
+            lines.append(line)
+            continue
+        doc = json.loads(line)
+        for key in LLAMA_TEXT + ("agent", "model", "error", "detail"):
+            if isinstance(doc.get(key), str):
+                doc[key] = _text(i)
+                fields.append(key)
+        lines.append(json.dumps(doc))
+    return "\n".join(lines) + "\n", fields
+
+
+def _plant_gpu_csv(text: str, i: int) -> tuple[str, list[str]]:
+    """The GPU name column of an nvidia-smi log; unchanged when it has none."""
+    lines = text.splitlines()
+    header = [h.strip() for h in lines[0].split(",")]
+    if "name" not in header:
+        return text, []
+    col = header.index("name")
+    safe = PAYLOAD.replace(",", ";").replace("\n", " ")  # one CSV cell
+    rows = [lines[0]]
+    for line in lines[1:]:
+        cells = line.split(",")
+        if len(cells) > col:
+            cells[col] = " " + safe
+        rows.append(",".join(cells))
+    return "\n".join(rows) + "\n", ["name"]
+
+
+def _plant_log(text: str, i: int) -> tuple[str, list[str]]:
+    """A vLLM log's version and model arguments."""
+    quoted = PAYLOAD.replace("'", "").replace("\\", "/")  # inside a Python-literal string
+    out = re.sub(r"(version v?)\S+", lambda m: m.group(1) + TOKEN, text)
+    out = re.sub(r"('model(?:_tag)?': ')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
+    out = re.sub(r"(model=')[^']*(')", lambda m: m.group(1) + quoted + m.group(2), out)
+    return out, ["version", "model"]
+
+
+def _plant_prom(text: str, i: int) -> tuple[str, list[str]]:
+    """A Prometheus dump's model_name labels."""
+    label = PAYLOAD.replace('"', "'").replace("\\", "/")
+    return re.sub(r'(model_name=")[^"]*(")', lambda m: m.group(1) + label + m.group(2), text), ["model_name"]
 
 
 def hostile_copy(src: Path, dest: Path) -> list[str]:
