@@ -286,17 +286,28 @@ def _slots(sess: Session) -> list[tuple[int, int]]:
 
 def _place(sessions, denied, complete, style, rng) -> None:
     """Denied calls in bursts (retry style) or alone (pivot style); the rest allowed work."""
-    burst = style["burst"]
-    # handshake slots first: the last call slots of ralf sessions that close (3 calls) or
-    # half-close (the last 2, update-attempt-outcome skipped)
+    reserved = _reserve_handshakes(sessions, complete)
+    placed = {}
+    for group, fits in _denial_groups(denied, style["burst"], rng):
+        _place_burst(sessions, group, fits, reserved, placed, rng)
+    _fill(sessions, reserved, placed)
+
+
+def _reserve_handshakes(sessions, complete) -> dict:
+    """Handshake slots first: the last call slots of ralf sessions that close (3 calls) or
+    half-close (the last 2, update-attempt-outcome skipped)."""
     reserved = {}
     for i, sess in enumerate(sessions):
         n = complete.get(i, 0)
         if n:
             for slot, cmd in zip(_slots(sess)[-n:], _handshake(sess.stage)[-n:]):
                 reserved[(i, slot)] = Call("bash", cmd, True, "handshake")
-    # groups of denials: bursts of consecutive denied calls in one session, each member fitting
-    # the session's agent (a ralf stage command goes to a ralf session, a lights pipe to lights)
+    return reserved
+
+
+def _denial_groups(denied, burst, rng) -> list:
+    """Groups of denials: bursts of consecutive denied calls in one session, each member fitting
+    the session's agent (a ralf stage command goes to a ralf session, a lights pipe to lights)."""
     denied = sorted(denied, key=lambda d: sorted(_affinity(d[1][1])))
     groups, k = [], 0
     while k < len(denied):
@@ -308,24 +319,31 @@ def _place(sessions, denied, complete, style, rng) -> None:
             group.append(denied[k])
             k += 1
         groups.append((group, fits))
-    placed = {}
-    for group, fits in groups:
-        candidates = [i for i, s in enumerate(sessions) if s.agent in fits]
-        for _ in range(400):
-            i = candidates[int(rng.integers(len(candidates)))]
-            free = [sl for sl in _slots(sessions[i]) if (i, sl) not in reserved and (i, sl) not in placed]
-            # a run of len(group) consecutive free slots, not the session's first call
-            slots = _slots(sessions[i])
-            runs = [j for j in range(1, len(free) - len(group) + 1)
-                    if all(_next(free[j + t], free[j + t + 1], sessions[i]) for t in range(len(group) - 1))
-                    and not _touches(slots, free[j], free[j + len(group) - 1], i, placed)]
-            if runs:
-                j = runs[int(rng.integers(len(runs)))]
-                for t, (cls, (tool, tmpl)) in enumerate(group):
-                    placed[(i, free[j + t])] = (cls, tool, tmpl)
-                break
-        else:  # pragma: no cover - the counts always leave room
-            raise ValueError(f"could not place a burst of {len(group)} denied calls in {sorted(fits)} sessions")
+    return groups
+
+
+def _place_burst(sessions, group, fits, reserved, placed, rng) -> None:
+    """One group on a run of consecutive free slots of a fitting session, tried at random sessions."""
+    candidates = [i for i, s in enumerate(sessions) if s.agent in fits]
+    for _ in range(400):
+        i = candidates[int(rng.integers(len(candidates)))]
+        free = [sl for sl in _slots(sessions[i]) if (i, sl) not in reserved and (i, sl) not in placed]
+        # a run of len(group) consecutive free slots, not the session's first call
+        slots = _slots(sessions[i])
+        runs = [j for j in range(1, len(free) - len(group) + 1)
+                if all(_next(free[j + t], free[j + t + 1], sessions[i]) for t in range(len(group) - 1))
+                and not _touches(slots, free[j], free[j + len(group) - 1], i, placed)]
+        if runs:
+            j = runs[int(rng.integers(len(runs)))]
+            for t, (cls, (tool, tmpl)) in enumerate(group):
+                placed[(i, free[j + t])] = (cls, tool, tmpl)
+            return
+    raise ValueError(  # pragma: no cover - the counts always leave room
+        f"could not place a burst of {len(group)} denied calls in {sorted(fits)} sessions")
+
+
+def _fill(sessions, reserved, placed) -> None:
+    """Every call slot: its handshake, its placed denial, or allowed work (every fifth a read)."""
     for i, sess in enumerate(sessions):
         q = sess.topic
         stage = sess.stage or "stg_0000"
