@@ -59,10 +59,10 @@ class Interval:
     def pick(self, rng: np.random.Generator, band=(0.2, 0.8)) -> float:
         return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * rng.random())
 
-    def scaled(self, k: float) -> "Interval":
+    def scaled(self, k: float) -> Interval:
         return Interval(self.lo * k, self.hi * k)
 
-    def intersect(self, other: "Interval | None") -> "Interval | None":
+    def intersect(self, other: Interval | None) -> Interval | None:
         if other is None:
             return self
         lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
@@ -147,7 +147,7 @@ def chain_sums(boxes: dict[int, tuple[float, float]], counts: dict[int, int],
     back = _backward(boxes, chain, counts)
     sums = {c: min(max(natural[c], boxes[c][0]), boxes[c][1]) for c in boxes}
     prev_total, prev_cells = 0.0, set()
-    for level, (cells_j, I) in enumerate(chain):
+    for level, (cells_j, _interval) in enumerate(chain):
         new = [c for c in cells_j if c not in prev_cells]
         lo_d = sum(boxes[c][0] for c in new)
         hi_d = sum(boxes[c][1] for c in new)
@@ -441,9 +441,31 @@ def _reach(vs: list[_Value], bounds: dict[int, tuple[float, float]], need: float
 
 def _plan(cells, pins, free_sums, k, a, b, two, pin_a=False, pin_b=False):
     """Anchors and sides for every free value so that exactly k values lie below rank k."""
+    wanted = [(a, pin_a)] + ([(b, pin_b)] if two else [])
+    picked = _pick_anchors(cells, free_sums, wanted)
+    if picked is None:
+        return None
+    bounds, anchors = picked
+    side = _sides(cells, bounds, a, b)
+    if side is None:
+        return None
+    fixed = list(pins) + [v.x for vs in cells.values() for v in vs if v.pinned]
+    # fixed values at or below a are below rank k, except the one serving as anchor a
+    count_low = sum(1 for p in fixed if p <= a) - (1 if pin_a else 0)
+    count_low += sum(1 for s in side.values() if s == "low")
+    if pin_b and b <= a:
+        count_low -= 1
+    bounds = _balance(cells, free_sums, bounds, side, count_low, k, a, b)
+    if bounds is None or not all(_reach(vs, bounds, free_sums[c]) for c, vs in cells.items()):
+        return None
+    return anchors, side
+
+
+def _pick_anchors(cells, free_sums, wanted):
+    """(bounds, anchors): a free value fixed at each wanted anchor that is not a pin, the closest
+    whose cell can still reach its sum; None when an anchor finds none."""
     bounds: dict[int, tuple[float, float]] = {}
     anchors = []
-    wanted = [(a, pin_a)] + ([(b, pin_b)] if two else [])
     for val, is_pin in wanted:
         if is_pin:
             continue
@@ -458,25 +480,36 @@ def _plan(cells, pins, free_sums, k, a, b, two, pin_a=False, pin_b=False):
         else:
             return None
         anchors.append((pick, val))
+    return bounds, anchors
+
+
+def _side_bounds(v, side: str, a: float, b: float) -> tuple[float, float]:
+    """A free value's bounds on its side: at most a when low, at least b when high."""
+    return (v.lb, min(v.ub, a)) if side == "low" else (max(v.lb, b), v.ub)
+
+
+def _sides(cells, bounds, a, b):
+    """Each other free value's side (the nearer one, else the one its bounds allow), its bounds
+    narrowed to it in `bounds`; None when a value fits neither side."""
     side = {}
     for vs in cells.values():
         for v in vs:
             if v.pinned or id(v) in bounds:
                 continue
             side[id(v)] = "low" if v.x <= (a + b) / 2 else "high"
-            lb, ub = (v.lb, min(v.ub, a)) if side[id(v)] == "low" else (max(v.lb, b), v.ub)
+            lb, ub = _side_bounds(v, side[id(v)], a, b)
             if lb > ub:
                 side[id(v)] = "high" if side[id(v)] == "low" else "low"
-                lb, ub = (v.lb, min(v.ub, a)) if side[id(v)] == "low" else (max(v.lb, b), v.ub)
+                lb, ub = _side_bounds(v, side[id(v)], a, b)
                 if lb > ub:
                     return None
             bounds[id(v)] = (lb, ub)
-    fixed = list(pins) + [v.x for vs in cells.values() for v in vs if v.pinned]
-    # fixed values at or below a are below rank k, except the one serving as anchor a
-    count_low = sum(1 for p in fixed if p <= a) - (1 if pin_a else 0)
-    count_low += sum(1 for s in side.values() if s == "low")
-    if pin_b and b <= a:
-        count_low -= 1
+    return side
+
+
+def _balance(cells, free_sums, bounds, side, count_low, k, a, b):
+    """Move free values across, one at a time (the nearest whose cell still reaches its sum),
+    until k lie below rank k; the bounds then (sides updated in place), or None when stuck."""
     owner = {id(v): c for c, vs in cells.items() for v in vs}
     byid = {id(v): v for vs in cells.values() for v in vs}
     while count_low != k:
@@ -489,16 +522,14 @@ def _plan(cells, pins, free_sums, k, a, b, two, pin_a=False, pin_b=False):
             cands.sort(key=lambda v: v.x - a)
         for v in cands[:80]:
             trial = dict(bounds)
-            trial[id(v)] = (max(v.lb, b), v.ub) if to == "high" else (v.lb, min(v.ub, a))
+            trial[id(v)] = _side_bounds(v, to, a, b)
             if _reach(cells[owner[id(v)]], trial, free_sums[owner[id(v)]]):
                 bounds, side[id(v)] = trial, to
                 count_low += -1 if to == "high" else 1
                 break
         else:
             return None
-    if not all(_reach(vs, bounds, free_sums[c]) for c, vs in cells.items()):
-        return None
-    return anchors, side
+    return bounds
 
 
 # ---------------------------------------------------------------- a whole group
