@@ -23,11 +23,11 @@ import pandas as pd
 import pytest
 import yaml
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook import report
 from benchbook.chapters import dense_sparse as ds
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
-import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]

@@ -26,9 +26,9 @@ from benchbook.runner import Chapter
 from benchbook.study import load_study
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
 import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
+from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 BIN = Path(sys.executable).parent

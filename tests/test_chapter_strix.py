@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 import yaml
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.published import parse_quantity
 from benchbook.runner import Chapter
-import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]

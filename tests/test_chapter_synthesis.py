@@ -24,13 +24,13 @@ import pandas as pd
 import pytest
 import yaml
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook import claims as claims_mod
-from benchbook.analysis.cost import CurrencyError
 from benchbook import registry
+from benchbook.analysis.cost import CurrencyError
 from benchbook.chapters import synthesis
 from benchbook.facts import FactsError
 from benchbook.runner import STUDIES_DIR, Chapter, refresh
-import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued, html_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]

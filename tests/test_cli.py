@@ -271,7 +271,7 @@ def test_parquet_datasets_from_folders_read_in_parallel(tmp_path, capsys):
                        or (col.name == "kv_device" and set(col.drop_nulls()) <= {"GPU"})  # printed on every V1 line
                        for col in extra.iter_columns()), (f, table)
             rows[table] = rows.get(table, 0) + len(want)
-    assert f"total: " in printed and f"{read} records read" in printed
+    assert "total: " in printed and f"{read} records read" in printed
     for table, n in rows.items():
         assert len(pl.scan_parquet(out / table).collect()) == n  # the folder as one dataset
         assert f"wrote {n} rows of {table} to {out / table}" in printed

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from benchbook.comparable import (Comparability, Gate, RoleMatch, accelerator_count, compare_setup, describe,
-                                  describe_setup, field_matches, same_model, words)
+from benchbook.comparable import (
+    Comparability,
+    Gate,
+    RoleMatch,
+    accelerator_count,
+    compare_setup,
+    describe,
+    describe_setup,
+    field_matches,
+    same_model,
+    words,
+)
 
 H100_DENSE = {"platform": "NVIDIA H100 80GB HBM3", "accelerators": "1x NVIDIA H100", "model": "Qwen/Qwen3.6-27B-FP8"}
 H100_MOE = {"platform": "NVIDIA H100 80GB HBM3", "model": "Qwen/Qwen3.6-35B-A3B-FP8", "quantisation": "FP8"}

@@ -10,8 +10,22 @@ import pandas as pd
 import pytest
 
 from benchbook import contract as C
-from benchbook.contract import (Contract, Kind, Need, Role, Section, assign_roles, available, check_runs,
-                                describe, keys_for, kind_for, role_key, run_key, slug)
+from benchbook.contract import (
+    Contract,
+    Kind,
+    Need,
+    Role,
+    Section,
+    assign_roles,
+    available,
+    check_runs,
+    describe,
+    keys_for,
+    kind_for,
+    role_key,
+    run_key,
+    slug,
+)
 from benchbook.registry import CHAPTERS
 from benchbook.study import MANIFEST, FileEntry, Study
 

@@ -7,7 +7,14 @@ import math
 import pytest
 
 from benchbook.analysis.cost import (
-    CurrencyError, Money, Rate, convert, cost_per_million, ratio, tokens_per_kwh, usd_per_eur,
+    CurrencyError,
+    Money,
+    Rate,
+    convert,
+    cost_per_million,
+    ratio,
+    tokens_per_kwh,
+    usd_per_eur,
 )
 
 

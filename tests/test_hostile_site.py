@@ -12,8 +12,8 @@ import pytest
 
 import hostile
 import projects
-from browser import serve
 from benchbook.registry import chapters
+from browser import serve
 
 BIN = Path(sys.executable).parent
 CHAPTERS = [c.id for c in chapters() if c.contract is not None and not c.notebook]  # one page per notebook

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 
 import benchbook.ingest as ingest
-from benchbook.ingest import IngestError
-from benchbook.ingest import vllm_bench
+from benchbook.ingest import IngestError, vllm_bench
 
 # ---------------------------------------------------------------- builders
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from benchbook.published import load_published, parse_quantity
-from tools.reconstruct import h100, strix
 from benchbook.study import load_study
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from tools.reconstruct import h100, strix
 
 ROOT = Path(__file__).resolve().parents[1]
 H100_DIR = ROOT / "data" / "h100-dense-vs-moe-mtp"

@@ -19,9 +19,9 @@ import yaml
 from benchbook import ingest
 from benchbook.analysis import tool_failures as tf
 from benchbook.published import load_published, parse_quantity
-from tools.reconstruct import dense_sparse
 from benchbook.study import load_study, sha256_file
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from tools.reconstruct import dense_sparse
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "3090-dense-vs-sparse"

@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from benchbook.published import load_published, parse_quantity
-from tools.reconstruct import power_sweep
 from benchbook.study import load_study, read_checksums
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from tools.reconstruct import power_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "power-sweep"
@@ -394,8 +394,10 @@ def test_logs_tell_a_consistent_story():
 
 def test_readers_agree_with_the_independent_parser():
     try:
-        from benchbook.ingest import read
-        from benchbook.ingest import vllm_log  # noqa: F401
+        from benchbook.ingest import (
+            read,
+            vllm_log,  # noqa: F401
+        )
     except Exception as exc:  # noqa: BLE001 - the readers are written in parallel
         pytest.skip(f"vLLM log reader not available: {exc}")
     study = load_study(DATA)

@@ -15,13 +15,13 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from bad_corpus import PACKAGE_JSON, vllm_json
-from realdata import NERDALERT, REAL, needs_shared
 
+from bad_corpus import PACKAGE_JSON, vllm_json
 from benchbook.cli import main
 from benchbook.contract import Contract, Role
 from benchbook.scaffold import NewError, _roles, new_study
 from benchbook.study import CHECKSUMS, MANIFEST, load_study
+from realdata import NERDALERT, REAL, needs_shared
 
 LOGS = REAL / "vllm-server-logs"
 DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"

@@ -13,11 +13,11 @@ from __future__ import annotations
 import io
 import json
 import re
-from contextlib import contextmanager
 import shutil
 import subprocess
 import sys
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 

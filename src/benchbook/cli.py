@@ -16,7 +16,6 @@ from .ingest import IngestError
 from .runner import Chapter, ChapterError, find_repo, studies
 from .study import StudyError, inspect_study, write_checksums
 
-
 # polars' allocator (jemalloc) keeps freed pages for 10 s by default, which on a long log
 # reads as memory growing with the file; a short decay returns them at once (set before
 # polars is first imported, as `benchbook` does; a user's own setting wins).

@@ -37,7 +37,7 @@ import pandas as pd
 from .ingest import Batches
 from .ingest.errors import IngestError
 from .ingest.result import IngestResult
-from .ingest.textio import GZIP_MAGIC, GZIP_ERRORS, read_bytes, read_head, read_text
+from .ingest.textio import GZIP_ERRORS, GZIP_MAGIC, read_bytes, read_head, read_text
 from .redact import redact
 
 CONTEXT_KEYS = ("concurrency", "input_len", "output_len", "dataset", "ignore_eos", "seed", "date",

@@ -31,7 +31,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from .runner import Chapter, find_repo, toc_studies
-from .sphinx_meta import VERSION_ENV, redirect_page, stamped_version as built_version
+from .sphinx_meta import VERSION_ENV, redirect_page
+from .sphinx_meta import stamped_version as built_version
 
 DEV, LATEST = "dev", "latest"
 PREVIOUS_PARAMETER = "previous_site"  # chapters with this parameter show changes since it

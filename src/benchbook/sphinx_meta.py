@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
@@ -87,7 +87,7 @@ def data_folders(repo: Path, study: str) -> list[Path]:
 def build_stamp(repo: Path) -> dict:
     """What every page of this build shares."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds set it
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     hashes, by_study = {}, {}
     for study in toc_studies(repo):  # the chapters this build renders
         by_study[study] = []

@@ -192,8 +192,6 @@ def server_log(bursts, spec: DaySpec, facts: EngineFacts, rng: np.random.Generat
     events: list[tuple[datetime, int, str]] = [(t, 0, s) for t, s in boot_lines]
     printed = []
     hit = spec.hit_rate
-    prev_t = None
-    in_burst_start = True
     crash_iter = iter(crashes)
     next_crash = next(crash_iter, None)
     max_tok = 262144

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from benchbook.published import Published, parse_quantity
+
 from .window_fit import Interval
 
 NAME = re.compile(

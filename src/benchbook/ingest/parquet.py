@@ -43,7 +43,7 @@ def _series(name: str, s: pd.Series):
         codes = s.cat.codes.to_numpy()
         lookup = pl.Series(name, [*cats, None], dtype=pl.String)  # code -1 (missing) -> the last
         return lookup.gather(np.where(codes < 0, len(cats), codes))
-    if isinstance(dtype, pd.StringDtype) or dtype == object:
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_object_dtype(dtype):
         values = s.to_numpy(dtype=object, na_value=None)
         try:
             return pl.Series(name, values, dtype=pl.String)
