@@ -1,4 +1,4 @@
-"""vLLM server-log reader: every line variant of ../shared/formats.md section 2, written here
+"""vLLM server-log reader: every line variant of docs/formats.md section 2, written here
 to the exact templates (and the real lines quoted there), among the other lines a server
 prints: request logs, warnings, tracebacks, progress bars, blank lines, ANSI colours."""
 
@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +25,7 @@ TAG_011 = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "  # 0.10.1-0.11: always, even i
 TAG_012 = "\x1b[0;36m(APIServer pid=1)\x1b[0;0m "  # 0.12-0.15 unless NO_COLOR
 THROUGHPUT = "Avg prompt throughput: 120.5 tokens/s, Avg generation throughput: 45.2 tokens/s"
 
-# formats.md, "Real lines" and the cudagraph example
+# docs/formats.md, "Real lines" and the cudagraph example
 REAL_STATS = ("(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
               "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
               "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
@@ -783,3 +784,97 @@ def test_docker_timestamp_only_where_a_line_has_one(tmp_path, monkeypatch):
         assert w["timestamp"].tolist()[0] == pd.Timestamp("2026-04-07 14:03:21.5")
         assert w["timestamp"].tolist()[2] == pd.Timestamp("2026-04-07 14:03:21")
         assert w["timestamp"].isna().tolist() == [False, True, False, True]
+
+
+# ---------------------------------------------------------------- the template list
+
+from benchbook import vllm_templates  # noqa: E402
+
+# one line per template of benchbook/vllm_templates.py: a template without a line here fails
+TEMPLATE_LINES = {
+    ("v1", "v1-0.10"): VARIANTS[0][1],
+    ("v1", "v1-0.12"): VARIANTS[2][1],
+    ("v1", "v1-0.20"): VARIANTS[5][1],
+    ("v1", "v1-0.33"): VARIANTS[7][1],
+    ("v0", "v0"): VARIANTS[-1][1],
+    ("v0prefix", "v0"): "INFO 08-07 13:51:58 metrics.py:412] Prefix cache hit rate: GPU: 33.30%, CPU: 0.00%",
+    ("spec", "v1-0.10"): SPECS[1][1],
+    ("spec", "v1-pr24127"): SPECS[2][1],
+    ("spec", "v1-0.11"): REAL_SPEC,
+}
+BOOT_LINES = {  # start-up template -> (line, {fact: value as printed})
+    "kv-cache-size": (BOOT[7], {"kv_cache_tokens": "626,240"}),
+    "max-concurrency": (BOOT[8], {"max_model_len": "262,144", "max_concurrency": "2.39"}),
+    "kv-cache-memory": (BOOT[6], {"kv_cache_gib": "19.83"}),
+    "graph-capture": (BOOT[9], {"graph_capture_s": "19", "graph_capture_gib": "0.85"}),
+    "cudagraph-mode": (REAL_CUDAGRAPH, {"cudagraph_mode_from": "FULL_AND_PIECEWISE", "cudagraph_mode_to": "PIECEWISE"}),
+    "weights-load": (BOOT[3], {"weights_load_s": "21.37"}),
+    "model-load": (BOOT[4], {"weights_gib": "34.1250", "model_load_s": "23.418822"}),
+    "server-version-model": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299] vLLM server version 0.20.1, "
+                             "serving model Qwen/Qwen3-8B", {"engine_version": "0.20.1", "model": "Qwen/Qwen3-8B"}),
+    "server-version": (BOOT[0], {"engine_version": "0.22.1"}),
+    "engine-config": (BOOT[2], {"engine_version": "0.22.1", "model": "Qwen/Qwen3.6-35B-A3B-FP8"}),
+    "architecture": (BOOT[1], {"architecture": "Qwen3MoeForCausalLM"}),
+    "banner-version": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299]  \u2584\u2584 \u2584\u2588 \u2588     "
+                       "\u2588     \u2588 \u2580\u2584\u2580 \u2588  version 0.20.1", {"engine_version": "0.20.1"}),
+    "banner-model": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299]   \u2588\u2584\u2588\u2580 \u2588     "
+                     "\u2588     \u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}),
+}
+
+
+def test_every_template_has_a_test_line():
+    assert set(TEMPLATE_LINES) == {(t.family, t.name) for t in vllm_templates.TEMPLATES}
+    assert set(BOOT_LINES) == {b.name for b in vllm_templates.BOOT}
+
+
+@pytest.mark.parametrize("key", sorted(TEMPLATE_LINES), ids=lambda k: "-".join(k))
+def test_each_template_names_its_lines(tmp_path, monkeypatch, key):
+    family, name = key
+    lines = [TEMPLATE_LINES[key]]
+    if family == "v0prefix":  # read into the V0 window printed just before it
+        lines = [TEMPLATE_LINES["v0", "v0"].replace(", Prefix cache hit rate: GPU: 12.50%, CPU: 0.00%", ""), *lines]
+    for columnar in (True, False):
+        monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+        res = read(tmp_path, lines)
+        table = res.tables["spec_decode" if family == "spec" else "windows"]
+        assert table["log_format"].tolist() == [name] and res.ignored == 0, res.summary()
+
+
+@pytest.mark.parametrize("name", sorted(BOOT_LINES))
+def test_each_start_up_template_gives_its_facts(tmp_path, name):
+    line, want = BOOT_LINES[name]
+    got = dict(zip(*(read(tmp_path, [line]).tables["boot"][c] for c in ("fact", "value"))))
+    assert {f: got.get(f) for f in want} == want
+
+
+def test_call_site_map_and_regexes_come_from_the_list():
+    """The site map, the optional parts and the template order are the list's."""
+    sites = vllm_templates.site_map("v1")
+    assert sites["loggers.py", 271] == 2 and vllm_templates.family("v1")[2].name == "v1-0.20"
+    union = vllm_templates.union(vllm_templates.family("v1"))
+    optional = [p.fields[0][0] for p in union if p.optional]
+    assert optional == ["deferred", "preemptions", "prefix_hit_rate", "corrupted", "external_prefix_hit_rate",
+                        "mm_hit_rate", "kv_fetch_waiting"]
+    assert vllm_log._V1_MSG.pattern.startswith(vllm_templates.message_regex("v1"))
+    assert vllm_templates.formats("stats") == ["v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33", "v0"]
+
+
+def test_a_template_entry_is_all_a_new_format_needs(monkeypatch):
+    """A family extended by one entry: its parts join the union in order, its site maps to it,
+    and the rule names lines by the fields it admits."""
+    extra = vllm_templates.Template(
+        "v1-next", "v1", "next", ("loggers.py:999",),
+        vllm_templates.parts(*vllm_templates._V1_HEAD, rb"[Deferred: {deferred:int} reqs]", vllm_templates._KV,
+                             rb"[Prefix cache hit rate: {prefix_hit_rate:pct}%]", rb"[Shed: {shed:int} reqs]"))
+    monkeypatch.setattr(vllm_templates, "TEMPLATES", vllm_templates.TEMPLATES + (extra,))
+    names = [p.fields[0][0] for p in vllm_templates.union(vllm_templates.family("v1"))]
+    assert names[names.index("prefix_hit_rate") + 1] == "shed"  # where the new entry prints it
+    assert vllm_templates.site_map("v1")["loggers.py", 999] == 4
+    rx = re.compile(vllm_templates.message_regex("v1"))
+    line = (b"Engine 000: " + THROUGHPUT.encode() + b", Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+            b"Shed: 2 reqs")
+    m = rx.fullmatch(line)
+    assert m and m["shed"] == b"2"
+    cols = {"line": np.array([1]), "site": np.array([b"[loggers.py:123]"]), "device": np.array([b"GPU"]),
+            "shed": np.array([2.0]), "prefix_hit_rate_printed": np.array([False])}
+    assert vllm_log._log_format("v1", cols).tolist() == ["v1-next"]
