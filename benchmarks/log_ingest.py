@@ -299,7 +299,10 @@ def naive_counts(path: Path) -> dict:
         ("graph_capture", r"Graph capturing finished in (\d+) secs, took ([\d.]+) GiB"),
         ("cudagraph", r"setting cudagraph_mode=(\w+)"), ("weights_load_s", r"Loading weights took ([\d.]+) seconds"),
         ("weights_gib", r"Model loading took ([\d.]+) (?:GiB|GB)"), ("version", r"server version (\S+)"),
-        ("version", r"LLM engine \(v([^)]+)\)"), ("architecture", r"Resolved architecture: (\w+)"))]
+        ("version", r"LLM engine \(v([^)]+)\)"), ("architecture", r"Resolved architecture: (\w+)"),
+        ("world_size", r"in world size (\d+) is assigned as"),
+        ("checkpoint_shards", r"checkpoint shards: 100% Completed \| (\d+)/\1 "),
+        ("graphs", r"Capturing CUDA graphs \([^)]*\): +100%\|[^|]*\| (\d+)/\1 "))]
     windows, specs, accesses, boots = [], [], [], []
     lines = 0
     with open_text(path) as fh:

@@ -819,6 +819,34 @@ BOOT_LINES = {  # start-up template -> (line, {fact: value as printed})
                        "\u2588     \u2588 \u2580\u2584\u2580 \u2588  version 0.20.1", {"engine_version": "0.20.1"}),
     "banner-model": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299]   \u2588\u2584\u2588\u2580 \u2588     "
                      "\u2588     \u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}),
+    # real lines (public logs and vLLM's docs) for the start-up facts of the parallel layout,
+    # the fused-MoE config and the progress bars
+    "parallel-ranks": ("(EngineCore_DP0 pid=143) INFO 03-18 14:04:03 [parallel_state.py:1411] rank 0 in world size 1 "
+                       "is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank 0",
+                       {"world_size": "1", "global_rank": "0", "tp_rank": "0", "ep_rank": "0"}),
+    "distributed-init": ("(EngineCore_DP0 pid=143) INFO 03-18 14:04:03 [parallel_state.py:1203] world_size=1 rank=0 "
+                         "local_rank=0 distributed_init_method=tcp://172.17.0.3:57931 backend=nccl",
+                         {"world_size": "1", "global_rank": "0", "local_rank": "0"}),
+    "dp-group-leader": ("(EngineCore pid=4076649) INFO 08-20 16:38:29 [multiproc_executor.py:140] DP group leader: "
+                        "node_rank=0, node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=10.207.212.181 "
+                        "(local), world_size=4, local_world_size=4", {"world_size": "4", "local_world_size": "4"}),
+    "moe-config": ("(VllmWorker TP2 pid=60498) INFO 09-09 16:23:07 [fused_moe.py:720] Using configuration from "
+                   "/your_moe_tuned_dir/E=512,N=128,device_name=NVIDIA_H20-3e.json for MoE layer.",
+                   {"moe_config_file": "E=512,N=128,device_name=NVIDIA_H20-3e.json", "moe_experts": "512",
+                    "moe_intermediate_size": "128", "moe_device_name": "NVIDIA_H20-3e"}),
+    "moe-config-missing": (
+        "(EngineCore pid=62) WARNING 03-26 11:05:29 [fused_moe.py:1090] Using default MoE config. Performance might "
+        "be sub-optimal! Config file not found at /usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/"
+        "fused_moe/configs/E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
+        {"moe_config_missing": "E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
+         "moe_experts": "256", "moe_intermediate_size": "512", "moe_device_name": "NVIDIA_GB10",
+         "moe_dtype": "fp8_w8a8"}),
+    "checkpoint-shards": ("Loading safetensors checkpoint shards: 100% Completed | 13/13 [00:25<00:00,  1.97s/it]",
+                          {"checkpoint_shards": "13"}),
+    "cuda-graphs-piecewise": ("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|" + "\u2588" * 20
+                              + "| 67/67 [00:11<00:00,  5.66it/s]", {"graphs_piecewise": "67"}),
+    "cuda-graphs-full": ("Capturing CUDA graphs (decode, FULL): 100%|" + "\u2588" * 20
+                         + "| 35/35 [00:06<00:00,  5.78it/s]", {"graphs_full": "35"}),
 }
 
 
@@ -878,3 +906,61 @@ def test_a_template_entry_is_all_a_new_format_needs(monkeypatch):
     cols = {"line": np.array([1]), "site": np.array([b"[loggers.py:123]"]), "device": np.array([b"GPU"]),
             "shed": np.array([2.0]), "prefix_hit_rate_printed": np.array([False])}
     assert vllm_log._log_format("v1", cols).tolist() == ["v1-next"]
+
+
+# ---------------------------------------------------------------- start-up facts of progress bars
+
+PROGRESS_LINES = [
+    "(EngineCore_DP0 pid=205) Loading safetensors checkpoint shards:   0% Completed | 0/14 [00:00<?, ?it/s]",
+    "(EngineCore_DP0 pid=205) Loading safetensors checkpoint shards: 100% Completed | 14/14 [01:26<00:00,  6.20s/it]",
+    # tqdm on a file: every update in one physical line, separated by "\r"
+    "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\rLoading safetensors checkpoint "
+    "shards:  50% Completed | 1/2 [00:01<00:01,  1.2s/it]\rLoading safetensors checkpoint shards: 100% Completed | "
+    "2/2 [00:02<00:00,  1.1s/it]\r",
+    "\x1b[0;36m(EngineCore_DP0 pid=205)\x1b[0;0m Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): "
+    "100%|\u2588\u2588\u2588\u2588| 11/11 [00:07<00:00,  1.49it/s]",
+    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL):  57%|\u2588\u2588  | 4/7 [00:01<00:01,  2.48it/s]",
+    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL): 100%|\u2588\u2588\u2588\u2588| 7/7 [00:02<00:00,  2.48it/s]",
+    "(EngineCore_DP0 pid=205) Loading pt checkpoint shards: 100% Completed | 3/4 [00:02<00:00,  1.1s/it]",
+]
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_progress_bar_facts(tmp_path, monkeypatch, columnar):
+    """Only a finished bar (100 %, n of n) gives a fact; the others stay continuation lines."""
+    monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+    res = read(tmp_path, [*PROGRESS_LINES, REAL_STATS])
+    b = res.tables["boot"]
+    assert list(zip(b["line"], b["fact"], b["value_num"])) == [
+        (2, "checkpoint_shards", 14.0), (3, "checkpoint_shards", 2.0), (4, "graphs_piecewise", 11.0),
+        (6, "graphs_full", 7.0)]
+    assert b["process"].fillna("-").tolist() == ["EngineCore_DP0", "-", "EngineCore_DP0", "EngineCore_DP0"]
+    assert b["time"].isna().all() and set(b["unit"]) == {"shards", "graphs"}
+    assert res.reasons == {vllm_log.CONTINUATION: 3}
+    assert res.read == 8 and res.ignored == 3
+
+
+def test_progress_bar_lines_read_alike_on_both_paths(tmp_path, monkeypatch):
+    path = write(tmp_path, (PROGRESS_LINES + mixed_log()) * 3)
+    columnar = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "COLUMNAR", False)
+    assert_same(columnar, vllm_log.read(path))
+    assert_one_table_alike(columnar, path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 300)  # lines cut between chunks
+    assert_same(columnar, vllm_log.read(path))
+
+
+REAL_011 = REAL_LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log"
+
+
+def test_start_up_facts_of_the_real_0_11_log():
+    """The real vLLM 0.11.0 excerpt (4x RTX 3090, TP4): its progress bars give the checkpoint
+    shards (two workers printed the bar) and the CUDA graphs captured in each mode."""
+    if not REAL_011.is_file():
+        pytest.skip(f"real sample not present at {REAL_011}")
+    b = vllm_log.read(REAL_011).tables["boot"]
+    got = b.groupby("fact")["value_num"].agg(list).to_dict()
+    assert got["checkpoint_shards"] == [13.0, 13.0]
+    assert got["graphs_piecewise"] == [67.0] and got["graphs_full"] == [35.0]
+    assert got["graph_capture_gib"] == [1.92] * 3 and got["kv_cache_tokens"] == [100752.0] * 4
+    assert "world_size" not in got  # this excerpt left out the workers' rank lines

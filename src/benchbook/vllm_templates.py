@@ -160,6 +160,10 @@ TEMPLATES = (
 
 _N = r"([\d.,]+)"
 _V = "0.10.1-0.33"
+# vLLM's fused-MoE config file name (fused_moe.py, get_config_file_name)
+_MOE_FILE = r"E=(\d+),N=(\d+),device_name=([^,\s']+?)(?:,dtype=([^,\s']+?))?(?:,block_shape=\[[\d, ]*\])?\.json"
+_MOE_FACTS = (("moe_experts", 2, "experts"), ("moe_intermediate_size", 3, "N"), ("moe_device_name", 4, None),
+              ("moe_dtype", 5, None))
 BOOT = (
     Boot("kv-cache-size", "0.10.1-0.33 (0.33: one line with the concurrency)",
          ("kv_cache_utils.py:1087", "kv_cache_utils.py:1708"), rb"\w+ KV cache size",
@@ -197,6 +201,39 @@ BOOT = (
          r"^[ \u2580-\u259f]+version (\S+)", (("engine_version", 1, None),)),
     Boot("banner-model", "0.20+ (the logo)", ("utils.py:299",), rb"[ \x80-\xff]+(?:version|model) ",
          r"^[ \u2580-\u259f]+model +(\S+)", (("model", 1, None),)),
+    # the parallel layout: one line per worker (world size = all ranks; the TP size is the
+    # number of distinct TP ranks)
+    Boot("parallel-ranks", "0.10-0.33 (PCP rank from 0.12, EPLB rank from 0.20)",
+         ("parallel_state.py:1208", "parallel_state.py:1715"), rb"rank \d+ in world size \d+ is assigned as",
+         r"^rank (\d+) in world size (\d+) is assigned as DP rank (\d+), PP rank (\d+), (?:PCP rank \d+, )?"
+         r"TP rank (\d+), EP rank (?:(\d+)|N/A)",
+         (("global_rank", 1, "rank"), ("world_size", 2, "ranks"), ("dp_rank", 3, "rank"), ("pp_rank", 4, "rank"),
+          ("tp_rank", 5, "rank"), ("ep_rank", 6, "rank"))),
+    Boot("distributed-init", "0.12-0.33 (INFO from 0.20; DEBUG before)",
+         ("parallel_state.py:1029", "parallel_state.py:1402"), rb"world_size=\d+ rank=\d+ local_rank=",
+         r"^world_size=(\d+) rank=(\d+) local_rank=(\d+)",
+         (("world_size", 1, "ranks"), ("global_rank", 2, "rank"), ("local_rank", 3, "rank"))),
+    Boot("dp-group-leader", "0.12-0.33", ("multiproc_executor.py:139",), rb"DP group leader: ",
+         r"DP group leader: .*\bworld_size=(\d+), local_world_size=(\d+)",
+         (("world_size", 1, "ranks"), ("local_world_size", 2, "ranks"))),
+    # the fused-MoE kernel's tuned config file, E experts and intermediate size N per GPU
+    Boot("moe-config", "0.10-0.33", ("fused_moe.py:788", "fused_moe.py:1078"), rb"Using configuration from \S*E=\d",
+         r"Using configuration from (?:\S*/)?(" + _MOE_FILE + r") for MoE layer",
+         (("moe_config_file", 1, None), *_MOE_FACTS)),
+    Boot("moe-config-missing", "0.10-0.33 (WARNING)", ("fused_moe.py:798", "fused_moe.py:1091"),
+         rb"Using default MoE config",
+         r"Using default MoE config\. Performance might be sub-optimal! Config file not found at \[?'?(?:[^\s']*/)?("
+         + _MOE_FILE + r")", (("moe_config_missing", 1, None), *_MOE_FACTS)),
+    # tqdm progress bars on stderr: the process tag or nothing before them, no header
+    Boot("checkpoint-shards", "0.10-0.33 (progress bar)", ("weight_utils.py:569", "weight_utils.py:890"), None,
+         r"(?:Multi-thread l|L)oading (?:safetensors|pt|np_cache) checkpoint shards(?: \(eager\))?: "
+         r"100% Completed \| (\d+)/\1 ", (("checkpoint_shards", 1, "shards"),), phrase=b"100% Completed | "),
+    Boot("cuda-graphs-piecewise", "0.11-0.33 (progress bar)", ("gpu_model_runner.py:3496", "gpu_model_runner.py:6195"),
+         None, r"Capturing CUDA graphs \([^(),]+, PIECEWISE\): +100%\|[^|\n]*\| (\d+)/\1 ",
+         (("graphs_piecewise", 1, "graphs"),), phrase=b"Capturing CUDA graphs ("),
+    Boot("cuda-graphs-full", "0.11-0.33 (progress bar)", ("gpu_model_runner.py:3496", "gpu_model_runner.py:6195"),
+         None, r"Capturing CUDA graphs \([^(),]+, FULL\): +100%\|[^|\n]*\| (\d+)/\1 ",
+         (("graphs_full", 1, "graphs"),), phrase=b"Capturing CUDA graphs ("),
 )
 
 
@@ -335,7 +372,7 @@ def boot_starts() -> bytes:
 
 def boot_phrases() -> list[bytes]:
     """Literal phrases of the start-up lines found anywhere (progress bars: no header)."""
-    return [b.phrase for b in BOOT if b.start is None]
+    return list(dict.fromkeys(b.phrase for b in BOOT if b.start is None))
 
 
 def fact_names() -> list[str]:

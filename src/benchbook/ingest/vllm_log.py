@@ -139,6 +139,8 @@ _HEAD_RX = re.compile(_HEAD)
 _STAMP = rb"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?:Z|[+-]\d\d:?\d\d) "
 _STAMP_RX = re.compile(_STAMP)
 _NEVER = re.compile(rb"(?!)")  # start-up lines always take the full-line path
+_PHRASES = T.boot_phrases()  # start-up lines found anywhere (progress bars)
+_BOOT_START = re.compile(T.boot_starts().decode().replace(r"\x80-\xff", "\u0080-\U0010ffff"))  # on str
 _STATS_KEY = b"Avg prompt throughput"
 _STATS_LOOSE = re.compile(rb"(?:(?:Engine \d+|\d+ Engines Aggregated): )?Avg prompt throughput: " + _NUMBER)
 
@@ -308,7 +310,7 @@ def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
                    {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP,
-                   _V1_HEAD_LEN)
+                   _V1_HEAD_LEN, _PHRASES)
 
 
 def _chunks(path: Path):
@@ -442,6 +444,8 @@ class _State:
                 cands[kind].append(m.span())
         if buf.count(_STATS_KEY) > len(cands["stats"]):  # stats text the anchor did not see
             headers -= self._unanchored_stats(buf, cands["stats"])
+        if "boot" in self.kinds:
+            headers -= _progress_lines(buf, cands)
         coloured = b"\x1b" in buf
         for kind, spans in cands.items():
             if spans and kind in self.kinds:
@@ -596,12 +600,22 @@ class _State:
                 continue
             facts = _boot_facts(message)
             if not facts:
-                self.reasons[UNKNOWN_BOOT] += 1
+                self._no_facts(line, head, message)
                 continue
             self.boot_lines += 1
             time = head["time"].decode() if head else None
-            proc = head["proc"].decode("utf-8", "replace") if head and head["proc"] else None
+            tag = head["proc"] if head else (m[1] if (m := _PROC.search(line)) else None)
+            proc = tag.decode("utf-8", "replace") if tag else None
             self.boot.extend((n, time, proc, *fact) for fact in facts)
+
+    def _no_facts(self, line: bytes, head, message: str) -> None:
+        """Count a candidate start-up line that gave no fact: one that begins like a start-up
+        line is of an unknown template; a progress bar of another kind or not finished
+        stays what it was (a continuation line, or an ordinary log line if it has a header)."""
+        if any(p in line for p in _PHRASES) and not (head and _BOOT_START.match(message)):
+            self.header_lines += head is not None
+        else:
+            self.reasons[UNKNOWN_BOOT] += 1
 
     def _access(self, buf: bytes, nl: np.ndarray, coloured: bool) -> None:
         starts: list[int] = []
@@ -856,6 +870,26 @@ class _Rows:
             out[name] = (np.array(col, dtype=bytes) if name in _TEXT
                          else np.fromiter(map(float, col), dtype=np.float64, count=n))
         return out
+
+
+def _progress_lines(buf: bytes, cands: dict) -> int:
+    """Add to the boot candidates the lines holding a progress-bar phrase (vllm_templates:
+    start-up lines without a header) that are no candidate yet; return how many of their
+    header matches were counted as other header lines."""
+    taken = {buf.rfind(b"\n", 0, a) + 1 for spans in cands.values() for a, _ in spans}
+    found = set()
+    for phrase in _PHRASES:
+        i = buf.find(phrase)
+        while i >= 0:  # (a chunk ends with a newline)
+            found.add(buf.rfind(b"\n", 0, i) + 1)
+            i = buf.find(phrase, buf.find(b"\n", i) + 1)
+    moved = 0
+    for s in sorted(found - taken):
+        cands["boot"].append((s, s))  # no message start: the full-line path reads it
+        moved += sum(m.lastgroup is None for m in _ANCHOR.finditer(buf, s, buf.find(b"\n", s)))
+    if found - taken:
+        cands["boot"].sort()
+    return moved
 
 
 def _stamp(buf: bytes, start: int = 0) -> bytes:

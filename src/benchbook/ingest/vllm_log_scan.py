@@ -90,10 +90,11 @@ class Scanner:
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
                  host_name: bytes, text: set[str], printed: set[str], stamp: bytes,
-                 stats_split: int | None = None):
+                 stats_split: int | None = None, phrases: tuple[bytes, ...] = ()):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
+        self.phrases = [p.decode() for p in phrases]  # start-up lines found anywhere (progress bars)
         self.text, self.printed = text, printed  # fields kept as text; fields whose presence counts
         # `file.py:N] `: where vLLM's header ends and the message starts
         self.anchor = r"\.py:[0-9]+\]" + to_rust(esc) + " "
@@ -159,6 +160,7 @@ class Scanner:
         lf = lf.with_columns(
             (c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & t.str.contains(self.kind_rx["boot"]))
             .alias("boot"))
+        lf = lf.with_columns((c("boot") | (self._phrase() & ~c("stats") & ~c("spec") & ~c("v0prefix"))).alias("boot"))
         key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
         if b"\x1b" in buf:
             key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
@@ -190,6 +192,7 @@ class Scanner:
         is_stats = has("Avg prompt throughput")
         is_spec = t.str.contains("SpecDecoding metrics|Draft acceptance rate") & t.str.contains(self.kind_rx["spec"])
         is_v0 = t.str.contains(self.kind_rx["v0prefix"])
+        is_boot = t.str.contains(self.kind_rx["boot"]) | self._phrase()
         plans, names = [], []
         if "stats" in kinds:
             plans.append(self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names))
@@ -203,8 +206,7 @@ class Scanner:
                          .select("i", "t"))
             names.append("v0prefix")
         if "boot" in kinds:
-            plans.append(lf.filter(t.str.contains(self.kind_rx["boot"])).filter(~is_stats & ~is_spec & ~is_v0)
-                         .select("i", "t"))
+            plans.append(lf.filter(is_boot).filter(~is_stats & ~is_spec & ~is_v0).select("i", "t"))
             names.append("boot")
         if "access" in kinds:
             key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
@@ -226,6 +228,14 @@ class Scanner:
                 out.slow[kind] = _lines(got[kind], first_line)
         if "access" in got:
             self._access(out, got["access"], first_line)
+        return out
+
+    def _phrase(self):
+        """Lines holding a start-up phrase found anywhere (progress bars, no header)."""
+        t = self.pl.col("t")
+        out = self.pl.lit(False)
+        for phrase in self.phrases:
+            out = out | t.str.contains(phrase, literal=True)
         return out
 
     @staticmethod
