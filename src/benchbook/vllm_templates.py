@@ -20,6 +20,7 @@ comes later in the family (families marked `by_site`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -317,6 +318,17 @@ def _fields(t: Template, required: bool | None = None) -> set[str]:
     return {f for p in t.parts if required is None or p.optional != required for f, _ in p.fields}
 
 
+def _per_list(fn):
+    """Cache a derivation of one family per template list (a test may extend the list)."""
+    cached = functools.lru_cache(maxsize=64)(lambda name, _list_id: fn(name))
+
+    @functools.wraps(fn)
+    def wrapper(name: str):
+        return cached(name, id(TEMPLATES))
+    return wrapper
+
+
+@_per_list
 def discriminating(name: str) -> set[str]:
     """Fields whose presence tells a family's templates apart (not printed by every template)."""
     templates = family(name)
@@ -342,6 +354,7 @@ class Rule:
     fixed: dict
 
 
+@_per_list
 def rules(name: str) -> list[Rule]:
     """The family's templates in order, as admission rules over the discriminating fields."""
     disc = discriminating(name)
@@ -349,6 +362,7 @@ def rules(name: str) -> list[Rule]:
             for t in family(name)]
 
 
+@_per_list
 def site_map(name: str) -> dict[tuple[str, int], int]:
     """(file, line) of a call site -> index of its template in the family."""
     out = {}

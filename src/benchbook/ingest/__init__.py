@@ -19,6 +19,7 @@ from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pandas as pd
 
 from ..tables import categorical
@@ -177,7 +178,8 @@ def _redacted(result: IngestResult) -> IngestResult:
                 continue
             if not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
                 continue
-            values = [v for v in df[col].dropna().unique() if isinstance(v, str)]
+            unique = np.asarray(df[col].dropna().unique(), dtype=object)  # (no pandas call per value)
+            values = [v for v in unique.tolist() if isinstance(v, str)]
             if not values or not has_secret("\n".join(values)):
                 continue
             changed = {v: r for v in values if (r := redact(v)) != v}

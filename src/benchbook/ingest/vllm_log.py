@@ -321,20 +321,27 @@ def _chunks(path: Path):
         fh.reconfigure(newline="")  # keep "\r" as it is: lines end at "\n" only
     raw = fh if utf16 else fh.buffer  # UTF-8 is scanned as bytes, candidate lines decoded
     carry, first, offset = b"", True, 0
+    newline = "\n" if utf16 else b"\n"
     try:
         with fh:
             while data := raw.read(CHUNK_BYTES):
+                while not data.endswith(newline):  # the rest of its last line (one copy, no carry;
+                    more = raw.readline()  # UTF-16 text stops at a "\r" too)
+                    if not more:
+                        break
+                    data += more
                 if utf16:
                     data = data.encode("utf-8")
                 elif first and data.startswith(b"\xef\xbb\xbf"):
                     data = data[3:]
                 first = False
                 offset += len(data)
-                cut = data.rfind(b"\n")
-                if cut < 0:  # a line longer than a chunk
-                    carry += data
+                if data.endswith(b"\n"):
+                    yield data, False
                     continue
-                yield carry + data[: cut + 1], False
+                cut = data.rfind(b"\n")  # the file ends without a newline
+                if cut >= 0:
+                    yield data[: cut + 1], False
                 carry = data[cut + 1:]
     except GZIP_ERRORS as exc:
         raise IngestError(path, f"byte {offset} of the decompressed stream",
@@ -947,7 +954,15 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _strs(values: np.ndarray) -> np.ndarray:
-    """Compact bytes -> object array of str (one object per distinct value); b"" -> None."""
+    """Compact bytes -> object array of str (one object per distinct value); b"" -> None.
+    ASCII without empty values (the times) is decoded by numpy, without the sort."""
+    if values.dtype.kind == "S" and len(values) and (values != b"").all():
+        try:
+            out = np.empty(len(values), dtype=object)
+            out[:] = values.astype(f"U{values.dtype.itemsize}").tolist()
+            return out
+        except UnicodeDecodeError:
+            pass
     uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
     text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques.tolist()] + [None], dtype=object)
     return text[codes.reshape(-1)]  # (not through `_categories`: no need to merge equal texts here)
@@ -1037,13 +1052,14 @@ def _log_format(family: str, cols: dict) -> np.ndarray:
 def _site_index(family: str, sites: np.ndarray) -> np.ndarray:
     """Index of the template each row's call site names (0 for a site the family lacks)."""
     known = T.site_map(family)
-    index = {}
-    for site in set(sites.tolist()):
+    uniques, codes = np.unique(sites, return_inverse=True)  # a few call sites per chunk
+    index = []
+    for site in uniques.tolist():
         file, _, num = _ANSI.sub(b"", site).strip(b"[] ").rpartition(b":")
         hits = [i for (f, line), i in known.items() if num.isdigit() and int(num) == line
                 and file.endswith(f.encode())]
-        index[site] = hits[0] if hits else 0
-    return np.array([index[s] for s in sites.tolist()], dtype=np.int64)
+        index.append(hits[0] if hits else 0)
+    return np.array(index, dtype=np.int64)[codes.reshape(-1)]
 
 
 _PYTHON_STRINGS = pd.api.types.pandas_dtype("string") == pd.StringDtype("python")
