@@ -10,7 +10,7 @@ long prompts in some segments, warnings, tracebacks, tqdm progress lines. Then t
 each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at each size:
 
 - our reader, `benchbook.ingest.vllm_log.read`: all four tables (import time excluded);
-- the same reader streaming, `vllm_log.LogStream`: batches of 200k rows, each dropped once
+- the same reader streaming, `vllm_log.LogStream`: batches of 100k rows, each dropped once
   counted, as a consumer that aggregates or writes out the rows would;
 - one table alone, `LogStream(path, tables=[X])` streaming (windows, access, spec_decode):
   only X's lines are parsed;
@@ -515,7 +515,7 @@ def main() -> None:
           "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
           "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
           "same table; naive/x = how many times faster than the per-line loop; grep = the phrases in the current "
-          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 200k rows), "
+          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
           "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
           "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode)")
     print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "

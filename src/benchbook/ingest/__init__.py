@@ -122,7 +122,7 @@ class Batches:
     `tables` (default: all) names the tables wanted: a streaming reader parses only the
     lines they need; any other reader's batch holds only those of them it has."""
 
-    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000,
+    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 100_000,
                  tables=None):
         self.path, self.fmt, self.batch_rows = Path(path), fmt, batch_rows
         self.tables = None if tables is None else tuple(tables)

@@ -250,7 +250,7 @@ class LogStream:
     parsed, and each batch holds only those tables.
     """
 
-    def __init__(self, path: Path, batch_rows: int | None = 200_000, tables=None):
+    def __init__(self, path: Path, batch_rows: int | None = 100_000, tables=None):
         self.path = Path(path)
         if not self.path.is_file():
             raise IngestError(self.path, None, "file not found; expected a vLLM server log")
@@ -271,7 +271,7 @@ class LogStream:
                 if (self.batch_rows and (state.last_window is not None or not windowed)
                         and state.rows() >= self.batch_rows):
                     yield self._counted(state.take(everything=not windowed))
-                    gc.collect()  # the batch's frames (pandas keeps reference cycles) go now, not at the end
+                    gc.collect(1)  # the batch's frames (pandas keeps reference cycles; young objects only: cheap)
             yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
         finally:
