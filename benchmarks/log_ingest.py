@@ -54,7 +54,8 @@ GREP_PATTERN = (
     r"Avg prompt throughput|SpecDecoding metrics|Draft acceptance rate|Prefix cache hit rate: GPU"
     r"|KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished"
     r"|CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took"
-    r"|server version|LLM engine \(v|Resolved architecture|INFO:     "
+    r"|server version|LLM engine \(v|Resolved architecture|in world size|world_size=|DP group leader"
+    r"|Using configuration from|Using default MoE config|100% Completed \||Capturing CUDA graphs|INFO:     "
 )
 
 # GREP_TEMPLATES: the same lines the reader turns into rows, matched by the templates (as
@@ -71,7 +72,12 @@ GREP_TEMPLATES = "|".join([
     r'INFO:     [^ :]+(:[0-9]+)? - "[A-Z]+ [^"]* HTTP/[0-9.]+" [0-9]{3}',
     _H + r"(.* KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished|"
     r"CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took|vLLM (API )?server "
-    r"version|Initializing an? (V1 )?LLM engine|Resolved architecture)",
+    r"version|Initializing an? (V1 )?LLM engine|Resolved architecture|rank [0-9]+ in world size [0-9]+ is assigned as|"
+    r"world_size=[0-9]+ rank=[0-9]+ local_rank=|DP group leader: |Using configuration from [^ ]*E=[0-9]|"
+    r"Using default MoE config)",
+    # progress bars (no header): finished ones only
+    r"checkpoint shards( \(eager\))?: 100% Completed \| [0-9]+/[0-9]+ ",
+    r"Capturing CUDA graphs \([^(),]+, (PIECEWISE|FULL)\): +100%\|[^|]*\| [0-9]+/[0-9]+ ",
 ])
 
 # ---------------------------------------------------------------- generator
