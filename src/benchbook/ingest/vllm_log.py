@@ -325,11 +325,7 @@ def _chunks(path: Path):
     try:
         with fh:
             while data := raw.read(CHUNK_BYTES):
-                while not data.endswith(newline):  # the rest of its last line (one copy, no carry;
-                    more = raw.readline()  # UTF-16 text stops at a "\r" too)
-                    if not more:
-                        break
-                    data += more
+                data = _to_line_end(raw, data, newline)
                 if utf16:
                     data = data.encode("utf-8")
                 elif first and data.startswith(b"\xef\xbb\xbf"):
@@ -350,6 +346,17 @@ def _chunks(path: Path):
         raise IngestError(path, None, f"not UTF-16 text ({exc.reason}) despite its byte-order mark") from exc
     if carry:
         yield carry + b"\n", True
+
+
+def _to_line_end(raw, data, newline):
+    """`data` with the rest of its last line read on (one copy, no carry between chunks); at
+    the end of the file it may still lack the newline. (UTF-16 text stops at a "\r" too.)"""
+    while not data.endswith(newline):
+        more = raw.readline()
+        if not more:
+            break
+        data += more
+    return data
 
 
 class _State:
@@ -954,8 +961,9 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _strs(values: np.ndarray) -> np.ndarray:
-    """Compact bytes -> object array of str (one object per distinct value); b"" -> None.
-    ASCII without empty values (the times) is decoded by numpy, without the sort."""
+    """Compact bytes -> object array of str; b"" -> None. ASCII without empty values (the
+    times, mostly distinct) is decoded by numpy, one object per value and no sort; other
+    text one object per distinct value."""
     if values.dtype.kind == "S" and len(values) and (values != b"").all():
         try:
             out = np.empty(len(values), dtype=object)
