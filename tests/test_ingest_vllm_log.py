@@ -964,3 +964,27 @@ def test_start_up_facts_of_the_real_0_11_log():
     assert got["graphs_piecewise"] == [67.0] and got["graphs_full"] == [35.0]
     assert got["graph_capture_gib"] == [1.92] * 3 and got["kv_cache_tokens"] == [100752.0] * 4
     assert "world_size" not in got  # this excerpt left out the workers' rank lines
+
+
+@pytest.mark.parametrize("paths", [
+    # 0.11 prints the list of paths it tried (vLLM's docs quote this warning)
+    "['/vllm_path/vllm/model_executor/layers/fused_moe/configs/E=512,N=128,device_name=NVIDIA_H20-3e.json']",
+    # 0.20 joins them with ", " (a tuned folder first, then vLLM's own)
+    "/home/u/moe/E=512,N=128,device_name=NVIDIA_H20-3e.json, /usr/lib/vllm/fused_moe/configs/"
+    "E=512,N=128,device_name=NVIDIA_H20-3e.json",
+])
+def test_missing_moe_config_in_both_printed_forms(tmp_path, paths):
+    line = ("(VllmWorker TP2 pid=47571) WARNING 09-09 15:47:25 [fused_moe.py:727] Using default MoE config. "
+            "Performance might be sub-optimal! Config file not found at " + paths)
+    got = facts(read(tmp_path, [line]))
+    assert got["moe_experts"][1:] == (512.0, "experts") and got["moe_intermediate_size"][1] == 128.0
+    assert got["moe_config_missing"][0] == "E=512,N=128,device_name=NVIDIA_H20-3e.json"
+    assert "moe_dtype" not in got  # no dtype in this file name
+
+
+def test_a_rank_line_without_expert_parallelism(tmp_path):
+    """`EP rank N/A` (a dense model) gives the other ranks and no EP rank (real 0.22-era line)."""
+    got = facts(read(tmp_path, [
+        "(EngineCore pid=970) INFO 05-12 11:33:53 [parallel_state.py:1717] rank 0 in world size 1 is assigned as "
+        "DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank N/A, EPLB rank N/A"]))
+    assert got["world_size"][1:] == (1.0, "ranks") and got["tp_rank"][1] == 0.0 and "ep_rank" not in got
