@@ -10,7 +10,7 @@ long prompts in some segments, warnings, tracebacks, tqdm progress lines. Then t
 each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at each size:
 
 - our reader, `benchbook.ingest.vllm_log.read`: all four tables (import time excluded);
-- the same reader streaming, `vllm_log.LogStream`: batches of 200k rows, each dropped once
+- the same reader streaming, `vllm_log.LogStream`: batches of 100k rows, each dropped once
   counted, as a consumer that aggregates or writes out the rows would;
 - one table alone, `LogStream(path, tables=[X])` streaming (windows, access, spec_decode):
   only X's lines are parsed;
@@ -54,7 +54,8 @@ GREP_PATTERN = (
     r"Avg prompt throughput|SpecDecoding metrics|Draft acceptance rate|Prefix cache hit rate: GPU"
     r"|KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished"
     r"|CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took"
-    r"|server version|LLM engine \(v|Resolved architecture|INFO:     "
+    r"|server version|LLM engine \(v|Resolved architecture|in world size|world_size=|DP group leader"
+    r"|Using configuration from|Using default MoE config|100% Completed \||Capturing CUDA graphs|INFO:     "
 )
 
 # GREP_TEMPLATES: the same lines the reader turns into rows, matched by the templates (as
@@ -71,7 +72,12 @@ GREP_TEMPLATES = "|".join([
     r'INFO:     [^ :]+(:[0-9]+)? - "[A-Z]+ [^"]* HTTP/[0-9.]+" [0-9]{3}',
     _H + r"(.* KV cache size|Maximum concurrency for|Available KV cache memory|Graph capturing finished|"
     r"CUDAGraphMode\.|Loading weights took|Model loading took|Loading model weights took|vLLM (API )?server "
-    r"version|Initializing an? (V1 )?LLM engine|Resolved architecture)",
+    r"version|Initializing an? (V1 )?LLM engine|Resolved architecture|rank [0-9]+ in world size [0-9]+ is assigned as|"
+    r"world_size=[0-9]+ rank=[0-9]+ local_rank=|DP group leader: |Using configuration from [^ ]*E=[0-9]|"
+    r"Using default MoE config)",
+    # progress bars (no header): finished ones only
+    r"checkpoint shards( \(eager\))?: 100% Completed \| [0-9]+/[0-9]+ ",
+    r"Capturing CUDA graphs \([^(),]+, (PIECEWISE|FULL)\): +100%\|[^|]*\| [0-9]+/[0-9]+ ",
 ])
 
 # ---------------------------------------------------------------- generator
@@ -299,7 +305,10 @@ def naive_counts(path: Path) -> dict:
         ("graph_capture", r"Graph capturing finished in (\d+) secs, took ([\d.]+) GiB"),
         ("cudagraph", r"setting cudagraph_mode=(\w+)"), ("weights_load_s", r"Loading weights took ([\d.]+) seconds"),
         ("weights_gib", r"Model loading took ([\d.]+) (?:GiB|GB)"), ("version", r"server version (\S+)"),
-        ("version", r"LLM engine \(v([^)]+)\)"), ("architecture", r"Resolved architecture: (\w+)"))]
+        ("version", r"LLM engine \(v([^)]+)\)"), ("architecture", r"Resolved architecture: (\w+)"),
+        ("world_size", r"in world size (\d+) is assigned as"),
+        ("checkpoint_shards", r"checkpoint shards: 100% Completed \| (\d+)/\1 "),
+        ("graphs", r"Capturing CUDA graphs \([^)]*\): +100%\|[^|]*\| (\d+)/\1 "))]
     windows, specs, accesses, boots = [], [], [], []
     lines = 0
     with open_text(path) as fh:
@@ -512,7 +521,7 @@ def main() -> None:
           "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
           "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
           "same table; naive/x = how many times faster than the per-line loop; grep = the phrases in the current "
-          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 200k rows), "
+          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
           "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
           "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode)")
     print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "

@@ -317,7 +317,7 @@ def write_study(case: StudyCase, folder: Path) -> Path:
 
 # ---------------------------------------------------------------- generic cases (every reader)
 
-# Small valid samples written to the templates of /work/shared/formats.md, one per format
+# Small valid samples written to the templates of docs/formats.md, one per format
 # known today; a reader that lands later is sampled from data/ or tests/fixtures/ instead.
 SAMPLES: dict[str, bytes] = {
     "vllm-bench-serve": vllm_json(),

@@ -1,6 +1,6 @@
 """nvidia-smi CSV reader: logs written the way `nvidia-smi --query-gpu=... --format=csv -l N` prints.
 
-Templates from formats.md section 5: a `", "`-joined header of canonical names with ` [unit]`,
+Templates from docs/formats.md section 5: a `", "`-joined header of canonical names with ` [unit]`,
 values after `", "` with units (or without, for `nounits`), `[N/A]` for unavailable values.
 """
 

@@ -1,6 +1,6 @@
 """Prometheus /metrics reader: dumps written the way prometheus_client exposes vLLM's metrics.
 
-Conventions from formats.md section 3: labels in alphabetical order, every counter `..._total`
+Conventions from docs/formats.md section 3: labels in alphabetical order, every counter `..._total`
 followed by a `..._created` gauge, histograms as `_bucket{le}` / `_count` / `_sum`.
 """
 

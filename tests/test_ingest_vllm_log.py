@@ -1,4 +1,4 @@
-"""vLLM server-log reader: every line variant of ../shared/formats.md section 2, written here
+"""vLLM server-log reader: every line variant of docs/formats.md section 2, written here
 to the exact templates (and the real lines quoted there), among the other lines a server
 prints: request logs, warnings, tracebacks, progress bars, blank lines, ANSI colours."""
 
@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +25,7 @@ TAG_011 = "\x1b[1;36m(APIServer pid=1)\x1b[0;0m "  # 0.10.1-0.11: always, even i
 TAG_012 = "\x1b[0;36m(APIServer pid=1)\x1b[0;0m "  # 0.12-0.15 unless NO_COLOR
 THROUGHPUT = "Avg prompt throughput: 120.5 tokens/s, Avg generation throughput: 45.2 tokens/s"
 
-# formats.md, "Real lines" and the cudagraph example
+# docs/formats.md, "Real lines" and the cudagraph example
 REAL_STATS = ("(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
               "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
               "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
@@ -783,3 +784,207 @@ def test_docker_timestamp_only_where_a_line_has_one(tmp_path, monkeypatch):
         assert w["timestamp"].tolist()[0] == pd.Timestamp("2026-04-07 14:03:21.5")
         assert w["timestamp"].tolist()[2] == pd.Timestamp("2026-04-07 14:03:21")
         assert w["timestamp"].isna().tolist() == [False, True, False, True]
+
+
+# ---------------------------------------------------------------- the template list
+
+from benchbook import vllm_templates  # noqa: E402
+
+# one line per template of benchbook/vllm_templates.py: a template without a line here fails
+TEMPLATE_LINES = {
+    ("v1", "v1-0.10"): VARIANTS[0][1],
+    ("v1", "v1-0.12"): VARIANTS[2][1],
+    ("v1", "v1-0.20"): VARIANTS[5][1],
+    ("v1", "v1-0.33"): VARIANTS[7][1],
+    ("v0", "v0"): VARIANTS[-1][1],
+    ("v0prefix", "v0"): "INFO 08-07 13:51:58 metrics.py:412] Prefix cache hit rate: GPU: 33.30%, CPU: 0.00%",
+    ("spec", "v1-0.10"): SPECS[1][1],
+    ("spec", "v1-pr24127"): SPECS[2][1],
+    ("spec", "v1-0.11"): REAL_SPEC,
+}
+BOOT_LINES = {  # start-up template -> (line, {fact: value as printed})
+    "kv-cache-size": (BOOT[7], {"kv_cache_tokens": "626,240"}),
+    "max-concurrency": (BOOT[8], {"max_model_len": "262,144", "max_concurrency": "2.39"}),
+    "kv-cache-memory": (BOOT[6], {"kv_cache_gib": "19.83"}),
+    "graph-capture": (BOOT[9], {"graph_capture_s": "19", "graph_capture_gib": "0.85"}),
+    "cudagraph-mode": (REAL_CUDAGRAPH, {"cudagraph_mode_from": "FULL_AND_PIECEWISE", "cudagraph_mode_to": "PIECEWISE"}),
+    "weights-load": (BOOT[3], {"weights_load_s": "21.37"}),
+    "model-load": (BOOT[4], {"weights_gib": "34.1250", "model_load_s": "23.418822"}),
+    "server-version-model": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299] vLLM server version 0.20.1, "
+                             "serving model Qwen/Qwen3-8B", {"engine_version": "0.20.1", "model": "Qwen/Qwen3-8B"}),
+    "server-version": (BOOT[0], {"engine_version": "0.22.1"}),
+    "engine-config": (BOOT[2], {"engine_version": "0.22.1", "model": "Qwen/Qwen3.6-35B-A3B-FP8"}),
+    "architecture": (BOOT[1], {"architecture": "Qwen3MoeForCausalLM"}),
+    "banner-version": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299]  \u2584\u2584 \u2584\u2588 \u2588     "
+                       "\u2588     \u2588 \u2580\u2584\u2580 \u2588  version 0.20.1", {"engine_version": "0.20.1"}),
+    "banner-model": ("(APIServer pid=1) INFO 06-01 09:00:00 [utils.py:299]   \u2588\u2584\u2588\u2580 \u2588     "
+                     "\u2588     \u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}),
+    # real lines (public logs and vLLM's docs) for the start-up facts of the parallel layout,
+    # the fused-MoE config and the progress bars
+    "parallel-ranks": ("(EngineCore_DP0 pid=143) INFO 03-18 14:04:03 [parallel_state.py:1411] rank 0 in world size 1 "
+                       "is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank 0",
+                       {"world_size": "1", "global_rank": "0", "tp_rank": "0", "ep_rank": "0"}),
+    "distributed-init": ("(EngineCore_DP0 pid=143) INFO 03-18 14:04:03 [parallel_state.py:1203] world_size=1 rank=0 "
+                         "local_rank=0 distributed_init_method=tcp://172.17.0.3:57931 backend=nccl",
+                         {"world_size": "1", "global_rank": "0", "local_rank": "0"}),
+    "dp-group-leader": ("(EngineCore pid=4076649) INFO 08-20 16:38:29 [multiproc_executor.py:140] DP group leader: "
+                        "node_rank=0, node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=10.207.212.181 "
+                        "(local), world_size=4, local_world_size=4", {"world_size": "4", "local_world_size": "4"}),
+    "moe-config": ("(VllmWorker TP2 pid=60498) INFO 09-09 16:23:07 [fused_moe.py:720] Using configuration from "
+                   "/your_moe_tuned_dir/E=512,N=128,device_name=NVIDIA_H20-3e.json for MoE layer.",
+                   {"moe_config_file": "E=512,N=128,device_name=NVIDIA_H20-3e.json", "moe_experts": "512",
+                    "moe_intermediate_size": "128", "moe_device_name": "NVIDIA_H20-3e"}),
+    "moe-config-missing": (
+        "(EngineCore pid=62) WARNING 03-26 11:05:29 [fused_moe.py:1090] Using default MoE config. Performance might "
+        "be sub-optimal! Config file not found at /usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/"
+        "fused_moe/configs/E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
+        {"moe_config_missing": "E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
+         "moe_experts": "256", "moe_intermediate_size": "512", "moe_device_name": "NVIDIA_GB10",
+         "moe_dtype": "fp8_w8a8"}),
+    "checkpoint-shards": ("Loading safetensors checkpoint shards: 100% Completed | 13/13 [00:25<00:00,  1.97s/it]",
+                          {"checkpoint_shards": "13"}),
+    "cuda-graphs-piecewise": ("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|" + "\u2588" * 20
+                              + "| 67/67 [00:11<00:00,  5.66it/s]", {"graphs_piecewise": "67"}),
+    "cuda-graphs-full": ("Capturing CUDA graphs (decode, FULL): 100%|" + "\u2588" * 20
+                         + "| 35/35 [00:06<00:00,  5.78it/s]", {"graphs_full": "35"}),
+}
+
+
+def test_every_template_has_a_test_line():
+    assert set(TEMPLATE_LINES) == {(t.family, t.name) for t in vllm_templates.TEMPLATES}
+    assert set(BOOT_LINES) == {b.name for b in vllm_templates.BOOT}
+
+
+@pytest.mark.parametrize("key", sorted(TEMPLATE_LINES), ids=lambda k: "-".join(k))
+def test_each_template_names_its_lines(tmp_path, monkeypatch, key):
+    family, name = key
+    lines = [TEMPLATE_LINES[key]]
+    if family == "v0prefix":  # read into the V0 window printed just before it
+        lines = [TEMPLATE_LINES["v0", "v0"].replace(", Prefix cache hit rate: GPU: 12.50%, CPU: 0.00%", ""), *lines]
+    for columnar in (True, False):
+        monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+        res = read(tmp_path, lines)
+        table = res.tables["spec_decode" if family == "spec" else "windows"]
+        assert table["log_format"].tolist() == [name] and res.ignored == 0, res.summary()
+
+
+@pytest.mark.parametrize("name", sorted(BOOT_LINES))
+def test_each_start_up_template_gives_its_facts(tmp_path, name):
+    line, want = BOOT_LINES[name]
+    got = dict(zip(*(read(tmp_path, [line]).tables["boot"][c] for c in ("fact", "value"))))
+    assert {f: got.get(f) for f in want} == want
+
+
+def test_call_site_map_and_regexes_come_from_the_list():
+    """The site map, the optional parts and the template order are the list's."""
+    sites = vllm_templates.site_map("v1")
+    assert sites["loggers.py", 271] == 2 and vllm_templates.family("v1")[2].name == "v1-0.20"
+    union = vllm_templates.union(vllm_templates.family("v1"))
+    optional = [p.fields[0][0] for p in union if p.optional]
+    assert optional == ["deferred", "preemptions", "prefix_hit_rate", "corrupted", "external_prefix_hit_rate",
+                        "mm_hit_rate", "kv_fetch_waiting"]
+    assert vllm_log._V1_MSG.pattern.startswith(vllm_templates.message_regex("v1"))
+    assert vllm_templates.formats("stats") == ["v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33", "v0"]
+
+
+def test_a_template_entry_is_all_a_new_format_needs(monkeypatch):
+    """A family extended by one entry: its parts join the union in order, its site maps to it,
+    and the rule names lines by the fields it admits."""
+    extra = vllm_templates.Template(
+        "v1-next", "v1", "next", ("loggers.py:999",),
+        vllm_templates.parts(*vllm_templates._V1_HEAD, rb"[Deferred: {deferred:int} reqs]", vllm_templates._KV,
+                             rb"[Prefix cache hit rate: {prefix_hit_rate:pct}%]", rb"[Shed: {shed:int} reqs]"))
+    monkeypatch.setattr(vllm_templates, "TEMPLATES", vllm_templates.TEMPLATES + (extra,))
+    names = [p.fields[0][0] for p in vllm_templates.union(vllm_templates.family("v1"))]
+    assert names[names.index("prefix_hit_rate") + 1] == "shed"  # where the new entry prints it
+    assert vllm_templates.site_map("v1")["loggers.py", 999] == 4
+    rx = re.compile(vllm_templates.message_regex("v1"))
+    line = (b"Engine 000: " + THROUGHPUT.encode() + b", Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+            b"Shed: 2 reqs")
+    m = rx.fullmatch(line)
+    assert m and m["shed"] == b"2"
+    cols = {"line": np.array([1]), "site": np.array([b"[loggers.py:123]"]), "device": np.array([b"GPU"]),
+            "shed": np.array([2.0]), "prefix_hit_rate_printed": np.array([False])}
+    assert vllm_log._log_format("v1", cols).tolist() == ["v1-next"]
+
+
+# ---------------------------------------------------------------- start-up facts of progress bars
+
+PROGRESS_LINES = [
+    "(EngineCore_DP0 pid=205) Loading safetensors checkpoint shards:   0% Completed | 0/14 [00:00<?, ?it/s]",
+    "(EngineCore_DP0 pid=205) Loading safetensors checkpoint shards: 100% Completed | 14/14 [01:26<00:00,  6.20s/it]",
+    # tqdm on a file: every update in one physical line, separated by "\r"
+    "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\rLoading safetensors checkpoint "
+    "shards:  50% Completed | 1/2 [00:01<00:01,  1.2s/it]\rLoading safetensors checkpoint shards: 100% Completed | "
+    "2/2 [00:02<00:00,  1.1s/it]\r",
+    "\x1b[0;36m(EngineCore_DP0 pid=205)\x1b[0;0m Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): "
+    "100%|\u2588\u2588\u2588\u2588| 11/11 [00:07<00:00,  1.49it/s]",
+    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL):  57%|\u2588\u2588  | 4/7 [00:01<00:01,  2.48it/s]",
+    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL): 100%|\u2588\u2588\u2588\u2588| 7/7 [00:02<00:00,  2.48it/s]",
+    "(EngineCore_DP0 pid=205) Loading pt checkpoint shards: 100% Completed | 3/4 [00:02<00:00,  1.1s/it]",
+]
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_progress_bar_facts(tmp_path, monkeypatch, columnar):
+    """Only a finished bar (100 %, n of n) gives a fact; the others stay continuation lines."""
+    monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+    res = read(tmp_path, [*PROGRESS_LINES, REAL_STATS])
+    b = res.tables["boot"]
+    assert list(zip(b["line"], b["fact"], b["value_num"])) == [
+        (2, "checkpoint_shards", 14.0), (3, "checkpoint_shards", 2.0), (4, "graphs_piecewise", 11.0),
+        (6, "graphs_full", 7.0)]
+    assert b["process"].fillna("-").tolist() == ["EngineCore_DP0", "-", "EngineCore_DP0", "EngineCore_DP0"]
+    assert b["time"].isna().all() and set(b["unit"]) == {"shards", "graphs"}
+    assert res.reasons == {vllm_log.CONTINUATION: 3}
+    assert res.read == 8 and res.ignored == 3
+
+
+def test_progress_bar_lines_read_alike_on_both_paths(tmp_path, monkeypatch):
+    path = write(tmp_path, (PROGRESS_LINES + mixed_log()) * 3)
+    columnar = vllm_log.read(path)
+    monkeypatch.setattr(vllm_log, "COLUMNAR", False)
+    assert_same(columnar, vllm_log.read(path))
+    assert_one_table_alike(columnar, path)
+    monkeypatch.setattr(vllm_log, "CHUNK_BYTES", 300)  # lines cut between chunks
+    assert_same(columnar, vllm_log.read(path))
+
+
+REAL_011 = REAL_LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log"
+
+
+def test_start_up_facts_of_the_real_0_11_log():
+    """The real vLLM 0.11.0 excerpt (4x RTX 3090, TP4): its progress bars give the checkpoint
+    shards (two workers printed the bar) and the CUDA graphs captured in each mode."""
+    if not REAL_011.is_file():
+        pytest.skip(f"real sample not present at {REAL_011}")
+    b = vllm_log.read(REAL_011).tables["boot"]
+    got = b.groupby("fact")["value_num"].agg(list).to_dict()
+    assert got["checkpoint_shards"] == [13.0, 13.0]
+    assert got["graphs_piecewise"] == [67.0] and got["graphs_full"] == [35.0]
+    assert got["graph_capture_gib"] == [1.92] * 3 and got["kv_cache_tokens"] == [100752.0] * 4
+    assert "world_size" not in got  # this excerpt left out the workers' rank lines
+
+
+@pytest.mark.parametrize("paths", [
+    # 0.11 prints the list of paths it tried (vLLM's docs quote this warning)
+    "['/vllm_path/vllm/model_executor/layers/fused_moe/configs/E=512,N=128,device_name=NVIDIA_H20-3e.json']",
+    # 0.20 joins them with ", " (a tuned folder first, then vLLM's own)
+    "/home/u/moe/E=512,N=128,device_name=NVIDIA_H20-3e.json, /usr/lib/vllm/fused_moe/configs/"
+    "E=512,N=128,device_name=NVIDIA_H20-3e.json",
+])
+def test_missing_moe_config_in_both_printed_forms(tmp_path, paths):
+    line = ("(VllmWorker TP2 pid=47571) WARNING 09-09 15:47:25 [fused_moe.py:727] Using default MoE config. "
+            "Performance might be sub-optimal! Config file not found at " + paths)
+    got = facts(read(tmp_path, [line]))
+    assert got["moe_experts"][1:] == (512.0, "experts") and got["moe_intermediate_size"][1] == 128.0
+    assert got["moe_config_missing"][0] == "E=512,N=128,device_name=NVIDIA_H20-3e.json"
+    assert "moe_dtype" not in got  # no dtype in this file name
+
+
+def test_a_rank_line_without_expert_parallelism(tmp_path):
+    """`EP rank N/A` (a dense model) gives the other ranks and no EP rank (real 0.22-era line)."""
+    got = facts(read(tmp_path, [
+        "(EngineCore pid=970) INFO 05-12 11:33:53 [parallel_state.py:1717] rank 0 in world size 1 is assigned as "
+        "DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank N/A, EPLB rank N/A"]))
+    assert got["world_size"][1:] == (1.0, "ranks") and got["tp_rank"][1] == 0.0 and "ep_rank" not in got

@@ -123,7 +123,11 @@ BOOT = {"kv_cache_tokens": r"GPU KV cache size: ([\d,]+) tokens",
         "max_model_len": r"Maximum concurrency for ([\d,]+) tokens",
         "max_concurrency": r"tokens per request: ([\d.]+)x",
         "weights_load_s": r"Loading weights took ([\d.]+) seconds",
-        "weights_gib": r"Model loading took ([\d.]+) GiB"}
+        "weights_gib": r"Model loading took ([\d.]+) GiB",
+        "checkpoint_shards": r"checkpoint shards: 100% Completed \| (\d+)/",
+        "graphs_piecewise": r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%\|[^|]*\| (\d+)/",
+        "graphs_full": r"Capturing CUDA graphs \([^)]*FULL\): 100%\|[^|]*\| (\d+)/",
+        "moe_experts": r"/E=(\d+),N=\d+,"}
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +144,8 @@ def values() -> dict[str, float]:
         elif e["kind"] == "server-log":
             cfg, text = name.split("_")[0], path.read_text(encoding="utf-8")
             for fact, rx in BOOT.items():
-                vals[f"{cfg}_{fact}"] = float(re.search(rx, text).group(1).replace(",", ""))
+                if found := re.search(rx, text):  # (only some servers captured full graphs)
+                    vals[f"{cfg}_{fact}"] = float(found.group(1).replace(",", ""))
             for m in SPEC_LINE.finditer(text):
                 key = f"specline_{m.group(1)}{m.group(2)}{m.group(3)}"
                 vals[f"{key}_mean_acceptance_length"] = float(m.group(4))
@@ -319,7 +324,10 @@ def test_readers_agree_with_the_independent_numbers(values):
     for cfg in gb10.CFGS:
         b = boot[boot["name"] == f"{cfg}_log"].set_index("fact")["value_num"]
         for fact in BOOT:
-            assert b[fact] == pytest.approx(values[f"{cfg}_{fact}"]), (cfg, fact)
+            if f"{cfg}_{fact}" in values:
+                assert b[fact] == pytest.approx(values[f"{cfg}_{fact}"]), (cfg, fact)
+            else:
+                assert fact not in b.index, (cfg, fact)
     sd = data["spec_decode"]
     prom = sd[sd["origin"] == "prometheus"].sort_values("line").iloc[-1]
     assert (prom["num_drafts"], prom["draft_tokens"], prom["accepted_tokens"]) == (41568, 83136, 60298)

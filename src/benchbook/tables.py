@@ -11,6 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .vllm_templates import fact_names as _boot_facts
+from .vllm_templates import formats as _log_formats
+
 
 @dataclass(frozen=True)
 class Column:
@@ -132,7 +135,7 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("deferred", "Int64", "deferred requests (0.20+)"),
         ("kv_usage", "float64", "KV cache usage, fraction 0-1 (the log prints a percent)"),
         ("prefix_hit_rate", "float64", "prefix cache hit rate, fraction 0-1"),
-        ("log_format", "category", "which template matched: v1-0.10, v1-0.12, v1-0.20, v1-0.33, v0"),
+        ("log_format", "category", "which template matched: " + ", ".join(_log_formats("stats"))),
     ),
     # One row per uvicorn access line (a completed HTTP request).
     "access": _cols(
@@ -164,9 +167,7 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
     "boot": _cols(
         ("source_file", "string", "raw log, relative to the data folder", True),
         ("line", "Int64", "line number in the log", True),
-        ("fact", "string", "kv_cache_tokens, max_concurrency, max_model_len, kv_cache_gib, "
-                           "cudagraph_mode_from, cudagraph_mode_to, weights_load_s, weights_gib, "
-                           "graph_capture_s, graph_capture_gib, engine_version, architecture, ...", True),
+        ("fact", "string", "one of " + ", ".join(_boot_facts()), True),
         ("value", "string", "the value as printed", True),
         ("value_num", "float64", "the value as a number, where it is one"),
         ("unit", "string", "unit of value_num"),

@@ -1,7 +1,7 @@
 """Write a `vllm bench serve --save-result --save-detailed` JSON the way vLLM 0.19-0.22 does.
 
 Key order, units and the summary statistics follow `vllm/benchmarks/serve.py` (see
-formats.md section 1): one `json.dump` line, seconds in the per-request lists,
+docs/formats.md section 1): one `json.dump` line, seconds in the per-request lists,
 milliseconds in the `*_ms` keys, `np.percentile` (linear) for P99, `np.std` (population).
 The peak-throughput keys use the 1-second buckets of that era's `calculate_metrics`,
 which count one token per streamed chunk (so MTP chunks of several tokens count once).

@@ -101,6 +101,8 @@ ASSUMPTIONS = {
     "graph_capture_gib": ({"old": 0.38, "fresh": 0.55, "van": 0.55, "mtp": 0.41}, "memory the CUDA graphs took"),
     "graph_counts": ({"old": {"piecewise": 11, "full": 0}, "mtp": {"piecewise": 11, "full": 0}},
                      "graphs captured by the old stack (PIECEWISE) and by MTP (PIECEWISE after the downgrade); the fresh stack's 11 + 7 are published"),
+    "moe_config": ("E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
+                   "the fused-MoE config file every server looked for and missed (the warning vLLM prints): E=256 is the write-up's routed expert count; N=512 (each routed expert's intermediate size on one GPU: Qwen3.5/3.6-35B-A3B's moe_intermediate_size), the device name, dtype and block shape are ours; the write-up names no config file"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -111,6 +113,8 @@ SHOWS_IN = {
     "load_s": ("boot.value_num",),
     "graph_capture_gib": ("boot.value_num",),
     "weights_gib": ("boot.value_num",),
+    "graph_counts": ("boot.value_num",),
+    "moe_config": ("boot.value", "boot.value_num"),
 }
 
 
@@ -836,8 +840,7 @@ def boot_lines(cfg: str, f: dict) -> list[tuple[float, str, str, str, str]]:
     per = f["load_s"] / n
     mmss = lambda s: f"{int(s) // 60:02d}:{int(s) % 60:02d}"  # noqa: E731
     moe = ("Using default MoE config. Performance might be sub-optimal! Config file not found at "
-           "['/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/configs/"
-           "E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json']")
+           f"['/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/configs/{a('moe_config')}']")
     L = [
         (0.0, A, "INFO", "api_server.py:1896", f"vLLM API server version {ver}"),
         (0.01, A, "INFO", "utils.py:253", f"non-default args: {args}"),
@@ -1185,7 +1188,7 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
         generator=__name__, helpers=["meanfit", "mtp_steps", "gb10_log", "gb10_prom", "bench_json"],
         command=docs.command("gb10", STUDY, seed, f"data/{STUDY}/published.yml"), seed=seed,
         made=["Formats: vLLM 0.19-era `vllm bench serve --save-result --save-detailed` JSON (one line, default "
-              "file names, backend `vllm`); the server's `docker logs` (formats.md section 2); two Prometheus "
+              "file names, backend `vllm`); the server's `docker logs` (docs/formats.md section 2); two Prometheus "
               "text dumps of the MTP server in one file, each after a `# dump <time>` line.",
               "Targets come from `published.yml` only. The generator recomputes every target from the written "
               "files and refuses to finish if one misses (except the published inconsistencies below).",

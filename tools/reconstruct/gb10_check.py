@@ -25,6 +25,7 @@ _BOOT = {
     "checkpoint_shards": (re.compile(r"Loading safetensors checkpoint shards: 100% Completed \| (\d+)/"), 1),
     "graphs_piecewise": (re.compile(r"Capturing CUDA graphs \([^)]*PIECEWISE\): 100%\|[^|]*\| (\d+)/"), 1),
     "graphs_full": (re.compile(r"Capturing CUDA graphs \([^)]*FULL\): 100%\|[^|]*\| (\d+)/"), 1),
+    "moe_experts": (re.compile(r"/E=(\d+),N=\d+,"), 1),
 }
 _SPEC_LINE = re.compile(r" (\d\d):(\d\d):(\d\d) \[[^\]]+\] SpecDecoding metrics: Mean acceptance length: ([\d.]+),"
                         r".* Accepted: (\d+) tokens, Drafted: (\d+) tokens,")

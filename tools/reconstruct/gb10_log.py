@@ -1,6 +1,6 @@
 """Write a vLLM 0.19-era server log (`docker logs` of `vllm serve`) from simulated events.
 
-Line formats follow formats.md section 2: `(Process pid=N) LEVEL MM-DD HH:MM:SS [file:line]
+Line formats follow docs/formats.md section 2: `(Process pid=N) LEVEL MM-DD HH:MM:SS [file:line]
 message`, the periodic `Engine 000:` stats line every ~10 s (one all-zero line after each
 burst, then silence), the `SpecDecoding metrics:` line right after it with the same
 timestamp when the interval had drafts, and uvicorn access lines without a timestamp.

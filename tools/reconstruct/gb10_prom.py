@@ -1,6 +1,6 @@
 """Write a vLLM server's `/metrics` page (Prometheus text exposition, prometheus_client style).
 
-Conventions from formats.md section 3: labels in alphabetical order, each counter as
+Conventions from docs/formats.md section 3: labels in alphabetical order, each counter as
 `..._total` plus a `..._created` gauge, histograms as cumulative `_bucket{le}` samples with
 `_count` and `_sum`, values printed the way prometheus_client's `floatToGoString` does.
 """

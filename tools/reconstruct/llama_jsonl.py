@@ -1,6 +1,6 @@
 """Write `llama-bench -o jsonl` lines byte-for-byte like llama.cpp's jsonl_printer.
 
-Field order is `test::get_fields()` of a build around b9200 (formats.md section 4):
+Field order is `test::get_fields()` of a build around b9200 (docs/formats.md section 4):
 `"field": value, ` pairs, then `"samples_ns": [ ... ],"samples_ts": [ ... ]}` with no space
 before `"samples_ts"`. avg/stddev of nanoseconds are uint64 arithmetic (reproduced here,
 wrap-around included, because real files show its rounding); avg_ts/stddev_ts are doubles

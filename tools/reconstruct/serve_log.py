@@ -2,7 +2,7 @@
 
 (Used by `dense_sparse.py`; the GB10 study's log writer is `gb10_log.py`.)
 
-The log follows formats.md section 2: `(Process pid=N) LEVEL MM-DD HH:MM:SS [file:line] msg`,
+The log follows docs/formats.md section 2: `(Process pid=N) LEVEL MM-DD HH:MM:SS [file:line] msg`,
 the EngineCore's "GPU KV cache size" / "Maximum concurrency" lines with thousands
 separators, the workers' "Available KV cache memory" and "Graph capturing finished" lines,
 then uvicorn's start-up lines. The nvidia-smi CSV follows section 5 (`, `-joined header with

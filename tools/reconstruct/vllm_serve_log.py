@@ -1,6 +1,6 @@
 """Lines of a vLLM 0.19 `vllm serve` log, as the server writes them to its stdout.
 
-Templates follow ../shared/formats.md section 2 (vLLM's logger header, the process tag
+Templates follow docs/formats.md section 2 (vLLM's logger header, the process tag
 added to every physical line, multi-line messages joined with "\\r\\n" plus the header,
 the uvicorn access line without a timestamp, ColoredFormatter's ANSI codes when the
 container has a TTY). Each function returns text without the final newline.

@@ -564,8 +564,11 @@ BOOT_FACTS = (("kv_cache_tokens", "KV cache, tokens"), ("kv_cache_gib", "KV cach
               ("max_concurrency", "max concurrency at max_model_len"), ("weights_gib", "weights in memory, GiB"),
               ("weights_load_s", "weight loading, s"), ("graph_capture_s", "graph capture, s"),
               ("graph_capture_gib", "graph capture, GiB"), ("cudagraph_mode_from", "CUDA graph mode asked"),
-              ("cudagraph_mode_to", "CUDA graph mode used"), ("architecture", "resolved architecture"),
-              ("engine_version", "vLLM version"), ("model", "model"))
+              ("cudagraph_mode_to", "CUDA graph mode used"), ("graphs_piecewise", "CUDA graphs captured, piecewise"),
+              ("graphs_full", "CUDA graphs captured, full"), ("checkpoint_shards", "checkpoint shards"),
+              ("moe_experts", "MoE routed experts (E of the MoE config file)"),
+              ("moe_intermediate_size", "MoE expert size per GPU (N)"), ("world_size", "ranks (world size)"),
+              ("architecture", "resolved architecture"), ("engine_version", "vLLM version"), ("model", "model"))
 
 
 def boot_facts_table(r: Results) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pandas as pd
 
 from ..tables import categorical
@@ -121,7 +122,7 @@ class Batches:
     `tables` (default: all) names the tables wanted: a streaming reader parses only the
     lines they need; any other reader's batch holds only those of them it has."""
 
-    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 200_000,
+    def __init__(self, path: str | Path, *, fmt: str | None = None, batch_rows: int = 100_000,
                  tables=None):
         self.path, self.fmt, self.batch_rows = Path(path), fmt, batch_rows
         self.tables = None if tables is None else tuple(tables)
@@ -177,7 +178,8 @@ def _redacted(result: IngestResult) -> IngestResult:
                 continue
             if not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
                 continue
-            values = [v for v in df[col].dropna().unique() if isinstance(v, str)]
+            unique = np.asarray(df[col].dropna().unique(), dtype=object)  # (no pandas call per value)
+            values = [v for v in unique.tolist() if isinstance(v, str)]
             if not values or not has_secret("\n".join(values)):
                 continue
             changed = {v: r for v in values if (r := redact(v)) != v}

@@ -19,13 +19,14 @@ The byte path:
   `\r\n` line ending is tolerated.
 
 A candidate message is matched from its start to the end of the line by a strict template
-(the fields in formats.md's order); the time, process and call site come from the header
+(its parts in vLLM's order, benchbook.vllm_templates); the time, process and call site come from the header
 by position. Lines that miss (ANSI colour codes, other prefixes, other field orders) go
 through full-line templates with ANSI codes stripped. A line saying `Avg prompt throughput`
 is never dropped silently: each chunk's count of that phrase is checked against the stats
 lines found, and the rest are reported as "stats line of an unknown template".
 
-Templates (../shared/formats.md, section 2): V1 `Engine 000:` and `N Engines Aggregated:`
+Templates (benchbook/vllm_templates.py; the formats with their vLLM sources in docs/formats.md,
+section 2): V1 `Engine 000:` and `N Engines Aggregated:`
 lines of 0.10.1-0.11, 0.12-0.19, 0.20-0.22.1 and 0.33 (`log_format` v1-0.10, v1-0.12,
 v1-0.20, v1-0.33: the newest template the optional fields need, or the newer version the
 `loggers.py:N` call site names), and V0 lines (`Swapped`/`Pending`; v0), with or without the
@@ -65,6 +66,7 @@ from ..tables import SCHEMAS, Column, categorical, columns
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, open_text
+from .. import vllm_templates as T
 from .vllm_log_scan import KINDS, ChunkScan, Scanner
 
 FORMAT = "vllm-server-log"
@@ -101,16 +103,13 @@ def _kinds(tables) -> frozenset:
     return frozenset().union(*(_TABLE_KINDS[t] for t in tables))
 
 # ---------------------------------------------------------------- templates (bytes)
+# Every message template comes from vllm_templates.TEMPLATES and .BOOT; this section only
+# adds the header, ANSI codes and the access line around them.
 
 _ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 _ESC = rb"(?:\x1b\[[0-9;]*m)?"
-_NUMBER = rb"-?(?:\d+(?:\.\d*)?|nan|inf)"  # as %d, %.1f, %.2f print, nan and inf included
+_NUMBER = T.NUMBER
 _END = rb"[ \t]*"
-
-
-def _n(name: str) -> bytes:
-    return b"(?P<%s>%s)" % (name.encode(), _NUMBER)
-
 
 # `(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] `, with anything before the tag or
 # the level (a date, docker or journald prefix); V0 printed `metrics.py:396]` without `[`.
@@ -118,52 +117,30 @@ _HEAD = (rb"[^\n]*?(?:\((?P<proc>[^()\s]+) pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERR
          rb"(?P<time>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? (?P<site>\[?[^\]\s]+?:\d+\]) ")
 _PROC = re.compile(rb"\(([^()\s]+) pid=\d+\)")
 
-_STATS_START = rb"(?:Engine (?P<engine>\d+)|(?P<engines>\d+) Engines Aggregated): "
-_THROUGHPUT = (rb"Avg prompt throughput: " + _n("prompt_tps") + rb" tokens/s, "
-               rb"Avg generation throughput: " + _n("generation_tps") + rb" tokens/s, ")
-_KV = rb", (?P<device>\w+) KV cache usage: " + _n("kv_usage") + rb"%"
-_V1_TAIL = [  # optional parts after the KV usage, in the order vLLM prints them
-    rb"Prefix cache hit rate: " + _n("prefix_hit_rate") + rb"%",
-    rb"Corrupted: (?P<corrupted>\d+) reqs",
-    rb"External prefix cache hit rate: " + _n("external_prefix_hit_rate") + rb"%",
-    rb"MM cache hit rate: " + _n("mm_hit_rate") + rb"%",
-    rb"KV fetch: (?P<kv_fetch_waiting>\d+) waiting to start, (?P<kv_fetch_in_progress>\d+) in "
-    rb"progress, (?P<kv_fetch_completed>\d+) completed waiting",
-]
-_V1_HEAD = (_STATS_START + _THROUGHPUT + rb"Running: (?P<running>\d+) reqs, Waiting: (?P<waiting>\d+) reqs")
-# formats.md order: the fast path
-_V1_MSG = re.compile(
-    _V1_HEAD + rb"(?:, Deferred: (?P<deferred>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
-    + _KV + b"".join(rb"(?:, %s)?" % part for part in _V1_TAIL) + _END)
-# any order of the optional parts: the fallback, with the header
-_V1 = re.compile(
-    _HEAD + _V1_HEAD + rb"(?:, (?:Deferred: (?P<deferred>\d+) reqs|Preemptions: (?P<preemptions>\d+)))*"
-    + _KV + rb"(?:, (?:%s))*" % b"|".join(_V1_TAIL) + _END)
-_V0_BODY = (
-    _THROUGHPUT + rb"Running: (?P<running>\d+) reqs, Swapped: (?P<swapped>\d+) reqs, "
-    rb"Pending: (?P<waiting>\d+) reqs, GPU KV cache usage: " + _n("kv_usage") + rb"%, "
-    rb"CPU KV cache usage: " + _n("cpu_kv_usage") + rb"%(?:, Prefix cache hit rate: GPU: "
-    + _n("prefix_hit_rate") + rb"%, CPU: " + _n("cpu_prefix_hit_rate") + rb"%)?\.?" + _END)
-_V0_MSG, _V0 = re.compile(_V0_BODY), re.compile(_HEAD + _V0_BODY)
+
+def _message(family: str) -> re.Pattern:
+    """A family's message, its parts in vLLM's order (the fast path)."""
+    return re.compile(T.message_regex(family) + _END)
+
+
+def _line(family: str) -> re.Pattern:
+    """A family's whole line, header included (optional parts in any order where allowed)."""
+    return re.compile(_HEAD + T.message_regex(family, T.family_of(family).any_order) + _END)
+
+
+_V1_MSG, _V1 = _message("v1"), _line("v1")
+_V1_HEAD_LEN = T.head_length("v1")  # where the polars pass splits the stats template
+_V0_MSG, _V0 = _message("v0"), _line("v0")
 # V0 printed the prefix-cache rate on its own line right after the stats line
-_V0_PREFIX_BODY = (rb"Prefix cache hit rate: GPU: " + _n("prefix_hit_rate") + rb"%, CPU: "
-                   + _n("cpu_prefix_hit_rate") + rb"%\.?" + _END)
-_V0_PREFIX_MSG, _V0_PREFIX = re.compile(_V0_PREFIX_BODY), re.compile(_HEAD + _V0_PREFIX_BODY)
-# 0.11-0.33, 0.10.1 (rate first, no throughputs) and the PR #24127 form (rate first, throughputs)
-_SPEC_BODY = (
-    rb"(?:Engine \d+: )?(?:SpecDecoding metrics: )?(?:Draft acceptance rate: " + _n("rate_first") + rb"%, )?"
-    rb"Mean acceptance length: " + _n("mean_acceptance_length") + rb", "
-    rb"(?:Accepted throughput: " + _n("accepted_tps") + rb" tokens/s, "
-    rb"Drafted throughput: " + _n("drafted_tps") + rb" tokens/s, )?"
-    rb"Accepted: (?P<accepted_tokens>\d+) tokens, Drafted: (?P<draft_tokens>\d+) tokens, "
-    rb"Per-position acceptance rate: (?P<per_position>" + _NUMBER + rb"(?:, " + _NUMBER + rb")*)"
-    rb"(?:, Avg Draft acceptance rate: " + _n("rate_last") + rb"%)?" + _END)
-_SPEC_MSG, _SPEC = re.compile(_SPEC_BODY), re.compile(_HEAD + _SPEC_BODY)
+_V0_PREFIX_MSG, _V0_PREFIX = _message("v0prefix"), _line("v0prefix")
+_SPEC_MSG, _SPEC = _message("spec"), _line("spec")
 _HEAD_RX = re.compile(_HEAD)
 # `docker logs -t` / `kubectl logs --timestamps`: an RFC 3339 time (any offset) before the line
 _STAMP = rb"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?:Z|[+-]\d\d:?\d\d) "
 _STAMP_RX = re.compile(_STAMP)
 _NEVER = re.compile(rb"(?!)")  # start-up lines always take the full-line path
+_PHRASES = T.boot_phrases()  # start-up lines found anywhere (progress bars)
+_BOOT_START = re.compile(T.boot_starts().decode().replace(r"\x80-\xff", "\u0080-\U0010ffff"))  # on str
 _STATS_KEY = b"Avg prompt throughput"
 _STATS_LOOSE = re.compile(rb"(?:(?:Engine \d+|\d+ Engines Aggregated): )?Avg prompt throughput: " + _NUMBER)
 
@@ -173,10 +150,7 @@ _KINDS = {
     "stats": rb"(?:Engine \d+: |\d+ Engines Aggregated: )?Avg prompt throughput",
     "spec": rb"(?:Engine \d+: )?(?:SpecDecoding metrics|Draft acceptance rate)",
     "v0prefix": rb"Prefix cache hit rate: GPU",
-    "boot": (rb"\w+ KV cache size|Maximum concurrency for|Available KV cache memory"
-             rb"|Graph capturing finished|CUDAGraphMode\.|Loading weights took|Model loading took"
-             rb"|Loading model weights took|vLLM (?:API )?server version|Initializing an? (?:V1 )?LLM engine"
-             rb"|Resolved architecture|[ \x80-\xff]+(?:version|model) "),
+    "boot": T.boot_starts(),
 }
 _ANCHOR = re.compile(rb"\.py:\d+\]" + _ESC + rb" (?:"
                      + b"|".join(rb"(?=(?P<%s>%s))" % (k.encode(), p) for k, p in _KINDS.items()) + rb")?")
@@ -188,11 +162,6 @@ _ACCESS = re.compile(rb'INFO:     ' + _HOST + rb' - "([^"\n]*)" (\d{3})')
 _ACCESS_ANSI = re.compile(  # chunks where uvicorn coloured its lines (it ran on a TTY)
     rb"INFO" + _ESC + rb": +" + _ESC + _HOST + _ESC + rb' - "([^"\n]*)" ' + _ESC + rb"(\d{3})")
 _REQUEST_LINE = re.compile(r"([A-Z]+) (.*) HTTP/(\d(?:\.\d)?)")
-
-# `loggers.py:N` call site of the stats line -> template (formats.md)
-_SITE_FORMAT = {123: "v1-0.10", 127: "v1-0.10", 236: "v1-0.12", 248: "v1-0.12", 257: "v1-0.12",
-                259: "v1-0.12", 271: "v1-0.20", 335: "v1-0.33"}
-_FORMATS = ("v1-0.10", "v1-0.12", "v1-0.20", "v1-0.33")
 
 
 def _fields(rx: re.Pattern, skip: int = 0) -> list[str]:
@@ -208,29 +177,7 @@ assert _fields(_V1, _HEAD_GROUPS) == _V1_FIELDS and _fields(_SPEC, _HEAD_GROUPS)
 
 # Start-up facts (str patterns, searched in the message of a `boot` candidate line):
 # (pattern, [(fact, group, unit), ...]); unit None = the value is text.
-_BOOT = [
-    (re.compile(r"\b\w+ KV cache size: ([\d,]+) tokens"), [("kv_cache_tokens", 1, "tokens")]),
-    (re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.,]+)x"),
-     [("max_model_len", 1, "tokens"), ("max_concurrency", 2, "x")]),
-    (re.compile(r"Available KV cache memory: ([\d.,]+) GiB"), [("kv_cache_gib", 1, "GiB")]),
-    (re.compile(r"Graph capturing finished in ([\d.,]+) secs?, took ([\d.,]+) GiB"),
-     [("graph_capture_s", 1, "s"), ("graph_capture_gib", 2, "GiB")]),
-    (re.compile(r"CUDAGraphMode\.(\w+) is not supported with (.+?)(?: \(support: [^)]*\))?; "
-                r"setting cudagraph_mode=(\w+)"),
-     [("cudagraph_mode_from", 1, None), ("cudagraph_reason", 2, None), ("cudagraph_mode_to", 3, None)]),
-    (re.compile(r"Loading weights took ([\d.,]+) seconds"), [("weights_load_s", 1, "s")]),
-    # vLLM divides by 2**30 in every version, so the old "GB" is GiB too.
-    (re.compile(r"(?:Model loading|Loading model weights) took ([\d.,]+) Gi?B(?: memory)?(?: and ([\d.,]+) seconds)?"),
-     [("weights_gib", 1, "GiB"), ("model_load_s", 2, "s")]),
-    (re.compile(r"vLLM (?:API )?server version (\S+?),? (?:serving model (\S.*))?$"),
-     [("engine_version", 1, None), ("model", 2, None)]),
-    (re.compile(r"vLLM (?:API )?server version (\S+)$"), [("engine_version", 1, None)]),
-    (re.compile(r"Initializing an? (?:V1 )?LLM engine \(v?([^)\s]+)\) with config: (?:.*?\bmodel='([^']*)')?"),
-     [("engine_version", 1, None), ("model", 2, None)]),
-    (re.compile(r"Resolved architecture: (\S+)"), [("architecture", 1, None)]),
-    (re.compile(r"^[ \u2580-\u259f]+version (\S+)"), [("engine_version", 1, None)]),
-    (re.compile(r"^[ \u2580-\u259f]+model +(\S+)"), [("model", 1, None)]),
-]
+_BOOT = T.boot_facts()
 
 # ---------------------------------------------------------------- detection
 
@@ -303,7 +250,7 @@ class LogStream:
     parsed, and each batch holds only those tables.
     """
 
-    def __init__(self, path: Path, batch_rows: int | None = 200_000, tables=None):
+    def __init__(self, path: Path, batch_rows: int | None = 100_000, tables=None):
         self.path = Path(path)
         if not self.path.is_file():
             raise IngestError(self.path, None, "file not found; expected a vLLM server log")
@@ -324,7 +271,7 @@ class LogStream:
                 if (self.batch_rows and (state.last_window is not None or not windowed)
                         and state.rows() >= self.batch_rows):
                     yield self._counted(state.take(everything=not windowed))
-                    gc.collect()  # the batch's frames (pandas keeps reference cycles) go now, not at the end
+                    gc.collect(1)  # the batch's frames (pandas keeps reference cycles; young objects only: cheap)
             yield self._counted(state.take(everything=True))
             self.result = state.counts(self.rows)
         finally:
@@ -363,7 +310,7 @@ def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
                    {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP,
-                   len(_V1_HEAD))
+                   _V1_HEAD_LEN, _PHRASES)
 
 
 def _chunks(path: Path):
@@ -374,20 +321,23 @@ def _chunks(path: Path):
         fh.reconfigure(newline="")  # keep "\r" as it is: lines end at "\n" only
     raw = fh if utf16 else fh.buffer  # UTF-8 is scanned as bytes, candidate lines decoded
     carry, first, offset = b"", True, 0
+    newline = "\n" if utf16 else b"\n"
     try:
         with fh:
             while data := raw.read(CHUNK_BYTES):
+                data = _to_line_end(raw, data, newline)
                 if utf16:
                     data = data.encode("utf-8")
                 elif first and data.startswith(b"\xef\xbb\xbf"):
                     data = data[3:]
                 first = False
                 offset += len(data)
-                cut = data.rfind(b"\n")
-                if cut < 0:  # a line longer than a chunk
-                    carry += data
+                if data.endswith(b"\n"):
+                    yield data, False
                     continue
-                yield carry + data[: cut + 1], False
+                cut = data.rfind(b"\n")  # the file ends without a newline
+                if cut >= 0:
+                    yield data[: cut + 1], False
                 carry = data[cut + 1:]
     except GZIP_ERRORS as exc:
         raise IngestError(path, f"byte {offset} of the decompressed stream",
@@ -396,6 +346,17 @@ def _chunks(path: Path):
         raise IngestError(path, None, f"not UTF-16 text ({exc.reason}) despite its byte-order mark") from exc
     if carry:
         yield carry + b"\n", True
+
+
+def _to_line_end(raw, data, newline):
+    """`data` with the rest of its last line read on (one copy, no carry between chunks); at
+    the end of the file it may still lack the newline. (UTF-16 text stops at a "\r" too.)"""
+    while not data.endswith(newline):
+        more = raw.readline()
+        if not more:
+            break
+        data += more
+    return data
 
 
 class _State:
@@ -497,6 +458,8 @@ class _State:
                 cands[kind].append(m.span())
         if buf.count(_STATS_KEY) > len(cands["stats"]):  # stats text the anchor did not see
             headers -= self._unanchored_stats(buf, cands["stats"])
+        if "boot" in self.kinds:
+            headers -= _progress_lines(buf, cands)
         coloured = b"\x1b" in buf
         for kind, spans in cands.items():
             if spans and kind in self.kinds:
@@ -589,14 +552,14 @@ class _State:
             self._add_v1(v1.columns(_V1_FIELDS))
         if v0.numbers:
             cols = v0.columns(_V0_FIELDS)
-            cols["log_format"] = np.full(len(cols["line"]), "v0", dtype=object)
+            cols["log_format"] = _log_format("v0", cols)
             self._add_windows(cols)
 
     def _add_v1(self, cols: dict) -> None:
         """V1 stats rows as column arrays: engine index or "aggregated", template."""
         engine, engines = cols.get("engine", np.full(len(cols["line"]), b"")), cols.pop("engines", None)
         cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
-        cols["log_format"] = _v1_format(cols)
+        cols["log_format"] = _log_format("v1", cols)
         self._add_windows(cols)
 
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
@@ -651,12 +614,22 @@ class _State:
                 continue
             facts = _boot_facts(message)
             if not facts:
-                self.reasons[UNKNOWN_BOOT] += 1
+                self._no_facts(line, head, message)
                 continue
             self.boot_lines += 1
             time = head["time"].decode() if head else None
-            proc = head["proc"].decode("utf-8", "replace") if head and head["proc"] else None
+            tag = head["proc"] if head else (m[1] if (m := _PROC.search(line)) else None)
+            proc = tag.decode("utf-8", "replace") if tag else None
             self.boot.extend((n, time, proc, *fact) for fact in facts)
+
+    def _no_facts(self, line: bytes, head, message: str) -> None:
+        """Count a candidate start-up line that gave no fact: one that begins like a start-up
+        line is of an unknown template; a progress bar of another kind or not finished
+        stays what it was (a continuation line, or an ordinary log line if it has a header)."""
+        if any(p in line for p in _PHRASES) and not (head and _BOOT_START.match(message)):
+            self.header_lines += head is not None
+        else:
+            self.reasons[UNKNOWN_BOOT] += 1
 
     def _access(self, buf: bytes, nl: np.ndarray, coloured: bool) -> None:
         starts: list[int] = []
@@ -800,8 +773,7 @@ class _State:
         for name in _SPEC_FIELDS:  # fields no line printed
             raw.setdefault(name, np.full(n, np.nan))
         first = raw["rate_first_printed"]
-        with_tps = raw["accepted_tps_printed"]
-        fmt = np.where(first & with_tps, "v1-pr24127", np.where(first, "v1-0.10", "v1-0.11"))
+        fmt = _log_format("spec", raw)
         cols = {
             "origin": "log-line", "line": raw["line"], "time": _strs(raw["time"]),
             "draft_tokens": _ints(raw["draft_tokens"]), "accepted_tokens": _ints(raw["accepted_tokens"]),
@@ -809,7 +781,7 @@ class _State:
             "acceptance_rate": np.where(first, raw["rate_first"], raw["rate_last"]) / 100,
             "accepted_tps": raw["accepted_tps"], "drafted_tps": raw["drafted_tps"],
             "per_position": np.array([p.decode().replace(", ", ",") for p in raw["per_position"]], dtype=object),
-            "log_format": fmt.astype(object),
+            "log_format": fmt,
         }
         return _frame("spec_decode", cols, n, self.source)
 
@@ -873,8 +845,8 @@ def _split_parts(parts: list[dict], cutoff: int) -> list[dict]:
 
 # ---------------------------------------------------------------- helpers
 
-_TEXT = {"proc", "time", "site", "stamp", "engine", "engines", "device", "per_position"}
-_PRINTED = {"rate_first", "accepted_tps", "prefix_hit_rate"}  # presence tells templates apart
+_TEXT = {"proc", "time", "site", "stamp"} | T.text_fields()
+_PRINTED = T.presence_fields()  # presence tells templates apart (a printed `nan` is NaN too)
 
 
 class _Rows:
@@ -912,6 +884,26 @@ class _Rows:
             out[name] = (np.array(col, dtype=bytes) if name in _TEXT
                          else np.fromiter(map(float, col), dtype=np.float64, count=n))
         return out
+
+
+def _progress_lines(buf: bytes, cands: dict) -> int:
+    """Add to the boot candidates the lines holding a progress-bar phrase (vllm_templates:
+    start-up lines without a header) that are no candidate yet; return how many of their
+    header matches were counted as other header lines."""
+    taken = {buf.rfind(b"\n", 0, a) + 1 for spans in cands.values() for a, _ in spans}
+    found = set()
+    for phrase in _PHRASES:
+        i = buf.find(phrase)
+        while i >= 0:  # (a chunk ends with a newline)
+            found.add(buf.rfind(b"\n", 0, i) + 1)
+            i = buf.find(phrase, buf.find(b"\n", i) + 1)
+    moved = 0
+    for s in sorted(found - taken):
+        cands["boot"].append((s, s))  # no message start: the full-line path reads it
+        moved += sum(m.lastgroup is None for m in _ANCHOR.finditer(buf, s, buf.find(b"\n", s)))
+    if found - taken:
+        cands["boot"].sort()
+    return moved
 
 
 def _stamp(buf: bytes, start: int = 0) -> bytes:
@@ -969,7 +961,16 @@ def _concat(parts: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _strs(values: np.ndarray) -> np.ndarray:
-    """Compact bytes -> object array of str (one object per distinct value); b"" -> None."""
+    """Compact bytes -> object array of str; b"" -> None. ASCII without empty values (the
+    times, mostly distinct) is decoded by numpy, one object per value and no sort; other
+    text one object per distinct value."""
+    if values.dtype.kind == "S" and len(values) and (values != b"").all():
+        try:
+            out = np.empty(len(values), dtype=object)
+            out[:] = values.astype(f"U{values.dtype.itemsize}").tolist()
+            return out
+        except UnicodeDecodeError:
+            pass
     uniques, codes = np.unique(values, return_inverse=True)  # sorts in C: no hashing of objects
     text = np.array([v.decode("utf-8", "replace") if v else None for v in uniques.tolist()] + [None], dtype=object)
     return text[codes.reshape(-1)]  # (not through `_categories`: no need to merge equal texts here)
@@ -1019,22 +1020,54 @@ def _access_fields(key: tuple[bytes, bytes, bytes]):
     return req.group(1), redact(req.group(2)), int(key[2]), redact(client)
 
 
-def _v1_format(cols: dict) -> np.ndarray:
-    """Which V1 template printed each line: the newest its optional fields need, or the
-    version of the `loggers.py:N` call site when that is newer (formats.md)."""
+def _present(cols: dict, name: str, n: int) -> np.ndarray:
+    """Which rows printed a field: its presence flag, else a value that is not NaN or b""."""
+    if name + "_printed" in cols:
+        return cols[name + "_printed"]
+    values = cols.get(name)
+    if values is None:
+        return np.zeros(n, dtype=bool)
+    return ~np.isnan(values) if values.dtype.kind == "f" else values != b""
+
+
+def _admitted(rule: T.Rule, present: dict, cols: dict, n: int) -> np.ndarray:
+    """Rows whose printed fields this template prints (all it requires, none it lacks)."""
+    ok = np.ones(n, dtype=bool)
+    for name, has in present.items():
+        if name in rule.required:
+            ok &= has
+        elif name not in rule.allowed:
+            ok &= ~has
+    for name, value in rule.fixed.items():
+        ok &= cols[name] == value.encode()
+    return ok
+
+
+def _log_format(family: str, cols: dict) -> np.ndarray:
+    """Which template of the family printed each row: the first (vllm_templates order) that
+    admits the fields the row printed, or the template of its call site when that is later."""
     n = len(cols["line"])
-    has = lambda name: ~np.isnan(cols[name]) if name in cols else np.zeros(n, dtype=bool)  # noqa: E731
-    rank = np.zeros(n, dtype=np.int64)
-    rank[has("preemptions") | has("corrupted") | has("external_prefix_hit_rate") | has("mm_hit_rate")] = 1
-    rank[has("deferred")] = 2
-    rank[has("kv_fetch_waiting") | ~cols["prefix_hit_rate_printed"] | (cols["device"] != b"GPU")] = 3
-    site_rank = {}
-    for site in set(cols["site"].tolist()):
+    rules = T.rules(family)
+    present = {name: _present(cols, name, n) for name in T.discriminating(family)}
+    index = np.full(n, len(rules) - 1, dtype=np.int64)
+    for i in range(len(rules) - 1, -1, -1):
+        index[_admitted(rules[i], present, cols, n)] = i
+    if T.family_of(family).by_site:
+        index = np.maximum(index, _site_index(family, cols["site"]))
+    return np.array([r.name for r in rules], dtype=object)[index]
+
+
+def _site_index(family: str, sites: np.ndarray) -> np.ndarray:
+    """Index of the template each row's call site names (0 for a site the family lacks)."""
+    known = T.site_map(family)
+    uniques, codes = np.unique(sites, return_inverse=True)  # a few call sites per chunk
+    index = []
+    for site in uniques.tolist():
         file, _, num = _ANSI.sub(b"", site).strip(b"[] ").rpartition(b":")
-        fmt = _SITE_FORMAT.get(int(num)) if file.endswith(b"loggers.py") and num.isdigit() else None
-        site_rank[site] = _FORMATS.index(fmt) if fmt else 0
-    site = np.array([site_rank[s] for s in cols["site"].tolist()], dtype=np.int64)
-    return np.array(_FORMATS, dtype=object)[np.maximum(rank, site)]
+        hits = [i for (f, line), i in known.items() if num.isdigit() and int(num) == line
+                and file.endswith(f.encode())]
+        index.append(hits[0] if hits else 0)
+    return np.array(index, dtype=np.int64)[codes.reshape(-1)]
 
 
 _PYTHON_STRINGS = pd.api.types.pandas_dtype("string") == pd.StringDtype("python")

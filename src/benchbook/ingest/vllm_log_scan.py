@@ -4,7 +4,7 @@ Python work per line.
 `vllm_log` reads a log in chunks of whole lines. For a chunk that is valid UTF-8 this
 module splits it into lines and, with one vectorised expression each, finds the
 candidate lines, parses the stats and SpecDecoding lines that follow the strict templates
-(formats.md's field order, after a plain header), turns every uvicorn access line into a
+(vLLM's field order, benchbook.vllm_templates, after a plain header), turns every uvicorn access line into a
 key without its ephemeral port, and counts the lines with a vLLM header. polars releases
 the GIL, so two chunks are scanned at once on two cores while the next one is read.
 
@@ -90,10 +90,11 @@ class Scanner:
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
                  host_name: bytes, text: set[str], printed: set[str], stamp: bytes,
-                 stats_split: int | None = None):
+                 stats_split: int | None = None, phrases: tuple[bytes, ...] = ()):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
+        self.phrases = [p.decode() for p in phrases]  # start-up lines found anywhere (progress bars)
         self.text, self.printed = text, printed  # fields kept as text; fields whose presence counts
         # `file.py:N] `: where vLLM's header ends and the message starts
         self.anchor = r"\.py:[0-9]+\]" + to_rust(esc) + " "
@@ -159,6 +160,7 @@ class Scanner:
         lf = lf.with_columns(
             (c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & t.str.contains(self.kind_rx["boot"]))
             .alias("boot"))
+        lf = lf.with_columns((c("boot") | (self._phrase() & ~c("stats") & ~c("spec") & ~c("v0prefix"))).alias("boot"))
         key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
         if b"\x1b" in buf:
             key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
@@ -183,37 +185,32 @@ class Scanner:
         """`scan` for some kinds only: the same candidates and rows for those kinds (a
         line's kind is decided as `scan` decides it), no count of other header lines."""
         pl = self.pl
-        t, c = pl.col("t"), pl.col
+        t = pl.col("t")
         has = lambda text: t.str.contains(text, literal=True)  # noqa: E731
         lf = pl.DataFrame({"t": s}).lazy().with_row_index("i")
-        # a kind's lines are those of its phrase, less those of the kinds decided before it
+        # A kind's lines are those of its phrase, less those of the kinds decided before it.
+        # Each kind's cheap filter runs over every line first; the regexes that decide run
+        # only on the lines it kept (polars would otherwise merge the filters and run every
+        # regex over every line).
         is_stats = has("Avg prompt throughput")
-        is_spec = t.str.contains("SpecDecoding metrics|Draft acceptance rate") & t.str.contains(self.kind_rx["spec"])
+        is_spec = (has("SpecDecoding metrics") | has("Draft acceptance rate")) & t.str.contains(self.kind_rx["spec"])
         is_v0 = t.str.contains(self.kind_rx["v0prefix"])
-        plans, names = [], []
-        if "stats" in kinds:
-            plans.append(self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names))
-            names.append("stats")
-        if "spec" in kinds:
-            plans.append(self._parse(lf.filter(t.str.contains("SpecDecoding metrics|Draft acceptance rate"))
-                                     .filter(~is_stats & is_spec), self.spec_rx, self.spec_names))
-            names.append("spec")
-        if "v0prefix" in kinds:
-            plans.append(lf.filter(has("Prefix cache hit rate: GPU")).filter(~is_stats & ~is_spec & is_v0)
-                         .select("i", "t"))
-            names.append("v0prefix")
-        if "boot" in kinds:
-            plans.append(lf.filter(t.str.contains(self.kind_rx["boot"])).filter(~is_stats & ~is_spec & ~is_v0)
-                         .select("i", "t"))
-            names.append("boot")
-        if "access" in kinds:
-            key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
-            if b"\x1b" in buf:
-                key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
-            plans.append(lf.filter(has("INFO")).filter(t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:"))
-                         .select("i", key.str.replace(self.access_cut, "${1}").alias("k")))
-            names.append("access")
-        got = dict(zip(names, pl.collect_all(plans)))
+        first = {"spec": has("SpecDecoding metrics") | has("Draft acceptance rate"),
+                 "v0prefix": has("Prefix cache hit rate: GPU"),
+                 "boot": t.str.contains(self.kind_rx["boot"]) | self._phrase(),
+                 "access": has("INFO") & t.str.contains(r"INFO(?:\x1b\[[0-9;]*m)?:")}  # (a literal prefix: cheap)
+        then = {"spec": ~is_stats & is_spec, "v0prefix": ~is_stats & ~is_spec & is_v0,
+                "boot": ~is_stats & ~is_spec & ~is_v0, "access": pl.lit(True)}
+        names = [k for k in ("stats", "spec", "v0prefix", "boot", "access") if k in kinds]
+        plans = [self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names) if k == "stats"
+                 else lf.filter(first[k]) for k in names]
+        kept = dict(zip(names, pl.collect_all(plans)))
+        plans = []
+        for kind in names[1:] if names[0] == "stats" else names:
+            plans.append(self._decide(kind, kept[kind].lazy().filter(then[kind]), buf))
+        got = dict(zip([k for k in names if k != "stats"], pl.collect_all(plans)))
+        if "stats" in kept:
+            got["stats"] = kept["stats"]
         out = ChunkScan(lines=len(s), header_lines=0)
         out.slow = {"stats": [], "spec": [], "v0prefix": [], "boot": []}
         if "stats" in got:
@@ -226,6 +223,27 @@ class Scanner:
                 out.slow[kind] = _lines(got[kind], first_line)
         if "access" in got:
             self._access(out, got["access"], first_line)
+        return out
+
+    def _decide(self, kind: str, lf, buf: bytes):
+        """The plan that makes one kind's rows of its candidate lines (`_scan_some`)."""
+        pl = self.pl
+        t = pl.col("t")
+        if kind == "spec":
+            return self._parse(lf, self.spec_rx, self.spec_names)
+        if kind == "access":
+            key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
+            if b"\x1b" in buf:
+                key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+            return lf.select("i", key.str.replace(self.access_cut, "${1}").alias("k"))
+        return lf.select("i", "t")
+
+    def _phrase(self):
+        """Lines holding a start-up phrase found anywhere (progress bars, no header)."""
+        t = self.pl.col("t")
+        out = self.pl.lit(False)
+        for phrase in self.phrases:
+            out = out | t.str.contains(phrase, literal=True)
         return out
 
     @staticmethod
@@ -294,14 +312,15 @@ class Scanner:
         if not len(df):
             return None, []
         ok = df["ok"]
-        slow = _lines(df.filter(~ok), first_line)
-        m = df.filter(ok)
+        if ok.all():  # (the usual case: no copy of the frame)
+            slow, m = [], df
+        else:
+            slow, m = _lines(df.filter(~ok), first_line), df.filter(ok)
         n = len(m)
         if not n:
             return None, slow
-        cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line,
-                "time": _bytes(m["time"], "S14"), "proc": _bytes(m["proc"]), "site": _bytes(m["site"]),
-                "stamp": _bytes(m["stamp"])}
+        cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line}
+        text = ["time", "proc", "site", "stamp"]
         for name in m.columns:
             if name.endswith("_set") or name.endswith("_printed"):
                 cols[name] = m[name].to_numpy()
@@ -309,13 +328,56 @@ class Scanner:
             col = m[name]
             if col.null_count() == n:  # not printed in this chunk: vllm_log fills it in
                 continue
-            cols[name] = _bytes(col) if name in self.text else col.to_numpy()
+            if name in self.text:
+                text.append(name)
+            else:
+                cols[name] = col.to_numpy()
+        cols.update(_bytes_of(m, text))
+        cols["time"] = cols["time"].astype("S14", copy=False)
         return cols, slow
 
 
 def _lines(df, first_line: int) -> list[tuple[int, bytes]]:
     """(line number, bytes) of the rows of a frame with the index `i` and the text `t`."""
     return [(i + first_line, text.encode()) for i, text in zip(df["i"].to_list(), df["t"].to_list())]
+
+
+def _bytes_of(df, names: list[str]) -> dict[str, np.ndarray]:
+    """Several str columns of a polars frame as compact numpy bytes arrays (null -> b""): a
+    column of one value (one process, call site, engine in a chunk) without a pass per row,
+    the others through one joined buffer."""
+    out, rest = {}, []
+    n = len(df)
+    for name in names:
+        col = df[name]
+        nulls = col.null_count()
+        if nulls == n:
+            out[name] = np.full(n, b"", dtype="S1")
+        elif not nulls and (col == col[0]).all():
+            out[name] = np.full(n, col[0].encode())
+        else:
+            rest.append(name)
+    if rest:
+        out.update(_joined(df, rest))
+    return out
+
+
+def _joined(df, names: list[str]) -> dict[str, np.ndarray]:
+    """`_bytes_of` for columns of many values: padded to one width per column and joined
+    into one buffer when every value is ASCII without NUL; else column by column."""
+    import polars as pl
+
+    cols = [df[name].fill_null("") for name in names]
+    sizes = [col.str.len_bytes() for col in cols]
+    lows, widths = [int(size.min() or 0) for size in sizes], [max(1, int(size.max() or 0)) for size in sizes]
+    padded = [col if low == w else col.str.pad_end(w, "\x00") for col, low, w in zip(cols, lows, widths)]
+    row = (padded[0] if len(padded) == 1 else pl.DataFrame(padded).select(pl.concat_str(pl.all())).to_series())
+    raw = row.str.join("").item().encode("utf-8")
+    padding = sum(w * len(df) - int(size.sum()) for w, size in zip(widths, sizes))
+    if len(raw) != sum(widths) * len(df) or raw.count(b"\x00") != padding:  # not ASCII, or NUL in a value
+        return {name: _bytes(col) for name, col in zip(names, cols)}
+    table = np.frombuffer(raw, dtype=[(name, f"S{w}") for name, w in zip(names, widths)])
+    return {name: table[name].copy() for name in names}
 
 
 def _bytes(col, dtype=bytes) -> np.ndarray:
