@@ -323,47 +323,47 @@ SAMPLES: dict[str, bytes] = {
     "vllm-bench-serve": vllm_json(),
     "llama-bench": lb_jsonl(lb_line(), lb_line(**TG)),
     "nvidia-smi-csv": (
-        "index, timestamp, name, power.draw [W], power.limit [W], memory.used [MiB]\n"
-        "0, 2026/06/05 14:12:54.307, NVIDIA H100 80GB HBM3, 208.36 W, 700.00 W, 1003 MiB\n"
-        "0, 2026/06/05 14:12:55.307, NVIDIA H100 80GB HBM3, 512.80 W, 700.00 W, 70321 MiB\n"
-    ).encode(),
+        b"index, timestamp, name, power.draw [W], power.limit [W], memory.used [MiB]\n"
+        b"0, 2026/06/05 14:12:54.307, NVIDIA H100 80GB HBM3, 208.36 W, 700.00 W, 1003 MiB\n"
+        b"0, 2026/06/05 14:12:55.307, NVIDIA H100 80GB HBM3, 512.80 W, 700.00 W, 70321 MiB\n"
+    ),
     "prometheus-text": (
-        "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
-        "# TYPE vllm:prompt_tokens_total counter\n"
-        'vllm:prompt_tokens_total{engine="0",model_name="opt-125m-tp2"} 339968.0\n'
-        "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n"
-        "# TYPE vllm:generation_tokens_total counter\n"
-        'vllm:generation_tokens_total{engine="0",model_name="opt-125m-tp2"} 12345.0\n'
-    ).encode(),
+        b"# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
+        b"# TYPE vllm:prompt_tokens_total counter\n"
+        b'vllm:prompt_tokens_total{engine="0",model_name="opt-125m-tp2"} 339968.0\n'
+        b"# HELP vllm:generation_tokens_total Number of generation tokens processed.\n"
+        b"# TYPE vllm:generation_tokens_total counter\n"
+        b'vllm:generation_tokens_total{engine="0",model_name="opt-125m-tp2"} 12345.0\n'
+    ),
     "gauntlet-csv": (
-        "# graded by hand\n"
-        "task_id,task,model,checks_total,checks_met,self_verified,seconds,answer,notes\n"
-        "t1,parse a log,Qwen3-8B,5,4,true,31.5,done,missed one edge case\n"
-        "t2,fix the bug,Qwen3-8B,3,3,false,12.0,patched,\n"
-    ).encode(),
+        b"# graded by hand\n"
+        b"task_id,task,model,checks_total,checks_met,self_verified,seconds,answer,notes\n"
+        b"t1,parse a log,Qwen3-8B,5,4,true,31.5,done,missed one edge case\n"
+        b"t2,fix the bug,Qwen3-8B,3,3,false,12.0,patched,\n"
+    ),
     "tool-call-log": (
-        '{"event": "permissions", "ts": "2026-05-12T09:00:00+03:00", "harness": "oac 0.9.3", '
-        '"tools": ["bash", "read"], "rules": {"bash": {"uv run scripts/db_query.py *": "allow", "*": "deny"}, '
-        '"read": {"/srv/agents/workspace/**": "allow", "*": "deny"}}}\n'
-        '{"event": "tool.call", "ts": "2026-05-12T09:14:07.312+03:00", "session": "ses_5b1e9c0f", '
-        '"agent": "ralf/step_runner", "model": "vllm/Qwen/Qwen3-8B", "message": 3, "call": "call_8d2f61", '
-        '"tool": "bash", "args": {"command": "uv run scripts/db_query.py --sql \\"select 1\\"", '
-        '"description": "query"}, "decision": "allow"}\n'
-        '{"event": "tool.call", "ts": "2026-05-12T09:14:09.100+03:00", "session": "ses_5b1e9c0f", '
-        '"agent": "ralf/step_runner", "model": "vllm/Qwen/Qwen3-8B", "message": 4, "call": "call_8d2f62", '
-        '"tool": "bash", "args": {"command": "rm -rf /tmp/x"}, "decision": "deny", '
-        '"reason": "no allow rule matches; default rule \'*\': deny"}\n'
-    ).encode(),
+        b'{"event": "permissions", "ts": "2026-05-12T09:00:00+03:00", "harness": "oac 0.9.3", '
+        b'"tools": ["bash", "read"], "rules": {"bash": {"uv run scripts/db_query.py *": "allow", "*": "deny"}, '
+        b'"read": {"/srv/agents/workspace/**": "allow", "*": "deny"}}}\n'
+        b'{"event": "tool.call", "ts": "2026-05-12T09:14:07.312+03:00", "session": "ses_5b1e9c0f", '
+        b'"agent": "ralf/step_runner", "model": "vllm/Qwen/Qwen3-8B", "message": 3, "call": "call_8d2f61", '
+        b'"tool": "bash", "args": {"command": "uv run scripts/db_query.py --sql \\"select 1\\"", '
+        b'"description": "query"}, "decision": "allow"}\n'
+        b'{"event": "tool.call", "ts": "2026-05-12T09:14:09.100+03:00", "session": "ses_5b1e9c0f", '
+        b'"agent": "ralf/step_runner", "model": "vllm/Qwen/Qwen3-8B", "message": 4, "call": "call_8d2f62", '
+        b'"tool": "bash", "args": {"command": "rm -rf /tmp/x"}, "decision": "deny", '
+        b'"reason": "no allow rule matches; default rule \'*\': deny"}\n'
+    ),
     "vllm-server-log": (
-        "(APIServer pid=1) INFO 05-30 07:54:10 [api_server.py:1800] vLLM API server version 0.22.1\n"
-        "(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
-        "Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
-        "Prefix cache hit rate: 0.0%\n"
-        '(APIServer pid=1) INFO:     127.0.0.1:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
-        "(APIServer pid=1) INFO 05-30 07:55:31 [loggers.py:271] Engine 000: Avg prompt throughput: 412.3 tokens/s, "
-        "Avg generation throughput: 60.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, "
-        "Prefix cache hit rate: 0.0%\n"
-    ).encode(),
+        b"(APIServer pid=1) INFO 05-30 07:54:10 [api_server.py:1800] vLLM API server version 0.22.1\n"
+        b"(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        b"Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, "
+        b"Prefix cache hit rate: 0.0%\n"
+        b'(APIServer pid=1) INFO:     127.0.0.1:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        b"(APIServer pid=1) INFO 05-30 07:55:31 [loggers.py:271] Engine 000: Avg prompt throughput: 412.3 tokens/s, "
+        b"Avg generation throughput: 60.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, "
+        b"Prefix cache hit rate: 0.0%\n"
+    ),
 }
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from files import write  # noqa: E402  (tests/ is on sys.path)
 
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import prometheus as prom
+from files import write  # noqa: E402  (tests/ is on sys.path)
 
 MODEL = "Qwen/Qwen3.6-35B-A3B-FP8"
 TTFT_BUCKETS = ("0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.5,0.75,1.0,2.5,5.0,7.5,10.0,"

@@ -18,9 +18,9 @@ import yaml
 
 from benchbook.expr import evaluate
 from benchbook.published import load_published, parse_quantity
-from tools.reconstruct import gb10
 from benchbook.study import load_study
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from tools.reconstruct import gb10
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "gb10-mtp"

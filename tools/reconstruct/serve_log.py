@@ -115,24 +115,41 @@ def _line(t: datetime, proc: str, pid: int, level: str, where: str, msg: str) ->
     return f"({proc} pid={pid}) {level} {t.strftime('%m-%d %H:%M:%S')} [{where}] {msg}\n"
 
 
+class _Log:
+    """The lines of one process group, each stamped at seconds after the start."""
+
+    def __init__(self, b: Boot):
+        self.b, self.out = b, []
+        self.api, self.core, *self.workers = b.pids
+
+    def _at(self, seconds: float) -> datetime:
+        return self.b.start + timedelta(seconds=seconds)
+
+    def A(self, s, where, msg, level="INFO"):  # the API server, as vLLM tags it
+        self.out.append(_line(self._at(s), "APIServer", self.api, level, where, msg))
+
+    def E(self, s, where, msg, level="INFO"):  # the engine core
+        self.out.append(_line(self._at(s), "EngineCore_DP0", self.core, level, where, msg))
+
+    def W(self, s, rank, where, msg, level="INFO"):  # a tensor-parallel worker
+        self.out.append(_line(self._at(s), f"Worker_TP{rank}", self.workers[rank], level, where, msg))
+
+
 def boot_log(b: Boot) -> str:
     """The start-up log of one `vllm serve` process group (TP=2), up to the first request."""
-    api, core, w0, w1 = b.pids
-    out = []
-    t = b.start
+    log = _Log(b)
+    _boot_config(log, b)
+    _boot_engine(log, b)
+    t_c = _boot_weights(log, b)
+    t_kv = _boot_compile(log, b, t_c)
+    t_init = _boot_kv_and_graphs(log, b, t_kv)
+    _boot_serving(log, b, t_init + 1.1)
+    return "".join(log.out)
 
-    def at(seconds: float) -> datetime:
-        return t + timedelta(seconds=seconds)
 
-    def A(s, where, msg, level="INFO"):
-        out.append(_line(at(s), "APIServer", api, level, where, msg))
-
-    def E(s, where, msg, level="INFO"):
-        out.append(_line(at(s), "EngineCore_DP0", core, level, where, msg))
-
-    def W(s, rank, where, msg, level="INFO"):
-        out.append(_line(at(s), f"Worker_TP{rank}", (w0, w1)[rank], level, where, msg))
-
+def _boot_config(log: _Log, b: Boot) -> None:
+    """The API server's reading of the arguments and the model config."""
+    A = log.A
     A(0.0, "api_server.py:1885", f"vLLM API server version {b.version}")
     A(0.1, "utils.py:299", f"non-default args: {b.args}")
     A(7.9, "model.py:548", f"Resolved architecture: {b.architecture}")
@@ -147,8 +164,12 @@ def boot_log(b: Boot) -> str:
     if b.padding_pct > 0.005:
         A(8.5, "config.py:492", f"Padding mamba page size by {b.padding_pct:.2f}% to ensure that mamba page size "
           "and attention page size are exactly equal.")
+
+
+def _boot_engine(log: _Log, b: Boot) -> None:
+    """The engine's config line and the parallel layout."""
     spec = f"speculative_config={b.speculative}, " if b.speculative else "speculative_config=None, "
-    E(19.3, "core.py:97", (
+    log.E(19.3, "core.py:97", (
         f"Initializing a V1 LLM engine (v{b.version}) with config: model='{b.model_path}', {spec}"
         f"tokenizer='{b.model_path}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
         f"trust_remote_code=True, dtype=torch.{b.dtype}, max_seq_len={b.max_model_len}, download_dir=None, "
@@ -156,11 +177,16 @@ def boot_log(b: Boot) -> str:
         f"disable_custom_all_reduce=True, quantization={b.quantization}, enforce_eager=False, "
         f"kv_cache_dtype={b.kv_cache_dtype}, device_config=cuda, served_model_name={b.served_name}, "
         "enable_prefix_caching=True, enable_chunked_prefill=True"))
-    E(19.4, "multiproc_executor.py:127", "DP group leader: node_rank=0, node_rank_within_dp=0, "
-      "master_addr=127.0.0.1, mq_connect_ip=127.0.0.1 (local), world_size=2, local_world_size=2")
+    log.E(19.4, "multiproc_executor.py:127", "DP group leader: node_rank=0, node_rank_within_dp=0, "
+          "master_addr=127.0.0.1, mq_connect_ip=127.0.0.1 (local), world_size=2, local_world_size=2")
     for rank in (0, 1):
-        W(31.2 + 0.01 * rank, rank, "parallel_state.py:1411", f"rank {rank} in world size 2 is assigned as DP rank 0, "
-          f"PP rank 0, PCP rank 0, TP rank {rank}, EP rank {rank}")
+        log.W(31.2 + 0.01 * rank, rank, "parallel_state.py:1411", f"rank {rank} in world size 2 is assigned as "
+              f"DP rank 0, PP rank 0, PCP rank 0, TP rank {rank}, EP rank {rank}")
+
+
+def _boot_weights(log: _Log, b: Boot) -> float:
+    """Loading the weights (and the drafter); returns when compiling starts."""
+    W = log.W
     for rank in (0, 1):
         W(31.9 + 0.02 * rank, rank, "gpu_model_runner.py:3442", f"Starting to load model {b.model_path}...")
     W(32.4, 0, "cuda.py:411", "Using FLASHINFER attention backend out of potential backends: "
@@ -174,7 +200,12 @@ def boot_log(b: Boot) -> str:
     for rank in (0, 1):
         gib, secs = b.model_load[rank]
         W(32.0 + secs, rank, "gpu_model_runner.py:3524", f"Model loading took {gib:.2f} GiB memory and {secs:.6f} seconds")
-    t_c = 32.0 + max(s for _, s in b.model_load) + 1.1
+    return 32.0 + max(s for _, s in b.model_load) + 1.1
+
+
+def _boot_compile(log: _Log, b: Boot, t_c: float) -> float:
+    """torch.compile; returns when the KV cache is sized."""
+    W = log.W
     W(t_c, 0, "backends.py:631", "Using cache directory: /home/ai/.cache/vllm/torch_compile_cache/"
       f"{hash_str(b.model_path):010x}/rank_0_0/backbone for vLLM's torch.compile")
     W(t_c + b.dynamo_s, 0, "backends.py:647", f"Dynamo bytecode transform time: {b.dynamo_s:.2f} s")
@@ -182,23 +213,32 @@ def boot_log(b: Boot) -> str:
       f"Compiling a graph for compile range (1, {b.max_num_batched_tokens}) takes {b.compile_s:.2f} s")
     W(t_c + b.dynamo_s + b.compile_s + 0.1, 0, "monitor.py:34",
       f"torch.compile takes {b.dynamo_s + b.compile_s:.2f} s in total")
-    t_kv = t_c + b.dynamo_s + b.compile_s + 6.8
+    return t_c + b.dynamo_s + b.compile_s + 6.8
+
+
+def _boot_kv_and_graphs(log: _Log, b: Boot, t_kv: float) -> float:
+    """KV cache size and CUDA graph capture; returns when the engine is initialised."""
     for rank in (0, 1):
-        W(t_kv + 0.02 * rank, rank, "gpu_worker.py:359", f"Available KV cache memory: {b.kv_gib:.2f} GiB")
-    E(t_kv + 0.4, "kv_cache_utils.py:1319", f"GPU KV cache size: {b.kv_tokens:,} tokens")
-    E(t_kv + 0.4, "kv_cache_utils.py:1324",
-      f"Maximum concurrency for {b.max_model_len:,} tokens per request: {b.max_concurrency:.2f}x")
+        log.W(t_kv + 0.02 * rank, rank, "gpu_worker.py:359", f"Available KV cache memory: {b.kv_gib:.2f} GiB")
+    log.E(t_kv + 0.4, "kv_cache_utils.py:1319", f"GPU KV cache size: {b.kv_tokens:,} tokens")
+    log.E(t_kv + 0.4, "kv_cache_utils.py:1324",
+          f"Maximum concurrency for {b.max_model_len:,} tokens per request: {b.max_concurrency:.2f}x")
     if b.speculative:
-        W(t_kv + 0.9, 0, "compilation.py:1390", "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode "
-          "for attention backend FlashInferBackend (support: AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); "
-          "setting cudagraph_mode=PIECEWISE", "WARNING")
+        log.W(t_kv + 0.9, 0, "compilation.py:1390", "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with "
+              "spec-decode for attention backend FlashInferBackend (support: "
+              "AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE", "WARNING")
     for rank in (0, 1):
-        W(t_kv + 1.2 + b.graph_s, rank, "gpu_model_runner.py:4420",
-          f"Graph capturing finished in {b.graph_s:.0f} secs, took {b.graph_gib:.2f} GiB")
+        log.W(t_kv + 1.2 + b.graph_s, rank, "gpu_model_runner.py:4420",
+              f"Graph capturing finished in {b.graph_s:.0f} secs, took {b.graph_gib:.2f} GiB")
     t_init = t_kv + 1.2 + b.graph_s + 0.47
     init_s = t_init - (32.0 + max(s for _, s in b.model_load))  # profiling, compile, KV cache, capture
-    E(t_init, "core.py:254", f"init engine (profile, create kv cache, warmup model) took {init_s:.2f} seconds")
-    t_up = t_init + 1.1
+    log.E(t_init, "core.py:254", f"init engine (profile, create kv cache, warmup model) took {init_s:.2f} seconds")
+    return t_init
+
+
+def _boot_serving(log: _Log, b: Boot, t_up: float) -> None:
+    """The API server's routes, start-up and the client's first health checks."""
+    A, api = log.A, log.api
     A(t_up, "api_server.py:1634", "Supported_tasks: ['generate']")
     A(t_up + 0.2, "api_server.py:1957", f"Starting vLLM API server 0 on http://0.0.0.0:{b.port}")
     A(t_up + 0.2, "launcher.py:46", "Available routes are:")
@@ -207,10 +247,9 @@ def boot_log(b: Boot) -> str:
                            ("/v1/chat/completions", "POST"), ("/v1/completions", "POST"), ("/metrics", "GET")):
         A(t_up + 0.2, "launcher.py:54", f"Route: {route}, Methods: {methods}")
     for msg in (f"Started server process [{api}]", "Waiting for application startup.", "Application startup complete."):
-        out.append(f"(APIServer pid={api}) INFO:     {msg}\n")
-    out.append(f'(APIServer pid={api}) INFO:     {b.client} - "GET /health HTTP/1.1" 200 OK\n')
-    out.append(f'(APIServer pid={api}) INFO:     {b.client} - "GET /v1/models HTTP/1.1" 200 OK\n')
-    return "".join(out)
+        log.out.append(f"(APIServer pid={api}) INFO:     {msg}\n")
+    log.out.append(f'(APIServer pid={api}) INFO:     {b.client} - "GET /health HTTP/1.1" 200 OK\n')
+    log.out.append(f'(APIServer pid={api}) INFO:     {b.client} - "GET /v1/models HTTP/1.1" 200 OK\n')
 
 
 def hash_str(text: str) -> int:

@@ -61,12 +61,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import vllm_templates as T
 from ..redact import redact
 from ..tables import SCHEMAS, Column, categorical, columns
 from .errors import IngestError
 from .result import IngestResult
 from .textio import GZIP_ERRORS, open_text
-from .. import vllm_templates as T
 from .vllm_log_scan import KINDS, ChunkScan, Scanner
 
 FORMAT = "vllm-server-log"
@@ -1079,7 +1079,7 @@ def _frame(table: str, cols: dict, n: int, source: str) -> pd.DataFrame:
     millions of access lines. Columns outside the schema are kept at the end."""
     index = pd.RangeIndex(n)
     out = {}
-    specs = [*SCHEMAS[table], *(Column(name, "string" if getattr(values, "dtype", None) == object else None, "")
+    specs = [*SCHEMAS[table], *(Column(name, "string" if getattr(values, "dtype", None) is np.dtype(object) else None, "")
                                 for name, values in cols.items() if name not in columns(table))]
     for col in specs:
         values = source if col.name == "source_file" else cols.get(col.name)

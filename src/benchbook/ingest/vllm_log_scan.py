@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 # the kinds of candidate line: stats, SpecDecoding, V0's prefix-cache line, start-up
 # facts, uvicorn access lines
 KINDS = frozenset({"stats", "spec", "v0prefix", "boot", "access"})
