@@ -150,10 +150,21 @@ def constraints(published: Published) -> list[Constraint]:
             expr = c["recompute"]
         if expr:
             q = parse_quantity(c["published"], c["id"])
+            if q.bound is not None and not _fitted(expr):
+                continue  # a bound on a value no run is fit to ('over 2 tokens' per pass): the ledger checks it
             if c.get("approx"):
                 q = Quantity(q.text, q.value, q.unit, True, q.bound, q.currency, q.step)
             out.append(_make(expr, q, f"claim {c['id']}", c["source"], default_price))
     return [c for c in out if c is not None]
+
+
+def _fitted(name: str) -> bool:
+    """Whether the generator fits runs to this value name (its metric is a target metric)."""
+    try:
+        split_name(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _make(expr: str, cell, where: str, source: str, price: float | None) -> Constraint | None:
