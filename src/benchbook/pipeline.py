@@ -32,6 +32,13 @@ from .study import MANIFEST, StudyError, load_study
 RUN_TABLES_KEYED = ("runs", "requests", "run_stats")  # tables whose rows carry a run_id
 
 
+def _derived() -> dict:
+    """Columns chapters add to a tidy table, by table: the columns each is computed from."""
+    from .analysis.serving import DERIVED as serving
+
+    return {"runs": serving}
+
+
 # ---------------------------------------------------------------- loading with a contract
 
 
@@ -143,7 +150,10 @@ class ChapterResults:
     versions: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)  # section id -> None or Missing
     assumed: dict = field(default_factory=dict)  # section id -> the generator's assumptions it rests on
+    value_ids: dict = field(default_factory=dict)  # value name -> ids of the assumed cells it was computed from
+    claim_ids: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
     extra: dict = field(default_factory=dict)
+    _assumptions: dict = field(default_factory=dict, repr=False)
 
     @property
     def roles(self) -> Roles:
@@ -160,6 +170,41 @@ class ChapterResults:
     def missing(self, section: str) -> Missing | None:
         self.spec.contract.section(section)
         return self.sections.get(section)
+
+    def assumptions_of(self, data: StudyData | None = None) -> list:
+        """The generator's choices in a folder this page reads (its own by default), none
+        when it was measured. Ids of another chapter's folder carry that study's id
+        ('strix-halo-baseline/winners'), so a page reading two folders names each apart."""
+        from dataclasses import replace
+
+        from .assumptions import load_assumptions
+
+        data = self.data if data is None else data
+        sid = data.study.id
+        if sid not in self._assumptions:
+            found = load_assumptions(data.study.root) if data.study.reconstructed else []
+            if data is not self.data:
+                found = [replace(a, id=f"{sid}/{a.id}") for a in found]
+            self._assumptions[sid] = found
+        return self._assumptions[sid]
+
+    def cells(self, frame: pd.DataFrame, table: str, data: StudyData | None = None):
+        """Per cell of `frame` (rows of tidy table `table` of a folder this page reads, maybe
+        with columns computed from it: _derived), the assumption ids it holds (marks.Cells)."""
+        from .assumptions import assumed_ids
+        from .marks import Cells
+
+        found = self.assumptions_of(data)
+        if not found:
+            return Cells()
+        ids = assumed_ids(frame, table, found, _derived().get(table))
+        return Cells(ids, {a.id: a.why for a in found})
+
+    @property
+    def assumed_why(self) -> dict:
+        """id -> why of every assumption of the folders this page reads."""
+        folders = [self.data] + [d for d in self.reads.values() if d is not None]
+        return {a.id: a.why for d in folders for a in self.assumptions_of(d)}
 
     @property
     def comparable(self) -> bool:
@@ -322,6 +367,8 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r))
+    r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
