@@ -87,6 +87,24 @@ class Cells:
         out = ids.groupby(keys, sort=False).agg(lambda s: union(*s))
         return Cells(out, self.why)
 
+    def per_group(self, frame: pd.DataFrame, by, columns) -> dict:
+        """Index label -> ids of `columns` over the label's whole group (a value computed
+        from its group, e.g. a share of the group's best, holds what the group holds)."""
+        if not self:
+            return {}
+        grouped = self.group(frame, by)
+        keys = frame[by] if isinstance(by, str) else list(zip(*(frame[b] for b in by)))
+        return {label: grouped.row(key, columns) for label, key in zip(frame.index, keys)}
+
+    def assign(self, column: str, ids: dict) -> Cells:
+        """These cells with `column` holding the given ids (label -> ids), e.g. for a column
+        computed from a group of rows."""
+        if not ids and column not in self.ids.columns:
+            return self
+        out = self.ids.copy() if len(self.ids) else pd.DataFrame(index=list(ids), dtype=object)
+        out[column] = [tuple(ids.get(label, ())) for label in out.index]
+        return Cells(out, self.why)
+
     def rename(self, mapping: dict) -> Cells:
         """The same cells under other column names (a frame's columns renamed)."""
         return Cells(self.ids.rename(columns=mapping), self.why)

@@ -188,16 +188,17 @@ class ChapterResults:
             self._assumptions[sid] = found
         return self._assumptions[sid]
 
-    def cells(self, frame: pd.DataFrame, table: str, data: StudyData | None = None):
+    def cells(self, frame: pd.DataFrame, table: str, data: StudyData | None = None, derived: dict | None = None):
         """Per cell of `frame` (rows of tidy table `table` of a folder this page reads, maybe
-        with columns computed from it: _derived), the assumption ids it holds (marks.Cells)."""
+        with columns computed from it: _derived, and the chapter's own `derived` {column:
+        the columns it is computed from}), the assumption ids it holds (marks.Cells)."""
         from .assumptions import assumed_ids
         from .marks import Cells
 
         found = self.assumptions_of(data)
         if not found:
             return Cells()
-        ids = assumed_ids(frame, table, found, _derived().get(table))
+        ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
         return Cells(ids, {a.id: a.why for a in found})
 
     @property
