@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_mod
+from . import marks
 from .caveats import authors_caveats
 from .comparable import Comparability, Gate, RoleMatch, compare_setup
 from .contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for
@@ -240,18 +241,18 @@ def start(chapter: str, data_dir, published_file=None, params: dict | None = Non
     return r
 
 
-def _marked(r: ChapterResults, caveat: dict) -> dict:
-    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first."""
-    from .assumptions import load_assumptions, resting_on
+def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
+    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
+    with the ids of those choices (report.caveats_display marks the caveat with them)."""
+    from .assumptions import resting_on
 
     reads = caveat.get("reads") or ()
     out = {k: v for k, v in caveat.items() if k != "reads"}
-    if reads and r.data.study.reconstructed:
-        hits = resting_on(load_assumptions(r.data.study.root), reads)
-        if hits:
-            out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
-                             f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
-    return out
+    hits = resting_on(r.assumptions_of(), reads) if reads else []
+    if hits:
+        out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
+                         f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
+    return out, tuple(a.id for a in hits)
 
 
 def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
@@ -373,7 +374,9 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
-    r.caveats = pd.DataFrame(own + [_marked(r, c) for c in mine], columns=["origin", "caveat"])
+    marked = [_marked(r, c) for c in mine]
+    r.caveats = pd.DataFrame(own + [c for c, _ in marked], columns=["origin", "caveat"])
+    marks.with_marks(r.caveats, {"caveat": {len(own) + i: ids for i, (_, ids) in enumerate(marked)}}, r.assumed_why)
     folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]
     r.provenance = pd.DataFrame([data_record(s) for s in folders])
     r.versions = {"code": code_version(), **package_versions()}

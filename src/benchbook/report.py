@@ -456,6 +456,21 @@ def _assumed_columns(r) -> list[str]:
     return sorted({c for a in load_assumptions(r.data.study.root) for c in a.columns})
 
 
+def _assumed_cells(tables: dict[str, pd.DataFrame]) -> dict:
+    """Per download table, the cells resting on a generator's choice: {column: {row number:
+    ids}} (marks.with_marks), so a page reading the CSV marks what it shows from them."""
+    out = {}
+    for name, df in tables.items():
+        pos = {label: i for i, label in enumerate(df.index)}
+        found = {}
+        for (label, col), ids in marks.cell_ids(df).items():
+            if label in pos:
+                found.setdefault(col, {})[str(pos[label])] = list(ids)
+        if found:
+            out[name] = found
+    return out
+
+
 def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
     """The chapter's downloads, and `chapter.json`: what other pages and the build read from it
     (sections the data could not fill, comparability, data folders, declared output tables)."""
@@ -473,6 +488,9 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
         "absent_sections": absent,
         "assumed_sections": assumed,  # shown sections resting on a generator's assumption
         "assumed_columns": _assumed_columns(r),  # for pages that read this one's outputs
+        "assumed_cells": _assumed_cells(tables),  # {table: {column: {row: ids}}} of the downloads
+        "assumed_claims": {k: list(v) for k, v in r.claim_ids.items()},
+        "assumed_why": r.assumed_why,
         "comparable": bool(r.comparable),
         "setup_declared": bool(r.comparability.declared),
         "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records"),
@@ -500,7 +518,13 @@ def caveats_display(r):
     """The page's caveats as a list; says so when the write-up's own are left out."""
     from IPython.display import Markdown
 
-    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}" for c in r.caveats.itertuples()]
+    found = marks.cell_ids(r.caveats)
+    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}"
+             + (marks.marker_html(found[(label, "caveat")], r.assumed_why) if (label, "caveat") in found else "")
+             for label, c in zip(r.caveats.index, r.caveats.itertuples())]
+    ids = [i for v in found.values() for i in v]
+    if ids:
+        items.append("\n" + marks.legend_html(ids, r.assumed_why))
     if not r.comparable and r.published.caveats:
         items.insert(0, f"- The write-up's own {len(r.published.caveats)} caveats are about its setup, "
                         "not this data's, and are not repeated here.")

@@ -944,7 +944,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], run_cells(r)
     for short, cid in r.speed_configs().items():
         c = r.configs[cid]
         runs = r.runs[r.runs["config"] == cid]
@@ -960,21 +960,26 @@ def key_figures(r: Results) -> pd.DataFrame:
         mtp = bool(spec) and not spec.lower().startswith("none")
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=float(d["decode_tps"]),
-            acceptance_length=float(d["spec_acceptance_length"]) if mtp else float("nan"),
-            ttft_s=float(t["median_ttft_s"]) if t is not None else float("nan"),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(float(d["decode_tps"]), cells.at(d.name, "decode_tps")),
+            acceptance_length=Shown(float(d["spec_acceptance_length"]) if mtp else float("nan"),
+                                    cells.at(d.name, "spec_acceptance_length") if mtp else ()),
+            ttft_s=Shown(float(t["median_ttft_s"]) if t is not None else float("nan"),
+                         cells.at(t.name, "median_ttft_s") if t is not None else ()),
             ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="speed",
             label=f"{platform_short(c)}, {r.label_of(short)}",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec if mtp else "",
             decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
-            prefill_tps=float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
+            prefill_tps=Shown(float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
+                              cells.at(pre.index[0], "prefill_tps") if len(pre) else ()),
             prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),
             notes="prefill as input / median TTFT of the one-token prefill run"
                   + (f"; tensor parallel over {accelerator_count(c.get('accelerators'))} cards"
                      if accelerator_count(c.get("accelerators")) > 1 else ""),
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

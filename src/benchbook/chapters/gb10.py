@@ -930,7 +930,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid, c in r.data.study.configs.items():
         runs = r.runs[r.runs["config"] == cid]
         a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1) & runs["median_tpot_s"].notna()]
@@ -942,10 +942,14 @@ def key_figures(r: Results) -> pd.DataFrame:
         mtp = bool(spec) and not spec.lower().startswith("none")
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
-            acceptance_length=float(one["spec_acceptance_length"]) if mtp else float("nan"),
-            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if mtp else float("nan"),
+                                    cells.at(one.name, "spec_acceptance_length") if mtp else ()),
+            ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
+            ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="changes-against-the-noise",
             label=f"{platform_short(c)}, {r.labels.get(ROLE_KEYS.get(r.roles.of_config.get(cid)), cid)}",
@@ -953,7 +957,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             speculative=spec if mtp else "",
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT of test A (one client, {int(one['input_len']):,}-token prompts)",
-            prefill_tps=float(one["prefill_tps"]), prefill_tokens=float(one["input_len"]),
+            prefill_tps=Shown(float(one["prefill_tps"]), cells.at(one.name, "prefill_tps")),
+            prefill_tokens=float(one["input_len"]),
             notes=f"prefill as input / TTFT of test A; best aggregate: {best['name']}",
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

@@ -404,7 +404,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
         runs = r.runs[r.runs["config"] == cid]
         sweep = runs[runs["kind"] == "sweep"].sort_values("concurrency")
@@ -413,30 +413,36 @@ def key_figures(r: Results) -> pd.DataFrame:
         c = r.config(cid)
         one = sweep.iloc[0]
         best = sweep.loc[sweep["output_tps"].idxmax()]
+        top = cells.union("output_tps", sweep.index)  # the best is chosen among every sweep run
         pre = runs[runs["kind"] == "prefill"]
         if len(pre):
             prefill, prefill_tokens, pre_note = float(pre["prefill_tps"].iloc[0]), float(pre["input_len"].iloc[0]), \
                 "prefill from the one-token prefill run"
+            pre_ids = cells.at(pre.index[0], "prefill_tps")
         else:
             prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
                 f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
+            pre_ids = cells.at(one.name, "prefill_tps")
         spec = c.get("speculative") or ""
         price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
             quantisation=c.get("quantisation"),
-            single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
-            acceptance_length=float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
-            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
-            cost_per_m=float(best["cost_per_m"]), currency=r.currency if r.price is not None else "",
+            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
+                                    cells.at(one.name, "spec_acceptance_length")),
+            ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
+            ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), top),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
+            cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
             power_w=float("nan"), power_kind="", anchor="concurrency",
             label=r.label(cid), accelerators=accelerator_count(c.get("accelerators")),
             kv_dtype=c.get("kv_dtype") or "", speculative="" if spec == "none" else spec,
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
                          f"{int(one['input_len']):,}-token prompts",
-            prefill_tps=prefill, prefill_tokens=prefill_tokens,
+            prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

@@ -668,7 +668,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, tests = [], per_test_cells(r)
     t = per_test(r.llama)
     pp_name, tg_name = usual_tests(r.llama)
     tg = t[t["test"] == tg_name] if tg_name else t.iloc[:0]
@@ -681,38 +681,44 @@ def key_figures(r: Results) -> pd.DataFrame:
         pre = pp.iloc[0] if len(pp) else None
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=best["best_config"], model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=float(best["best_tps"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
             acceptance_length=float("nan"), ttft_s=float("nan"), ttft_input_tokens=float("nan"),
-            best_aggregate_tps=float(best["best_tps"]), best_aggregate_concurrency=1.0,
+            best_aggregate_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
+            best_aggregate_concurrency=1.0,
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="llama-bench-across-backends",
             label=f"{_short_platform(r, c)}, {c.get('model') or best['best_config']}, llama-bench (best of backends)",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=(n_gen - 1) / 2,
             decode_basis=f"llama-bench {best['test']}, best of {int(best['backends'])} backends",
-            prefill_tps=float(pre["best_tps"]) if pre is not None else float("nan"),
+            prefill_tps=Shown(float(pre["best_tps"]) if pre is not None else float("nan"),
+                              tests.row(pp_name, "avg_ts") if pre is not None else ()),
             prefill_tokens=float(pre["test"][2:]) if pre is not None else float("nan"),
             notes=(f"prefill: llama-bench {pre['test']}, best of backends ({pre['best_config']})"
                    if pre is not None else "") + "; llama.cpp serves one request at a time",
         ))
     if len(r.server):
-        s = r.server.iloc[0]
+        s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         c = r.data.study.configs.get(s["config"], {})
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=s["config"], model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(s["median_tpot_s"]),
-            acceptance_length=float("nan"), ttft_s=float(s["median_ttft_s"]), ttft_input_tokens=float(s["input_len"]),
-            best_aggregate_tps=float(s["output_tps"]), best_aggregate_concurrency=float(s["concurrency"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(1.0 / float(s["median_tpot_s"]), cells.at(s.name, "median_tpot_s")),
+            acceptance_length=float("nan"), ttft_s=Shown(float(s["median_ttft_s"]), cells.at(s.name, "median_ttft_s")),
+            ttft_input_tokens=float(s["input_len"]),
+            best_aggregate_tps=Shown(float(s["output_tps"]), cells.at(s.name, "output_tps")),
+            best_aggregate_concurrency=float(s["concurrency"]),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="time-to-first-token-and-decode-step",
             label=f"{_short_platform(r, c)}, {c.get('model') or s['config']}, llama-server",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=float(s["input_len"]) + (float(s["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(s['input_len']):,}-token prompts",
-            prefill_tps=float(s["prefill_tps"]), prefill_tokens=float(s["input_len"]),
-            notes="prefill as input / TTFT of the llama-server run",
+            prefill_tps=Shown(float(s["prefill_tps"]), cells.at(s.name, "prefill_tps")),
+            prefill_tokens=float(s["input_len"]), notes="prefill as input / TTFT of the llama-server run",
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
 def _short_platform(r: Results, config: dict) -> str:
