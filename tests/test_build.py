@@ -41,11 +41,13 @@ def page(project: Path) -> str:
 
 
 def tables(html: str) -> dict[str, pd.DataFrame]:
-    """Tables of a page by caption."""
+    """Tables of a page by caption (markers of assumed values aside)."""
     import lxml.html
 
+    from pages import without_marks
+
     out = {}
-    for table in lxml.html.fromstring(html).iter("table"):
+    for table in without_marks(lxml.html.fromstring(html)).iter("table"):
         caption = table.find("caption")
         if caption is not None:
             snippet = lxml.html.tostring(table, encoding="unicode")
