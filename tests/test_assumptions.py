@@ -149,3 +149,35 @@ def test_the_generators_scope_what_covers_only_part_of_a_column():
     by_id = {a.id: a for a in load_assumptions(strix.study.root)}
     losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench")] for k in ("losing_ratios", "winners"))
     assert len(losers) == 4 and len(winners) == 2 and not set(losers["run_id"]) & set(winners["run_id"])
+
+
+def test_a_claim_whose_number_reads_an_assumed_cell_is_marked_and_a_consistency_claim_is_not():
+    """Derived from assumptions.yml: the MTP acceptance length was chosen, so the claim
+    recomputed from it has its value and verdict marked; claims on the write-up's own
+    numbers, and on published cells, are not."""
+    from benchbook.chapters import h100
+    from benchbook.marks import cell_ids
+
+    root = ROOT / "data"
+    r = h100.analyse(root / "h100-dense-vs-moe-mtp", root / "strix-halo-baseline",
+                     root / "h100-dense-vs-moe-mtp/published.yml")
+    assert r.claim_ids["moe-mtp-two-plus"] == ("mtp_acceptance",)
+    consistency = set(r.ledger.loc[r.ledger["kind"] == "consistency", "id"])
+    assert consistency and not consistency & set(r.claim_ids)
+    marked = cell_ids(r.ledger)
+    row = r.ledger.index[r.ledger["id"] == "moe-mtp-two-plus"][0]
+    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == ("mtp_acceptance",)
+    assert {label for label, _ in marked} == set(r.ledger.index[r.ledger["id"].isin(r.claim_ids)])
+    # the dense sweep's published tails (c=16, 32) are not marked; the chosen ones are
+    ids = r.value_ids
+    assert ids["h100_dense_c1_p99_ttft_s"] == ("dense_p99_ttft_s",) and "h100_dense_c16_p99_ttft_s" not in ids
+
+
+def test_on_measured_data_nothing_carries_an_assumption():
+    from benchbook.chapters import strix
+
+    r = strix.analyse(ROOT / "data" / "strix-halo-qwen3-30b-lhl",
+                      published_file=ROOT / "data/strix-halo-baseline/published.yml")
+    assert r.assumptions_of() == [] and not r.claim_ids
+    assert not any(strix.backend_table(r).attrs.get("benchbook_assumed", {}).values())
+    assert not strix.glue_values(r).assumed

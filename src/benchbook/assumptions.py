@@ -146,19 +146,27 @@ def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived
     others of the same row to those columns: it holds what they hold."""
     cells = {c: [()] * len(df) for c in df.columns}
     for a in assumed if len(df) else ():
-        cols = [c.split(".", 1)[1] for c in a.columns if c.split(".", 1)[0] == table]
-        cols = [c for c in dict.fromkeys(cols) if c in cells]
-        if not cols:
-            continue
-        rows = row_mask(df, a, table).to_numpy()
-        for c in cols:
-            cells[c] = [_union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
+        _add(cells, df, a, table)
     for col, sources in (derived or {}).items():
-        if col in cells:
-            cells[col] = [_union(*ids) for ids in zip(*(cells[s] for s in sources if s in cells))] \
-                if any(s in cells for s in sources) else cells[col]
-    out = pd.DataFrame(cells, index=df.index, columns=df.columns, dtype=object)
-    return out
+        found = [cells[s] for s in sources if s in cells]
+        if col in cells and found:
+            cells[col] = [_union(*ids) for ids in zip(*found)]
+    return pd.DataFrame(cells, index=df.index, columns=df.columns, dtype=object)
+
+
+def _add(cells: dict, df: pd.DataFrame, a: Assumption, table: str) -> None:
+    """Add an assumption's id to the cells it covers (its columns, in its rows)."""
+    cols = [c for c in _columns_in(a, table) if c in cells]
+    if not cols:
+        return
+    rows = row_mask(df, a, table).to_numpy()
+    for c in cols:
+        cells[c] = [_union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
+
+
+def _columns_in(a: Assumption, table: str) -> list[str]:
+    """The columns of `table` an assumption lands in, each once."""
+    return list(dict.fromkeys(c.split(".", 1)[1] for c in a.columns if c.split(".", 1)[0] == table))
 
 
 def assumed_cells(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None) -> pd.DataFrame:

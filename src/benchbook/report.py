@@ -119,8 +119,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
         .format(na_rep="–", precision=4, escape="html", subset=plain)
         .format_index(escape="html", axis=1)
     )
-    for col in marked_cols:  # a marked cell is escaped by _Marked itself, its marker is the library's HTML
-        styler = styler.format(_Marked.render, escape="html" if col in plain else None, subset=[col])
+    styler = _format_marked(styler, marked_cols, plain)
     # a verdict is marked by colour, a symbol and weight (benchbook.css), its text unchanged
     for col in [c for c in shown.columns if c == "verdict"]:
         classes[col] = classes[col] + shown[col].map(
@@ -133,9 +132,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     cols = [c for c in wide if c in shown.columns]
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
-    table = styler.to_html()
-    if marked:
-        table += marks.legend_html([i for ids in marked.values() for i in ids], df.attrs.get(marks.WHY) or {})
+    table = styler.to_html() + _legend(marked, df)
     if collapsed:
         rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
@@ -170,6 +167,20 @@ class _Marked:
 
             inner = escape(inner)
         return inner + marks.marker_html(v.ids, v.why)
+
+
+def _format_marked(styler, columns: list, plain: list):
+    """Marked columns are shown by _Marked.render: a marked cell escapes its own value (in a
+    plain column) and appends the marker, which is HTML the library built."""
+    for col in columns:
+        styler = styler.format(_Marked.render, escape="html" if col in plain else None, subset=[col])
+    return styler
+
+
+def _legend(marked: dict, df: pd.DataFrame) -> str:
+    """The legend line under a table with marked cells (empty without)."""
+    ids = [i for found in marked.values() for i in found]
+    return marks.legend_html(ids, df.attrs.get(marks.WHY) or {}) if ids else ""
 
 
 def _with_markers(shown: pd.DataFrame, classes: pd.DataFrame, marked: dict, why: dict, plain: list):

@@ -65,8 +65,6 @@ def llama_values(lb: pd.DataFrame, prefix: str) -> dict[str, float]:
 def llama_value_ids(lb: pd.DataFrame, prefix: str, cells) -> dict[str, tuple]:
     """The assumption ids behind each value llama_values names: a best-of figure holds
     what any backend's cell of its test holds (it is their maximum)."""
-    from ..marks import union
-
     named = with_test_names(ok_rows(lb))
     named = named[~named["test_name"].str.contains("@")] if len(named) else named
     out = {}

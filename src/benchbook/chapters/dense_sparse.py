@@ -397,13 +397,18 @@ def speed_figure(r: Results) -> plt.Figure:
         ax.set_xlim(0, long["v"].max() * 1.25)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[n]) for n in names.values()]
     legend = fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
-    rows = [speed_ids(r, k, u) for k, u in zip(s["kind"], s["unit"])]
-    marked = {names[short]: (union(*(x[short] for x in rows)), all(x[short] for x in rows)) for short in names}
-    plots.mark_series(fig, legend, {k: v for k, v in marked.items() if v[0]}, r.assumed_why)
+    plots.mark_series(fig, legend, _speed_series(r, s, names), r.assumed_why)
     platforms = {platform_short(r.configs[c]) for c in r.speed_configs().values()}
     fig.suptitle(f"Speed measurements on {' / '.join(sorted(platforms))}", fontweight="bold")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+def _speed_series(r: Results, s: pd.DataFrame, names: dict) -> dict:
+    """Per model of the speed figure: (ids, every bar assumed) of the cells its bars read."""
+    rows = [speed_ids(r, k, u) for k, u in zip(s["kind"], s["unit"])]
+    out = {names[short]: (union(*(x[short] for x in rows)), all(x[short] for x in rows)) for short in names}
+    return {k: v for k, v in out.items() if v[0]}
 
 
 # ---------------------------------------------------------------- gauntlet
@@ -916,6 +921,11 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 # ---------------------------------------------------------------- formatting helpers
 
 
+def _cell(cells, row: pd.Series | None, column: str) -> Shown:
+    """A run's value as a number with the ids of its cell (NaN and none without the run)."""
+    return Shown(float("nan"), ()) if row is None else Shown(float(row[column]), cells.at(row.name, column))
+
+
 def _int(v):
     return "–" if v is None or pd.isna(v) else f"{v:,.0f}"
 
@@ -962,10 +972,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
             quantisation=c.get("quantisation"),
             single_stream_decode_tps=Shown(float(d["decode_tps"]), cells.at(d.name, "decode_tps")),
-            acceptance_length=Shown(float(d["spec_acceptance_length"]) if mtp else float("nan"),
-                                    cells.at(d.name, "spec_acceptance_length") if mtp else ()),
-            ttft_s=Shown(float(t["median_ttft_s"]) if t is not None else float("nan"),
-                         cells.at(t.name, "median_ttft_s") if t is not None else ()),
+            acceptance_length=_cell(cells, d if mtp else None, "spec_acceptance_length"),
+            ttft_s=_cell(cells, t, "median_ttft_s"),
             ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
             best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
@@ -975,8 +983,7 @@ def key_figures(r: Results) -> pd.DataFrame:
             speculative=spec if mtp else "",
             decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
-            prefill_tps=Shown(float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
-                              cells.at(pre.index[0], "prefill_tps") if len(pre) else ()),
+            prefill_tps=_cell(cells, pre.iloc[0] if len(pre) else None, "prefill_tps"),
             prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),
             notes="prefill as input / median TTFT of the one-token prefill run"
                   + (f"; tensor parallel over {accelerator_count(c.get('accelerators'))} cards"

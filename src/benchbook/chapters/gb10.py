@@ -26,7 +26,7 @@ from ..caveats import data_caveats
 from ..contract import Missing
 from ..expr import evaluate
 from ..ingest.prometheus import counter_delta
-from ..marks import Col, Glued, Shown, rows_table, table, union, with_marks
+from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..published import parse_quantity
 from ..registry import GB10
 from ..report import config_label, fmt_seconds, platform_short
@@ -332,8 +332,7 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
             rows.append({
                 "test": test.upper(), "metric": label, _head(r, before): Shown(_fmt(va, secs), ia),
                 _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(f"{delta:+.1%}", union(ia, ib)),
-                "Δ per seed": Shown(" / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired))
-                                    if len(paired) > 1 else "–", union(ia, ib) if len(paired) > 1 else ()),
+                "Δ per seed": _per_seed(seeds, paired, union(ia, ib)),
                 "seed spread": Shown("–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
                                      band_ids),
                 "verdict": Shown(verdict + ("" if verdict != "beyond noise" else (", better" if better else ", worse")),
@@ -343,6 +342,13 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
     return rows_table(rows, r.assumed_why, columns=["test", "metric", _head(r, before), _head(r, after), "Δ",
                                                     "Δ per seed", "seed spread", "verdict", "_delta", "_band",
                                                     "_metric", "_test", "_ids"])
+
+
+def _per_seed(seeds: list, paired: list, ids: tuple) -> Shown:
+    """The change seed by seed ('–' with fewer than two seeds), resting on both groups' cells."""
+    if len(paired) < 2:
+        return Shown("–")
+    return Shown(" / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)), ids)
 
 
 def _band_ids(r: Results, a: str, b: str, test: str, metric: str, kind: str) -> tuple:
@@ -413,18 +419,23 @@ def decision(r: Results) -> pd.DataFrame:
             call = "no clear call"
         costs = [f"{t.loc[m, 'metric']} {t.loc[m, 'Δ']}" for m in ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")
                  if m in t.index and t.loc[m, "_delta"] > t.loc[m, "_band"] * r.params["noise_factor"]]
-        ids = {m: t.loc[m, "_ids"] if m in t.index else () for m in ("output_tps", "mean_ttft_s")}
-        call_ids = union(*ids.values())
-        row = {"test": r.test_label(test), "output t/s Δ": Shown(t.loc["output_tps", "Δ"], ids["output_tps"]),
-               "mean TTFT Δ": Shown(t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–",
-                                    ids["mean_ttft_s"]),
-               "noise band": Shown(f"{f:.1%}", ids["output_tps"]), "our call": Shown(call, call_ids)}
+        ids = _ids_of(t, ("output_tps",)), _ids_of(t, ("mean_ttft_s",))
+        call_ids = union(*ids)
+        row = {"test": r.test_label(test), "output t/s Δ": Shown(t.loc["output_tps", "Δ"], ids[0]),
+               "mean TTFT Δ": Shown(t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–", ids[1]),
+               "noise band": Shown(f"{f:.1%}", ids[0]), "our call": Shown(call, call_ids)}
         if r.comparable:  # the write-up's calls are about its setup only
-            row.update({"write-up": pub.get(test, "–"), "agree": Shown("yes" if pub.get(test) == call else "no", call_ids)})
-        cost_ids = union(*(t.loc[m, "_ids"] for m in ("mean_tpot_s", "p99_tpot_s", "p99_itl_s") if m in t.index))
-        row["costs beyond noise"] = Shown(", ".join(costs) or "none", cost_ids)
+            row.update({"write-up": pub.get(test, "–"),
+                        "agree": Shown("yes" if pub.get(test) == call else "no", call_ids)})
+        row["costs beyond noise"] = Shown(", ".join(costs) or "none",
+                                          _ids_of(t, ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")))
         rows.append(row)
     return rows_table(rows, r.assumed_why)
+
+
+def _ids_of(t: pd.DataFrame, metrics) -> tuple:
+    """The assumption ids of compare's rows (indexed by metric) for these metrics."""
+    return union(*(t.loc[m, "_ids"] for m in metrics if m in t.index))
 
 
 def published_decisions(r: Results) -> dict:

@@ -174,7 +174,8 @@ def draw_ids(r: Results) -> dict:
         return {}
     cells = r.cells(gpu, "gpu_samples")
     per_file = {f: cells.union("power_draw_w", g.index) for f, g in gpu.groupby("source_file", observed=True)}
-    return {label: per_file.get(f, ()) for label, f, d in zip(r.windows.index, r.windows["gpu_file"], r.windows["draw_w"])
+    w = r.windows
+    return {label: per_file.get(f, ()) for label, f, d in zip(w.index, w["gpu_file"], w["draw_w"])
             if pd.notna(d) and per_file.get(f)}
 
 
@@ -865,6 +866,19 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
 
+def _acceptance_length(r: Results, spec: pd.DataFrame, w: pd.DataFrame) -> Shown:
+    """1 + accepted / drafts over the SpecDecoding lines of these windows' logs, with the
+    ids of the cells it reads (NaN without drafts)."""
+    s = spec[spec["source_file"].isin(w["source_file"].unique())]
+    # drafts per line: as logged, or accepted / (acceptance length - 1) where only those are printed
+    drafts = s["num_drafts"].astype("Float64").fillna(
+        s["accepted_tokens"].astype("Float64") / (s["mean_acceptance_length"].astype("Float64") - 1))
+    if not len(s) or float(drafts.sum()) <= 0:
+        return Shown(float("nan"))
+    ids = r.cells(s, "spec_decode").union(("accepted_tokens", "num_drafts", "mean_acceptance_length"))
+    return Shown(1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum()), ids)
+
+
 def key_figures(r: Results) -> pd.DataFrame:
     """One row per model and power limit, from the live 10-second windows.
 
@@ -888,20 +902,12 @@ def key_figures(r: Results) -> pd.DataFrame:
         top = buckets["gen"].idxmax()
         spec_text = str(c.get("speculative") or "")
         mtp = bool(spec_text) and not spec_text.lower().startswith("none")
-        al, al_ids = float("nan"), ()
-        if mtp and len(spec):
-            s = spec[spec["source_file"].isin(w["source_file"].unique())]
-            al_ids = r.cells(s, "spec_decode").union(("accepted_tokens", "num_drafts", "mean_acceptance_length"))
-            # drafts per line: as logged, or accepted / (acceptance length - 1) where only those are printed
-            drafts = s["num_drafts"].astype("Float64").fillna(
-                s["accepted_tokens"].astype("Float64") / (s["mean_acceptance_length"].astype("Float64") - 1))
-            if len(s) and float(drafts.sum()) > 0:
-                al = 1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum())
+        al = _acceptance_length(r, spec, w) if mtp and len(spec) else Shown(float("nan"))
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=f"{cid}@{key}", model=c.get("model"),
             quantisation=c.get("quantisation"),
             single_stream_decode_tps=float(one["generation_tps"].mean()) if len(one) else float("nan"),
-            acceptance_length=Shown(al, al_ids if al == al else ()), ttft_s=float("nan"), ttft_input_tokens=float("nan"),
+            acceptance_length=al, ttft_s=float("nan"), ttft_input_tokens=float("nan"),
             best_aggregate_tps=float(buckets.loc[top, "gen"]), best_aggregate_concurrency=float(top),
             cost_per_m=float("nan"), currency="",
             power_w=Shown(float(buckets.loc[top, "draw"]),

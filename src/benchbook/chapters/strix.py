@@ -389,7 +389,8 @@ def _h100_ids(r: Results, cfg: str, n: int, prompt: int) -> tuple:
     row = nearest_sweep(r.h100_runs, cfg, n) if r.h100_runs is not None else None
     if row is None:
         return ()
-    return r.cells(r.h100_runs, "runs", r.h100).row(row.name, ("per_agent_tps",) + (("median_ttft_s",) if prompt else ()))
+    read = ("per_agent_tps", "median_ttft_s") if prompt else ("per_agent_tps",)
+    return r.cells(r.h100_runs, "runs", r.h100).row(row.name, read)
 
 
 def _h100_time(r: Results, cfg: str, n: int, prompt: int) -> tuple[float | None, int | None]:

@@ -666,10 +666,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
     for yi, v in zip(y, shown):
         if pd.notna(v):
             ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize=plots.MIN_FONT_PT)
-    marked = [row_ids(r, x, "share") for _, x in lim.iterrows()]  # a bar of an assumed rate says so
-    ax.set_yticks(y, [f"{label}" + (" (assumed)" if ids else "") for label, ids in zip(lim["label"], marked)])
-    if any(marked):
-        fig.benchbook_assumed = {i: r.assumed_why.get(i, "") for ids in marked for i in ids}
+    ax.set_yticks(y, _bar_labels(r, fig, lim))
     ax.axvline(100, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
     ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
@@ -683,6 +680,15 @@ def ceiling_figure(r: Results) -> plt.Figure:
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=plots.MIN_FONT_PT,
                frameon=False)  # below the axes; the theme saves with bbox "tight", so it is kept
     return fig
+
+
+def _bar_labels(r: Results, fig, lim: pd.DataFrame) -> list[str]:
+    """Each bar's label; a bar of a rate resting on a generator's choice says so, and the
+    figure keeps the ids for its caption (report.glue_figure)."""
+    marked = [row_ids(r, x, "share") for _, x in lim.iterrows()]
+    if any(marked):
+        fig.benchbook_assumed = {i: r.assumed_why.get(i, "") for ids in marked for i in ids}
+    return [f"{label}" + (" (assumed)" if ids else "") for label, ids in zip(lim["label"], marked)]
 
 
 def ceiling_values(r: Results) -> str:
