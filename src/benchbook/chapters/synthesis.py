@@ -970,11 +970,14 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
         return s
     names = {"memory_bandwidth": "specification (theoretical)", "memory_bandwidth_measured": "measured",
              "memory_bandwidth_as_written": "as the write-ups say"}
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": s["label"], "bandwidth": s["bandwidth"].map(names),
         "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: _num(v, 1)),
         "measured as % of it": s["pct"].map(_pct),
     })
+    rows = {x["config"]: x for _, x in r.limits.iterrows()}  # a share reads its configuration's decode rate
+    ids = {i: row_ids(r, rows[c], "share") for i, c in enumerate(s["config"]) if c in rows}
+    return with_marks(out, {"measured as % of it": ids}, r.assumed_why)
 
 
 def banner(r: Results) -> str:
