@@ -278,7 +278,7 @@ def _assumed_texts(project: Path, spec) -> dict[str, set[str]]:
         if df is None or not len(df):
             continue
         mask = assumed_cells(df, table, assumed)
-        for name in df.columns:
+        for name in [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]:  # not a number's text
             values = pd.to_numeric(df.loc[~mask[name].to_numpy(), name], errors="coerce").dropna()
             plain.update(t for v in values for t in _renderings(float(v), str(name)))
     return {i: t - plain for i, t in out.items()}
