@@ -112,6 +112,10 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     # "306.1 ms" is no place to break); long text wraps in its column
     classes = shown.apply(lambda col: col.map(lambda v: "benchbook-nowrap" if not isinstance(v, str) or len(v) <= SHORT
                                               else ""))
+    # a verdict is marked by colour, a symbol and weight (benchbook.css), its text unchanged
+    for col in [c for c in shown.columns if c == "verdict"]:
+        classes[col] = classes[col] + shown[col].map(
+            lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
     shown, classes, marked_cols = _with_markers(shown, classes, marked, df.attrs.get(marks.WHY) or {}, plain)
     styler = (
         shown.style.hide(axis="index")
@@ -120,10 +124,6 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
         .format_index(escape="html", axis=1)
     )
     styler = _format_marked(styler, marked_cols, plain)
-    # a verdict is marked by colour, a symbol and weight (benchbook.css), its text unchanged
-    for col in [c for c in shown.columns if c == "verdict"]:
-        classes[col] = classes[col] + shown[col].map(
-            lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
     if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
         styler.set_td_classes(classes)
     styler.set_uuid(uid)
