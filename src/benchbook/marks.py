@@ -304,7 +304,7 @@ def figure_legend_text(ids, why: dict) -> str:
     """The caption line of a figure with series drawn from assumed cells."""
     items = "; ".join(f"{i}" + (f" ({short(why[i])})" if why.get(i) else "") for i in dict.fromkeys(ids))
     return (f"{SYMBOL} {LEGEND}: series labelled (assumed) or (partly assumed) are drawn from values the "
-            f"data generator chose where the write-up printed none ({items}); they are not a finding.")
+            f"data generator chose where the write-up printed none: {items}. They are not a finding.")
 
 
 def legend_html(ids, why: dict) -> str:
