@@ -41,11 +41,13 @@ def page(project: Path) -> str:
 
 
 def tables(html: str) -> dict[str, pd.DataFrame]:
-    """Tables of a page by caption."""
+    """Tables of a page by caption (markers of assumed values aside)."""
     import lxml.html
 
+    from pages import without_marks
+
     out = {}
-    for table in lxml.html.fromstring(html).iter("table"):
+    for table in without_marks(lxml.html.fromstring(html)).iter("table"):
         caption = table.find("caption")
         if caption is not None:
             snippet = lxml.html.tostring(table, encoding="unicode")
@@ -221,3 +223,189 @@ def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(bu
         assert len(lxml.html.fromstring(html).find_class("benchbook-assumed")) == n_marked, spec.id
     # the draw of the power sweep and the spread between llama.cpp builds are marked
     assert {"power-sweep", "strix-halo-baseline", "gb10-mtp"} <= marked_somewhere
+
+
+# ---- values resting on a generator's choice, marked where the page shows them -----------
+
+CELL_TABLES = ("runs", "llama_bench", "boot")  # tidy tables whose cells pages show one by one
+MARK = "benchbook-assumed-mark"
+
+
+def _renderings(v: float, column: str) -> set[str]:
+    """How a page may print a number of this column (the book's formats: times as times),
+    each with three significant digits or more, so a coincidence with another number is
+    unlikely."""
+    from benchbook.report import fmt_seconds
+
+    if column.endswith("_s"):
+        out = {fmt_seconds(v), f"{v * 1000:,.0f} ms", f"{v * 1000:,.1f} ms"}
+    else:
+        out = {f"{v:,.0f}", f"{v:,.1f}", f"{v:,.2f}", f"{v:.3f}", f"{v:.1%}", f"{v:.2%}"}
+    return {t for t in out if _digits(t) >= 3}
+
+
+def _digits(text: str) -> int:
+    """Significant digits of a printed number: no leading zeros, no trailing decimal zeros."""
+    number = re.sub(r"[^\d.]", "", text)
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return len(number.replace(".", "").lstrip("0"))
+
+
+def _assumed_texts(project: Path, spec) -> dict[str, set[str]]:
+    """Assumption id -> every way the page may print a cell it covers, from the folder's
+    assumptions.yml (columns and rows) and its tidy tables: nothing of the chapter's code.
+    A text that also prints a cell no assumption covers (a TPOT equal to an ITL) is left
+    out: it would not say which of the two a page shows."""
+    from benchbook import pipeline
+    from benchbook.assumptions import assumed_cells, load_assumptions, row_mask
+
+    folder = project / "data" / spec.id
+    data = pipeline.load(folder, spec.contract)
+    assumed = load_assumptions(folder)
+    out: dict[str, set[str]] = {}
+    for a in assumed:
+        for column in a.columns:
+            table, name = column.split(".")
+            df = data.tables.get(table)
+            if table not in CELL_TABLES or df is None or name not in df:
+                continue
+            values = pd.to_numeric(df.loc[row_mask(df, a, table).to_numpy(), name], errors="coerce").dropna()
+            out.setdefault(a.id, set()).update(t for v in values for t in _renderings(float(v), name))
+    plain = set()
+    for table in CELL_TABLES:
+        df = data.tables.get(table)
+        if df is None or not len(df):
+            continue
+        mask = assumed_cells(df, table, assumed)
+        for name in [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]:  # not a number's text
+            values = pd.to_numeric(df.loc[~mask[name].to_numpy(), name], errors="coerce").dropna()
+            plain.update(t for v in values for t in _renderings(float(v), str(name)))
+    return {i: t - plain for i, t in out.items()}
+
+
+def _known_ids(project: Path, spec) -> set[str]:
+    """The ids a page may name: its own folder's, and those of the folders it reads (with
+    their study), or for the synthesis every chapter's."""
+    from benchbook.assumptions import load_assumptions
+
+    own = {a.id for a in load_assumptions(project / "data" / spec.id)}
+    others = spec.uses if spec.contract is None else tuple(spec.reads.values())
+    return own | {f"{o}/{a.id}" for o in others for a in load_assumptions(project / "data" / o)}
+
+
+def _title_ids(mark) -> set[str]:
+    """The ids a marker's title names ('assumed: not in the write-up (id: why; id: why)')."""
+    inner = mark.get("title", "").split("(", 1)[1].rsplit(")", 1)[0]
+    return {part.split(":", 1)[0].strip() for part in re.split(r";\s(?=[\w./-]+:)", inner)}
+
+
+def _cell_text(td) -> str:
+    import copy
+
+    from pages import without_marks
+
+    return without_marks(copy.deepcopy(td)).text_content().strip()
+
+
+def _check_cells(study: str, doc, texts: dict[str, set[str]]) -> set[str]:
+    """Every table cell printing a value of a covered cell with four significant digits or
+    more is marked with that choice; of the shorter ones (which other numbers on the page
+    may print too: a mean over seeds equal to one run's ITL), each is marked somewhere.
+    Returns the ids whose values the tables show."""
+    shown, marked_somewhere = set(), set()
+    for td in doc.iter("td"):
+        text = _cell_text(td)
+        hit = {i for i, t in texts.items() if text in t}
+        if not hit:
+            continue
+        titles = set().union(*(_title_ids(m) for m in td.find_class(MARK))) if td.find_class(MARK) else set()
+        if _digits(text) >= 4:
+            assert hit & titles, (study, text, hit)
+        shown |= hit
+        marked_somewhere |= {(i, text) for i in hit & titles}
+    for i, t in texts.items():
+        for text in t:
+            if any(_cell_text(td) == text for td in doc.iter("td")):
+                assert (i, text) in marked_somewhere, (study, i, text)
+    return shown
+
+
+def _check_prose(study: str, doc, texts: dict[str, set[str]]) -> None:
+    """A paragraph quoting a value of a covered cell (four significant digits or more)
+    carries the marker."""
+    for p in doc.iter("p"):
+        if p.xpath("ancestor::table") or "assumed" in (p.get("class") or "") or \
+                "assumed: not in the write-up" in p.text_content():
+            continue
+        text = p.text_content()
+        quoted = {x for t in texts.values() for x in t if _digits(x) >= 4
+                  and re.search(rf"(?<![\d.,]){re.escape(x)}(?![\d])", text)}
+        assert not quoted or p.find_class(MARK), (study, sorted(quoted), text[:300])
+
+
+def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(built):
+    """Derived from each reconstructed folder's assumptions.yml and its tidy tables: a table
+    cell or a sentence printing a value of a covered cell carries the marker naming that
+    choice; every marker names a choice of a folder the page reads; a table or paragraph
+    with a marker has the legend; a page of measured data has no marker and no legend."""
+    import lxml.html
+
+    from benchbook.assumptions import load_assumptions
+
+    project, _ = built
+    found = {}
+    for spec in registry.chapters():
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        doc = lxml.html.fromstring(html)
+        marks = doc.find_class(MARK)
+        if spec.contract is not None and not load_assumptions(project / "data" / spec.id):
+            assert not marks and not doc.find_class("benchbook-assumed-legend"), spec.id  # measured data
+            continue
+        known = _known_ids(project, spec)
+        for m in marks:
+            if m.get("title"):
+                assert _title_ids(m) <= known, (spec.id, m.get("title"))
+        legends = doc.find_class("benchbook-assumed-legend")
+        for table in doc.iter("table"):
+            if table.find_class(MARK):
+                nxt = table.getnext()
+                assert nxt is not None and "benchbook-assumed-legend" in (nxt.get("class") or ""), spec.id
+        texts = _assumed_texts(project, spec) if spec.contract is not None else {}
+        shown = _check_cells(spec.id, doc, texts)
+        _check_prose(spec.id, doc, texts)
+        if marks:
+            assert legends, spec.id
+        found[spec.id] = (shown, {i for m in marks if m.get("title") for i in _title_ids(m)})
+    # each reconstructed chapter shows some of its choices, marked
+    assert {"dense_p99_ttft_s", "mtp_acceptance"} <= found[STUDY][0] | found[STUDY][1]
+    assert "winners" in found["strix-halo-baseline"][0]
+    assert {"losing_ratios", "rep_cv"} <= found["strix-halo-baseline"][1]  # each rate ± its spread
+    assert {"seed_spread", "old_d_ttft_s", "load_s", "weights_gib"} <= found["gb10-mtp"][0]
+    assert {"mtp_acceptance", "unpublished_ttft_s"} <= found["3090-dense-vs-sparse"][0]
+    assert {"gpu_host", "crash"} <= found["power-sweep"][1]  # the logged draw, the restart
+    assert {"power-sweep/gpu_host", "h100-dense-vs-moe-mtp/mtp_acceptance"} <= found["synthesis"][1]
+
+
+def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
+    """The dense P99 TTFT at 1, 4 and 8 clients was chosen, at 16 and 32 published: the
+    sweep table marks exactly the first three, the TTFT figure names the dense line in its
+    caption, the interactive chart names it partly assumed; the throughput figure is plain."""
+    import lxml.html
+
+    project, _ = built
+    doc = lxml.html.fromstring(page(project))
+    dense = next(t for t in doc.iter("table") if t.find("caption") is not None
+                 and t.find("caption").text_content().strip() == "H100, 27B dense FP8")
+    heads = [th.text_content() for th in dense.iter("th")]
+    col = heads.index("TTFT p99")
+    marked = [bool(tr.findall("td")[col].find_class(MARK)) for tr in dense.xpath(".//tbody/tr")]
+    assert marked == [True, True, True, False, False]
+    assert not any(tr.findall("td")[heads.index("TTFT p50")].find_class(MARK) for tr in dense.xpath(".//tbody/tr"))
+    captions = {f.get("id"): f.text_content() for f in doc.iter("figure")}
+    assert "dense_p99_ttft_s" in captions["fig-h100-ttft"] and "series labelled (assumed)" in captions["fig-h100-ttft"]
+    assert "assumed" not in captions["fig-h100-throughput"]
+    data = next(s.text for s in doc.iter("script")
+                if s.get("type") == "application/json" and "Aggregate output" in s.text)
+    names = [t["name"] for t in json.loads(data)["data"]]
+    assert names[0].endswith("(partly assumed)") and not names[1].endswith("assumed)")

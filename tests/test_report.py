@@ -95,3 +95,146 @@ def test_downloads_come_as_parquet_too(tmp_path):
     bad = pd.DataFrame({"name": ["=cmd|' /C calc'!A0"], "n": [1]})
     with zipfile.ZipFile(write_downloads({"bad": bad}, tmp_path / "x", "t")["parquet_zip"]) as zf:
         assert pl.read_parquet(io.BytesIO(zf.read("bad.parquet")))["name"].to_list() == ["=cmd|' /C calc'!A0"]
+
+
+# ---- marks: what rests on a data generator's choice, cell by cell (benchbook.marks) ------
+
+def _sweep() -> pd.DataFrame:
+    return pd.DataFrame({"config": ["dense"] * 3 + ["moe"] * 2, "concurrency": [1, 4, 16, 1, 4],
+                         "seed": [1, 1, 1, 1, 2],
+                         "p99_ttft_s": [0.262, 1.41, 2.9, 0.2, 0.22], "output_tps": [75.0, 259, 900, 230, 240]},
+                        index=[7, 8, 9, 10, 11])
+
+
+def _cells(df, *assumed):
+    from benchbook.assumptions import assumed_ids
+    from benchbook.marks import Cells
+
+    return Cells(assumed_ids(df, "runs", list(assumed)), {a.id: a.why for a in assumed})
+
+
+
+def _tails():
+    from benchbook.assumptions import Assumption
+
+    return Assumption("tails", {}, "dense P99 TTFT at c=1 and 4: not published; tails that widen", ("runs.p99_ttft_s",),
+                      ((("config", ("dense",)), ("concurrency", (1, 4))),))
+
+
+def _marked(html_text: str) -> dict:
+    """(row, column header) -> the marker's title, for every marked cell of a table."""
+    import lxml.html
+
+    doc = lxml.html.fromstring(html_text)
+    heads = [th.text_content() for th in doc.iter("th")]
+    out = {}
+    for i, tr in enumerate(doc.xpath("//tbody/tr")):
+        for j, td in enumerate(tr.iter("td")):
+            marks = td.find_class("benchbook-assumed-mark")
+            if marks:
+                assert "benchbook-assumed-cell" in td.get("class")
+                out[(i, heads[j])] = marks[0].get("title")
+    return out
+
+
+def test_a_table_built_from_tidy_columns_marks_exactly_the_cells_resting_on_an_assumption():
+    from benchbook.marks import Col, table
+    from benchbook.report import fmt_seconds
+
+    df = _sweep()
+    shown = table(df[df["config"] == "dense"], {
+        "c": Col("concurrency"), "TTFT p99": Col("p99_ttft_s", fmt_seconds),
+        "tokens per TTFT": Col(("output_tps", "p99_ttft_s"), lambda t, s: f"{t * s:.0f}"),  # several cells: any
+        "aggregate": Col("output_tps"),
+    }, _cells(df, _tails()))
+    out = html(shown, "Sweep").data
+    marked = _marked(out)
+    assert set(marked) == {(0, "TTFT p99"), (1, "TTFT p99"), (0, "tokens per TTFT"), (1, "tokens per TTFT")}
+    assert all(t.startswith("assumed: not in the write-up (tails: dense P99 TTFT at c=1 and 4")
+               for t in marked.values())
+    assert "262.0 ms<span" in out and "2.90 s</td>" in out  # the value stays, the marker follows it
+    legend = out.split("</table>", 1)[1]
+    assert legend.count('class="benchbook-assumed-legend"') == 1
+    assert "assumed: not in the write-up" in legend and "<code>tails</code> (dense P99 TTFT at c=1 and 4)" in legend
+
+
+def test_an_aggregate_is_marked_when_any_of_its_cells_is_and_measured_data_never():
+    from benchbook.marks import NONE, Cells, Col, table
+
+    df = _sweep()
+    cells = _cells(df, _tails())
+    means = df.groupby("config", sort=False).agg(p99_ttft_s=("p99_ttft_s", "mean"))
+    shown = table(means.assign(config=means.index), {"config": Col("config"), "mean P99": Col("p99_ttft_s")},
+                  cells.group(df, "config"))
+    assert set(_marked(html(shown, "Means").data)) == {(0, "mean P99")}  # dense: two of its three seeds' cells
+    for measured in (NONE, Cells()):
+        plain = table(df, {"TTFT p99": Col("p99_ttft_s")}, measured)
+        out = html(plain, "Measured").data
+        assert "benchbook-assumed" not in out and not _marked(out)
+
+
+def test_a_marked_cell_from_data_stays_escaped():
+    from benchbook.assumptions import Assumption
+    from benchbook.marks import Col, table
+
+    df = pd.DataFrame({"config": ["<img src=x onerror=alert(1)>"], "p99_ttft_s": [0.3]})
+    a = Assumption("x", 1, "a <b>reason</b>", ("runs.config",))
+    out = html(table(df, {"config": Col("config")}, _cells(df, a)), "T").data
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;<span" in out
+    assert "<b>reason" not in out and "&lt;b&gt;reason" in out
+
+
+def test_figure_series_drawn_from_assumed_cells_say_so_in_the_legend_and_interactive_names():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from benchbook import interactive, plots
+    from benchbook.marks import tagged
+
+    df = _sweep()
+    sweep = tagged(df[df["seed"] == 1].assign(median_ttft_s=0.1, median_tpot_s=0.01, per_agent_tps=1.0,
+                                              cost_per_m=1.0), _cells(df, _tails()))
+    fig = plots.ttft(sweep)
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "dense (P99 partly assumed)" in texts and "moe" in texts  # c=16 was published
+    assert set(fig.benchbook_assumed) == {"tails"}
+    tput = plots.throughput(sweep)
+    assert not hasattr(tput, "benchbook_assumed")
+    chart = interactive.lines(sweep.assign(p99=sweep["p99_ttft_s"].map(str)), "concurrency", "output_tps", "config",
+                              "t", "x", "y",
+                              hover={"p99": "P99"}, reads={"p99": "p99_ttft_s"})
+    assert [t.name for t in chart.data] == ["dense (partly assumed)", "moe"]
+    assert "assumed: not in the write-up: tails" in chart.data[0].customdata[0][-1]
+    assert chart.data[0].customdata[2][-1] == ""
+    assert "benchbook-assumed-legend" in interactive.show(chart).data
+
+
+def test_the_build_marks_glued_numbers_and_figure_captions_resting_on_an_assumption():
+    """report.glue puts the ids beside the glued value; the runner marks each reference to
+    it in the prose, adds the legend under the paragraph and a line to a figure's caption."""
+    import nbformat
+
+    from benchbook.runner import _mark_assumed_glue
+
+    def glued(name, ids):
+        meta = {"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}}
+        if ids:
+            meta["benchbook"] = {"assumed": [{"id": i, "why": "chosen: no number published"} for i in ids]}
+        return nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": "1"},
+                                      metadata=meta)
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("")
+    code.outputs = [glued("p99", ["tails"]), glued("p50", []), glued("fig_ttft", ["tails"]), glued("fig_tpot", [])]
+    prose = nbformat.v4.new_markdown_cell("P99 {glue:text}`p99:.2f` s against {glue:text}`p50:.2f` s.")
+    plain = nbformat.v4.new_markdown_cell("Only {glue:text}`p50` here.")
+    figs = [nbformat.v4.new_markdown_cell(f"```{{glue:figure}} {k}\n:name: {k}\n\nCaption of {k}.\n```")
+            for k in ("fig_ttft", "fig_tpot")]
+    nb.cells = [code, prose, plain, *figs]
+    _mark_assumed_glue(nb)
+    assert prose.source.startswith("P99 {glue:text}`p99:.2f`<span class=\"benchbook-assumed-mark\"")
+    assert "{glue:text}`p50:.2f` s." in prose.source and prose.source.count("benchbook-assumed-mark") == 2
+    assert 'class="benchbook-assumed-legend"' in prose.source and "<code>tails</code> (chosen)" in prose.source
+    assert plain.source == "Only {glue:text}`p50` here."
+    assert "Caption of fig_ttft.\nᵃ assumed: not in the write-up: series labelled (assumed)" in figs[0].source
+    assert figs[0].source.endswith("\n```") and figs[1].source.endswith("Caption of fig_tpot.\n```")

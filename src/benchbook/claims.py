@@ -105,6 +105,30 @@ def basis(claim: dict, verdict: str, pinned: set[str], params: set[str], reconst
     return BY_CONSTRUCTION if used <= pinned else GENERATOR
 
 
+def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> dict[str, tuple]:
+    """Claim id -> the assumption ids of the values its recomputed number reads (a data
+    claim with a number only; the write-up's own numbers rest on no generator's choice)."""
+    from .marks import value_ids as ids_of
+
+    exprs = {c["id"]: c.get("recompute") for c in published.claims if c.get("kind", "data") == "data"}
+    out = {}
+    for cid, shown in zip(ledger.get("id", []), ledger.get("recomputed", [])):
+        expr = exprs.get(cid)
+        ids = ids_of(value_ids, names_in(expr)) if expr and shown != "" else ()
+        if ids:
+            out[cid] = ids
+    return out
+
+
+def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict) -> pd.DataFrame:
+    """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
+    (report.html shows the marker and the legend)."""
+    from .marks import with_marks
+
+    rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
+    return with_marks(ledger, {"recomputed": rows, "verdict": rows}, why)
+
+
 def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
     """How many verdicts rest on each basis (every basis present, zero when none)."""
     col = ledger["basis"] if "basis" in ledger else pd.Series(dtype=object)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_mod
+from . import marks
 from .caveats import authors_caveats
 from .comparable import Comparability, Gate, RoleMatch, compare_setup
 from .contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for
@@ -30,6 +31,13 @@ from .registry import ChapterSpec, get
 from .study import MANIFEST, StudyError, load_study
 
 RUN_TABLES_KEYED = ("runs", "requests", "run_stats")  # tables whose rows carry a run_id
+
+
+def _derived() -> dict:
+    """Columns chapters add to a tidy table, by table: the columns each is computed from."""
+    from .analysis.serving import DERIVED as serving
+
+    return {"runs": serving}
 
 
 # ---------------------------------------------------------------- loading with a contract
@@ -143,7 +151,10 @@ class ChapterResults:
     versions: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)  # section id -> None or Missing
     assumed: dict = field(default_factory=dict)  # section id -> the generator's assumptions it rests on
+    value_ids: dict = field(default_factory=dict)  # value name -> ids of the assumed cells it was computed from
+    claim_ids: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
     extra: dict = field(default_factory=dict)
+    _assumptions: dict = field(default_factory=dict, repr=False)
 
     @property
     def roles(self) -> Roles:
@@ -160,6 +171,42 @@ class ChapterResults:
     def missing(self, section: str) -> Missing | None:
         self.spec.contract.section(section)
         return self.sections.get(section)
+
+    def assumptions_of(self, data: StudyData | None = None) -> list:
+        """The generator's choices in a folder this page reads (its own by default), none
+        when it was measured. Ids of another chapter's folder carry that study's id
+        ('strix-halo-baseline/winners'), so a page reading two folders names each apart."""
+        from dataclasses import replace
+
+        from .assumptions import load_assumptions
+
+        data = self.data if data is None else data
+        sid = data.study.id
+        if sid not in self._assumptions:
+            found = load_assumptions(data.study.root) if data.study.reconstructed else []
+            if data is not self.data:
+                found = [replace(a, id=f"{sid}/{a.id}") for a in found]
+            self._assumptions[sid] = found
+        return self._assumptions[sid]
+
+    def cells(self, frame: pd.DataFrame, table: str, data: StudyData | None = None, derived: dict | None = None):
+        """Per cell of `frame` (rows of tidy table `table` of a folder this page reads, maybe
+        with columns computed from it: _derived, and the chapter's own `derived` {column:
+        the columns it is computed from}), the assumption ids it holds (marks.Cells)."""
+        from .assumptions import assumed_ids
+        from .marks import Cells
+
+        found = self.assumptions_of(data)
+        if not found:
+            return Cells()
+        ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
+        return Cells(ids, {a.id: a.why for a in found})
+
+    @property
+    def assumed_why(self) -> dict:
+        """id -> why of every assumption of the folders this page reads."""
+        folders = [self.data] + [d for d in self.reads.values() if d is not None]
+        return {a.id: a.why for d in folders for a in self.assumptions_of(d)}
 
     @property
     def comparable(self) -> bool:
@@ -194,18 +241,18 @@ def start(chapter: str, data_dir, published_file=None, params: dict | None = Non
     return r
 
 
-def _marked(r: ChapterResults, caveat: dict) -> dict:
-    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first."""
-    from .assumptions import load_assumptions, resting_on
+def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
+    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
+    with the ids of those choices (report.caveats_display marks the caveat with them)."""
+    from .assumptions import resting_on
 
     reads = caveat.get("reads") or ()
     out = {k: v for k, v in caveat.items() if k != "reads"}
-    if reads and r.data.study.reconstructed:
-        hits = resting_on(load_assumptions(r.data.study.root), reads)
-        if hits:
-            out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
-                             f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
-    return out
+    hits = resting_on(r.assumptions_of(), reads) if reads else []
+    if hits:
+        out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
+                         f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
+    return out, tuple(a.id for a in hits)
 
 
 def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
@@ -322,10 +369,14 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r))
+    r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
-    r.caveats = pd.DataFrame(own + [_marked(r, c) for c in mine], columns=["origin", "caveat"])
+    marked = [_marked(r, c) for c in mine]
+    r.caveats = pd.DataFrame(own + [c for c, _ in marked], columns=["origin", "caveat"])
+    marks.with_marks(r.caveats, {"caveat": {len(own) + i: ids for i, (_, ids) in enumerate(marked)}}, r.assumed_why)
     folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]
     r.provenance = pd.DataFrame([data_record(s) for s in folders])
     r.versions = {"code": code_version(), **package_versions()}

@@ -105,6 +105,28 @@ def _wrap_png_printer(shell) -> None:
     png.for_type(Figure, fitted)
 
 
+def mark_series(fig: plt.Figure, legend, marked: dict, why: dict, what: str = "") -> None:
+    """Name the series drawn from assumed cells in the legend ('… (assumed)', or '(partly
+    assumed)' when only some points are; `what` says which of a series' lines, e.g. 'P99'),
+    and keep their ids on the figure for its caption (report.glue_figure)."""
+    from .marks import SERIES, SERIES_PART
+
+    if not marked or legend is None:
+        return
+    for text in legend.get_texts():
+        hit = marked.get(text.get_text())
+        if hit:
+            suffix = (SERIES if hit[1] else SERIES_PART).strip()
+            text.set_text(f"{text.get_text()} ({what + ' ' if what else ''}{suffix[1:-1]})")
+    found = getattr(fig, "benchbook_assumed", {})
+    found.update({i: why.get(i, "") for ids, _ in marked.values() for i in ids})
+    fig.benchbook_assumed = found
+
+
+def _legend(ax):
+    return ax.get_legend()
+
+
 def model_colour(name) -> tuple:
     """The colour of a model in every figure: the same for every name of it (organisation,
     weight format and file type aside, as benchbook.comparable reads model names)."""
@@ -171,8 +193,16 @@ def throughput(sweep: pd.DataFrame) -> plt.Figure:
         _concurrency_axis(ax, sweep)
         ax.set_ylabel("tokens/s")
         ax.set_title(title)
+        _mark(fig, ax, sweep, [col])
     fig.tight_layout()
     return fig
+
+
+def _mark(fig, ax, sweep: pd.DataFrame, columns: list[str], what: str = "") -> None:
+    """Mark the configurations whose points in `columns` rest on assumed cells."""
+    from .marks import WHY, series
+
+    mark_series(fig, _legend(ax), series(sweep, "config", columns), sweep.attrs.get(WHY) or {}, what)
 
 
 def ttft(sweep: pd.DataFrame) -> plt.Figure:
@@ -184,6 +214,8 @@ def ttft(sweep: pd.DataFrame) -> plt.Figure:
     sns.lineplot(data=long, x="concurrency", y="ttft_s", hue="config", style="statistic", marker="o", ax=ax,
                  palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
+    _mark(fig, ax, sweep, ["median_ttft_s"], "median")
+    _mark(fig, ax, sweep, ["p99_ttft_s"], "P99")
     ax.set_ylabel("time to first token (s)")
     ax.set_title("TTFT under load")
     fig.tight_layout()
@@ -196,6 +228,7 @@ def tpot(sweep: pd.DataFrame) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(7, 4))
     sns.lineplot(data=data, x="concurrency", y="tpot_ms", hue="config", marker="o", ax=ax, palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
+    _mark(fig, ax, sweep, ["median_tpot_s"])
     ax.set_ylabel("median time per output token (ms)")
     ax.set_title("Decode step under load")
     fig.tight_layout()
@@ -208,6 +241,7 @@ def cost(sweep: pd.DataFrame, currency: str) -> plt.Figure:
     sns.lineplot(data=sweep, x="concurrency", y="cost_per_m", hue="config", marker="o", ax=ax,
                  palette=sweep_palette(sweep))
     _concurrency_axis(ax, sweep)
+    _mark(fig, ax, sweep, ["cost_per_m"])
     log_scale(ax, "y")
     ax.set_ylabel(f"{currency} per million output tokens")
     ax.set_title("Cost at a fixed hourly price")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import untrusted
+from . import marks, untrusted
 
 
 def fmt_seconds(v) -> str:
@@ -98,6 +98,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
 
     if not len(df):
         return HTML(f'<p class="benchbook-empty"><em>{untrusted.html(caption or "Table")}: none in this data.</em></p>')
+    marked = _marked_cells(df)
     uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
     # headers can be configuration labels from data: shown like cells, escaped by the Styler
     names = {c: _visible_text(c) for c in df.columns}
@@ -107,12 +108,6 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     shown.columns = [names[c] for c in df.columns]
     plain, wide = [names[c] for c in plain], tuple(names.get(c, c) for c in wide)
     classes_attr = "benchbook-table benchbook-filterable" if filterable else "benchbook-table"
-    styler = (
-        shown.style.hide(axis="index")
-        .set_table_attributes(f'class="{classes_attr}"')
-        .format(na_rep="–", precision=4, escape="html", subset=plain)
-        .format_index(escape="html", axis=1)
-    )
     # numbers and short words stay on one line (a hyphen or a space in "q36-mtp" or
     # "306.1 ms" is no place to break); long text wraps in its column
     classes = shown.apply(lambda col: col.map(lambda v: "benchbook-nowrap" if not isinstance(v, str) or len(v) <= SHORT
@@ -121,6 +116,14 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     for col in [c for c in shown.columns if c == "verdict"]:
         classes[col] = classes[col] + shown[col].map(
             lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
+    shown, classes, marked_cols = _with_markers(shown, classes, marked, df.attrs.get(marks.WHY) or {}, plain)
+    styler = (
+        shown.style.hide(axis="index")
+        .set_table_attributes(f'class="{classes_attr}"')
+        .format(na_rep="–", precision=4, escape="html", subset=plain)
+        .format_index(escape="html", axis=1)
+    )
+    styler = _format_marked(styler, marked_cols, plain)
     if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
         styler.set_td_classes(classes)
     styler.set_uuid(uid)
@@ -129,12 +132,68 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     cols = [c for c in wide if c in shown.columns]
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
-    table = styler.to_html()
+    table = styler.to_html() + _legend(marked, df)
     if collapsed:
         rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
                  f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
     return HTML(table)
+
+
+def _marked_cells(df: pd.DataFrame) -> dict:
+    """(row position, column position) -> assumption ids of the cells a display frame marks."""
+    ids = marks.cell_ids(df)
+    if not ids:
+        return {}
+    pos = {label: i for i, label in enumerate(df.index)}
+    cols = {c: j for j, c in enumerate(df.columns)}
+    return {(pos[label], cols[c]): v for (label, c), v in ids.items() if label in pos and c in cols and v}
+
+
+class _Marked:
+    """A cell value resting on an assumed cell: shown escaped (when its column is), then the marker."""
+
+    def __init__(self, value, ids, why, escaped: bool):
+        self.value, self.ids, self.why, self.escaped = value, ids, why, escaped
+
+    @staticmethod
+    def render(v) -> str:
+        if not isinstance(v, _Marked):  # an unmarked cell of a marked column, as the default format shows it
+            return "–" if v is None or (not isinstance(v, str) and pd.isna(v)) else (
+                f"{v:.4f}" if isinstance(v, float) else str(v))
+        inner = _Marked.render(v.value)
+        if v.escaped and isinstance(v.value, str):
+            from html import escape
+
+            inner = escape(inner)
+        return inner + marks.marker_html(v.ids, v.why)
+
+
+def _format_marked(styler, columns: list, plain: list):
+    """Marked columns are shown by _Marked.render: a marked cell escapes its own value (in a
+    plain column) and appends the marker, which is HTML the library built."""
+    for col in columns:
+        styler = styler.format(_Marked.render, escape="html" if col in plain else None, subset=[col])
+    return styler
+
+
+def _legend(marked: dict, df: pd.DataFrame) -> str:
+    """The legend line under a table with marked cells (empty without)."""
+    ids = [i for found in marked.values() for i in found]
+    return marks.legend_html(ids, df.attrs.get(marks.WHY) or {}) if ids else ""
+
+
+def _with_markers(shown: pd.DataFrame, classes: pd.DataFrame, marked: dict, why: dict, plain: list):
+    """Wrap each marked cell (so the Styler formats it with its marker) and give it a class."""
+    if not marked:
+        return shown, classes, []
+    shown, classes = shown.copy(), classes.copy()
+    for j in {j for _, j in marked}:  # text columns of pandas' string dtype hold only text
+        shown.isetitem(j, shown.iloc[:, j].astype(object))
+    for (i, j), ids in marked.items():
+        shown.iat[i, j] = _Marked(shown.iat[i, j], ids, why, escaped=shown.columns[j] in plain)
+        classes.iat[i, j] = (classes.iat[i, j] + " benchbook-assumed-cell").strip()
+    return shown, classes, list(dict.fromkeys(shown.columns[j] for _, j in marked))
 
 
 def anchor(claim_id: str) -> str:
@@ -161,6 +220,8 @@ def key_results(r):
     from .headlines import key_results as rows
 
     df = rows(r)
+    ids = {label: r.claim_ids.get(c, ()) for label, c in zip(df.index, df["claim"])}
+    df = marks.with_marks(df, {"this data": ids, "verdict": ids}, r.assumed_why)  # as in the ledger
     data = "; ".join(p.label if p.status in str(p.label) else f"{p.label} ({p.status})"
                      for p in r.provenance.itertuples())
     notes = []
@@ -287,10 +348,11 @@ def _admonition(title: str, body: str, kind: str = "note") -> str:
 def glue_all(values: dict) -> None:
     """Glue a chapter's values for its prose. Text glues as a text node (data cannot inject
     markup) with control and direction characters shown; keys ending in `_md` / `_html` hold
-    Markdown / HTML the library built, with every name from data already escaped."""
+    Markdown / HTML the library built, with every name from data already escaped. A value
+    computed from assumed cells (marks.Glued) carries their ids, and the build marks it."""
     from IPython.display import HTML, Markdown
-    from myst_nb import glue
 
+    payload = getattr(values, "payload", lambda key: [])
     for key, value in values.items():
         if key.endswith("_md"):
             value = Markdown(value)
@@ -298,7 +360,27 @@ def glue_all(values: dict) -> None:
             value = HTML(value)
         elif isinstance(value, str):
             value = untrusted.visible(value)
-        glue(key, value, display=False)
+        glue(key, value, payload(key))
+
+
+def glue(key: str, value, assumed: list | None = None) -> None:
+    """myst_nb's glue (not displayed), with the assumptions behind the value in the output's
+    metadata (`benchbook.assumed`: [{id, why}]), where the build looks for them."""
+    import IPython
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    bundle, metadata = IPython.core.formatters.format_display_data(value)
+    metadata["scrapbook"] = dict(name=key, mime_prefix=GLUE_PREFIX)
+    if assumed:
+        metadata["benchbook"] = {"assumed": list(assumed)}
+    IPython.display.display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def glue_figure(key: str, fig) -> None:
+    """Glue a figure; series drawn from assumed cells (plots.mark_series) are named in its
+    metadata, so the build adds a line to the figure's caption."""
+    found = getattr(fig, "benchbook_assumed", None) or {}
+    glue(key, fig, [{"id": i, "why": w} for i, w in found.items()])
 
 
 def note(title: str, text: str, kind: str = "note"):
@@ -385,6 +467,21 @@ def _assumed_columns(r) -> list[str]:
     return sorted({c for a in load_assumptions(r.data.study.root) for c in a.columns})
 
 
+def _assumed_cells(tables: dict[str, pd.DataFrame]) -> dict:
+    """Per download table, the cells resting on a generator's choice: {column: {row number:
+    ids}} (marks.with_marks), so a page reading the CSV marks what it shows from them."""
+    out = {}
+    for name, df in tables.items():
+        pos = {label: i for i, label in enumerate(df.index)}
+        found = {}
+        for (label, col), ids in marks.cell_ids(df).items():
+            if label in pos:
+                found.setdefault(col, {})[str(pos[label])] = list(ids)
+        if found:
+            out[name] = found
+    return out
+
+
 def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
     """The chapter's downloads, and `chapter.json`: what other pages and the build read from it
     (sections the data could not fill, comparability, data folders, declared output tables)."""
@@ -402,6 +499,9 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
         "absent_sections": absent,
         "assumed_sections": assumed,  # shown sections resting on a generator's assumption
         "assumed_columns": _assumed_columns(r),  # for pages that read this one's outputs
+        "assumed_cells": _assumed_cells(tables),  # {table: {column: {row: ids}}} of the downloads
+        "assumed_claims": {k: list(v) for k, v in r.claim_ids.items()},
+        "assumed_why": r.assumed_why,
         "comparable": bool(r.comparable),
         "setup_declared": bool(r.comparability.declared),
         "data": r.provenance.astype(object).where(r.provenance.notna(), None).to_dict(orient="records"),
@@ -429,7 +529,13 @@ def caveats_display(r):
     """The page's caveats as a list; says so when the write-up's own are left out."""
     from IPython.display import Markdown
 
-    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}" for c in r.caveats.itertuples()]
+    found = marks.cell_ids(r.caveats)
+    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}"
+             + (marks.marker_html(found[(label, "caveat")], r.assumed_why) if (label, "caveat") in found else "")
+             for label, c in zip(r.caveats.index, r.caveats.itertuples())]
+    ids = [i for v in found.values() for i in v]
+    if ids:
+        items.append("\n" + marks.legend_html(ids, r.assumed_why))
     if not r.comparable and r.published.caveats:
         items.insert(0, f"- The write-up's own {len(r.published.caveats)} caveats are about its setup, "
                         "not this data's, and are not repeated here.")

@@ -254,6 +254,7 @@ class Chapter:
             _unpublish_parameters(out, self.run_file.name)
             _drop_absent_sections(out, downloads_dir(self.study, self.repo))
             _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
+            _mark_assumed_glue(out)
             _drop_empty_displays(out)
             dropped = _drop_prose_without_numbers(out)
             if dropped:
@@ -545,6 +546,67 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
                        f"*These numbers rest on values the data generator chose where the write-up printed "
                        f"none ({whats}); on reconstructed data they are not a finding. The data folder's "
                        f"PROVENANCE.md lists every such choice.*")
+
+
+def _glue_assumed(nb) -> dict[str, list]:
+    """Glued key -> [{id, why}] of the assumptions its value was computed from
+    (report.glue puts them in the glued output's metadata)."""
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else ():
+            meta = o.get("metadata", {})
+            name, found = meta.get("scrapbook", {}).get("name"), meta.get("benchbook", {}).get("assumed")
+            if name and found:
+                out[name] = found
+    return out
+
+
+_GLUE_TEXT = re.compile(r"\{glue(?::text)?\}`([^`:]+)(?::[^`]*)?`")
+_GLUE_FIGURE = re.compile(r"^(```+|:::+)\{glue:figure\}[ \t]+(\S+)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+
+
+def _mark_assumed_glue(nb) -> None:
+    """Mark every glued number computed from an assumed cell where the prose shows it: the
+    marker after its `{glue:text}` reference and the legend under its paragraph; a glued
+    figure with series drawn from assumed cells gets the legend in its caption. The ids
+    come with the glued output (report.glue); on measured data there are none."""
+    from .marks import figure_legend_text, legend_html, marker_html
+
+    assumed = _glue_assumed(nb)
+    if not assumed:
+        return
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        cell.source = _GLUE_FIGURE.sub(lambda m: _figure_legend(m, assumed, figure_legend_text), cell.source)
+        hits: list[dict] = []
+
+        def mark(m: re.Match) -> str:
+            found = assumed.get(m.group(1))
+            if not found:
+                return m.group(0)
+            hits.extend(found)
+            return m.group(0) + marker_html([a["id"] for a in found], {a["id"]: a["why"] for a in found})
+
+        text = _GLUE_TEXT.sub(mark, cell.source)
+        if hits:
+            why = {a["id"]: a["why"] for a in hits}
+            text = text.rstrip() + "\n\n" + legend_html(list(why), why)
+        cell.source = text
+
+
+def _figure_legend(m: re.Match, assumed: dict, legend_text) -> str:
+    """A `{glue:figure}` directive whose figure marks series: its caption gets the legend."""
+    from . import untrusted
+
+    found = assumed.get(m.group(2))
+    if not found:
+        return m.group(0)
+    why = {a["id"]: a["why"] for a in found}
+    line = untrusted.md(legend_text(list(why), why))
+    body = m.group(0)
+    fence_end = body.rstrip().rfind(m.group(1))
+    return body[:fence_end].rstrip("\n") + "\n" + line + "\n" + body[fence_end:]
 
 
 def _short(why: str, limit: int = 110) -> str:

@@ -98,24 +98,30 @@ def write_study(out_dir: Path, doc: dict) -> None:
     (out_dir / MANIFEST).write_text(text, encoding="utf-8")
 
 
-def finish(out_dir: Path, provenance: Provenance, assumed: dict, shows_in: dict | None = None) -> None:
+def finish(out_dir: Path, provenance: Provenance, assumed: dict, shows_in: dict | None = None,
+           rows: dict | None = None) -> None:
     """assumptions.yml (the generator's choices as data), PROVENANCE.md from it, SHA256SUMS."""
-    write_assumptions(out_dir, assumed, shows_in or {})
+    write_assumptions(out_dir, assumed, shows_in or {}, rows or {})
     text = render(provenance, load_assumptions(out_dir))
     (out_dir / PROVENANCE).write_text(text, encoding="utf-8")
     write_checksums(out_dir)
 
 
-def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict) -> None:
-    """One entry per ASSUMPTIONS key: its value, why, and the tidy columns it lands in."""
-    unknown = sorted(set(shows_in) - set(assumed))
+def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict | None = None) -> None:
+    """One entry per ASSUMPTIONS key: its value, why, the tidy columns it lands in and, where
+    it covers only some of their rows, which (`rows`, benchbook.assumptions)."""
+    rows = rows or {}
+    unknown = sorted(set(shows_in) - set(assumed)) + sorted(set(rows) - set(shows_in))
     if unknown:
-        raise ValueError(f"SHOWS_IN names no assumption: {', '.join(unknown)}")
-    entries = [{"id": k, "value": _plain(v), "why": why, "columns": list(shows_in.get(k, ()))}
+        raise ValueError(f"SHOWS_IN or ROWS names no assumption with columns: {', '.join(unknown)}")
+    entries = [{"id": k, "value": _plain(v), "why": why, "columns": list(shows_in.get(k, ())),
+                **({"rows": _plain(rows[k])} if k in rows else {})}
                for k, (v, why) in assumed.items()]
     head = ("# What the generator chose where the write-up printed no number (benchbook.assumptions).\n"
-            "# `columns`: the tidy-table columns each choice lands in; a chapter section that reads\n"
-            "# one is marked as resting on an assumption. Written by the generator; do not edit.\n")
+            "# `columns`: the tidy-table columns each choice lands in; `rows`, when given, the rows of\n"
+            "# those columns it covers (column: values it matches; a list: any of them). A page marks\n"
+            "# every cell, series, number and claim computed from such a cell, and the sections that\n"
+            "# read one. Written by the generator; do not edit.\n")
     text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100)
     (out_dir / ASSUMPTIONS_FILE).write_text(head + text, encoding="utf-8")
 

@@ -103,6 +103,16 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
+# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# the start-up facts `engine` sets (max concurrency follows from the KV cache), and the
+# start-up after the crash (the log of that model and limit).
+ROWS = {
+    "engine": {"fact": ["kv_cache_tokens", "kv_cache_gib", "max_concurrency", "weights_gib", "weights_load_s",
+                        "model_load_s", "graph_capture_s", "graph_capture_gib"]},
+    "crash": [{"config": [m], "power_limit_w": [limit]} for m, (limit, _) in a("crash").items()],
+}
+
+
 @dataclass(frozen=True)
 class Model:
     config: str
@@ -548,7 +558,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
     report = verify(T, values, plans)
     docs.write_study(out_dir, _study(published, seed, entries))
-    docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN)
+    docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
 def verify(T: dict[str, Target], values: dict[str, float], plans: list[GroupPlan]) -> list[list[str]]:

@@ -82,6 +82,18 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
+def _test_rows(test: str) -> dict:
+    return {k: [v] for k, v in TESTS[test].items()}
+
+
+# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# the winner's cell of each test, and the other backends' cells.
+ROWS = {
+    "winners": [{"config": [b], **_test_rows(t)} for t, b in a("winners").items()],
+    "losing_ratios": [{"config": list(losers), **_test_rows(t)} for t, losers in a("losing_ratios").items()],
+}
+
+
 _PLATFORM = "AMD Ryzen AI Max+ 395 (Strix Halo), Radeon 8060S iGPU (gfx1151), 128 GB unified memory"
 _BASE = {
     "platform": _PLATFORM, "accelerators": "1x Radeon 8060S (gfx1151, integrated)",
@@ -199,7 +211,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     if missed:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(missed))
     docs.write_study(out_dir, _study(published, seed, entries))
-    docs.finish(out_dir, _provenance(seed, T, values, rates_by), ASSUMPTIONS, SHOWS_IN)
+    docs.finish(out_dir, _provenance(seed, T, values, rates_by), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
 def _study(published, seed: int, entries: list[dict]) -> dict:

@@ -62,6 +62,20 @@ def llama_values(lb: pd.DataFrame, prefix: str) -> dict[str, float]:
     return values
 
 
+def llama_value_ids(lb: pd.DataFrame, prefix: str, cells) -> dict[str, tuple]:
+    """The assumption ids behind each value llama_values names: a best-of figure holds
+    what any backend's cell of its test holds (it is their maximum)."""
+    named = with_test_names(ok_rows(lb))
+    named = named[~named["test_name"].str.contains("@")] if len(named) else named
+    out = {}
+    by = "key" if "key" in named and named["key"].notna().all() else "name"
+    for test, g in named.groupby("test_name") if len(named) else ():
+        out[f"{prefix}_best_{test}_tps"] = cells.union("avg_ts", g.index)
+        for name, rows in g.groupby(by).groups.items() if by in g else ():
+            out[f"{name}_{test}_tps"] = cells.union("avg_ts", rows)
+    return {k: v for k, v in out.items() if v}
+
+
 def usual_tests(lb: pd.DataFrame) -> tuple[str | None, str | None]:
     """The prefill and generation tests to quote: pp512 and tg128 (llama-bench's defaults)
     when measured, else the shortest depth-0 prefill and generation tests of the data."""

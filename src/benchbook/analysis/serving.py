@@ -20,6 +20,11 @@ RUN_METRICS = (
 )
 
 
+# Columns add_serving_metrics computes, and the run columns each is computed from: a cell
+# of one holds the assumptions its sources hold (benchbook.marks).
+DERIVED = {"per_agent_tps": ("output_tps",), "cost_per_m": ("output_tps",)}
+
+
 def add_serving_metrics(runs: pd.DataFrame, requests: pd.DataFrame,
                         price_per_hour: float | None = None) -> pd.DataFrame:
     """Add per-agent t/s (aggregate / concurrency), per-request t/s and cost per M tokens.
@@ -67,6 +72,13 @@ def run_values(runs: pd.DataFrame) -> dict[str, float]:
             if metric in row and pd.notna(row[metric]):
                 values[f"{name}_{metric}"] = float(row[metric])
     return values
+
+
+def run_value_ids(runs: pd.DataFrame, cells) -> dict[str, tuple]:
+    """The assumption ids behind each value run_values names (benchbook.marks.Cells)."""
+    from ..marks import run_value_ids as ids
+
+    return ids(runs, cells, RUN_METRICS)
 
 
 def sweep_table(runs: pd.DataFrame, kind: str = "sweep") -> pd.DataFrame:

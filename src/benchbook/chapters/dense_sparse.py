@@ -23,7 +23,8 @@ import yaml
 from .. import claims as claims_mod
 from .. import pipeline, plots
 from ..analysis.proportions import compare_rates, holm, wilson
-from ..analysis.serving import add_serving_metrics, run_values
+from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
+from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..analysis.tool_failures import CLASS_IDS, LABELS
 from ..caveats import data_caveats
 from ..contract import Missing
@@ -75,6 +76,10 @@ def analyse(data_dir, published_file=None, architecture_file=None, confidence: f
     r.values = run_values(r.runs)
     r.values.update({f"{k}_decode_tps": float(v) for k, v in zip(r.runs["key"], r.runs["decode_tps"])
                      if pd.notna(v) and isinstance(k, str)})
+    cells = run_cells(r)
+    r.value_ids = run_value_ids(r.runs, cells)
+    r.value_ids.update({f"{k}_decode_tps": cells.at(i, "decode_tps") for i, k in zip(r.runs.index, r.runs["key"])
+                        if isinstance(k, str) and cells.at(i, "decode_tps")})
     r.arch = load_architecture(architecture_file or Path(data_dir) / "architecture.yml")
     r.values.update(boot_values(r))
     r.values.update(gpu_values(r))
@@ -290,6 +295,14 @@ def kv_check_display(r: Results) -> pd.DataFrame:
 # ---------------------------------------------------------------- speed
 
 
+DERIVED = {"decode_tps": ("median_tpot_s",)}  # r.runs columns this chapter computes, from which
+
+
+def run_cells(r: Results):
+    """The assumption ids of every cell of r.runs."""
+    return r.cells(r.runs, "runs", derived=DERIVED)
+
+
 def _speed_run(r: Results, short: str, kind: str) -> pd.Series | None:
     cid = r.speed_configs().get(short)
     hit = r.runs[(r.runs["config"] == cid) & (r.runs["kind"] == kind)] if cid else r.runs.iloc[:0]
@@ -314,6 +327,17 @@ def speed_table(r: Results) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "metric", "dense", "moe", "advantage", "lower_is_better", "unit"])
 
 
+def speed_ids(r: Results, kind: str, unit: str) -> dict[str, tuple]:
+    """dense / moe / advantage -> the assumption ids of a speed row's values."""
+    cells = run_cells(r)
+    out = {}
+    for short in ("dense", "moe"):
+        run = _speed_run(r, short, kind)
+        out[short] = cells.at(run.name, unit) if run is not None else ()
+    out["advantage"] = union(out["dense"], out["moe"])
+    return out
+
+
 def speed_display(r: Results) -> pd.DataFrame:
     s = speed_table(r)
 
@@ -322,28 +346,30 @@ def speed_display(r: Results) -> pd.DataFrame:
             return "–"
         return f"{v * 1000:,.0f} ms" if unit.endswith("_s") else f"{v:,.1f} tok/s"
 
-    out = {"metric": s["metric"]}
-    for short, col in (("dense", "dense"), ("moe", "moe")):
-        if short in r.speed_configs():
-            out[r.label_of(short)] = [show(v, u) for v, u in zip(s[col], s["unit"])]
-    if r.has("head-to-head"):
-        out[f"advantage of {r.label_of('moe')}"] = [
-            ("–" if pd.isna(a) else f"{a:.2f}× " + ("lower" if lo else "higher"))
-            for a, lo in zip(s["advantage"], s["lower_is_better"])]
-    return pd.DataFrame(out)
+    rows = []
+    for row in s.itertuples():
+        ids = speed_ids(r, row.kind, row.unit)
+        out = {"metric": row.metric}
+        for short in ("dense", "moe"):
+            if short in r.speed_configs():
+                out[r.label_of(short)] = Shown(show(getattr(row, short), row.unit), ids[short])
+        if r.has("head-to-head"):
+            a = row.advantage
+            out[f"advantage of {r.label_of('moe')}"] = Shown(
+                "–" if pd.isna(a) else f"{a:.2f}× " + ("lower" if row.lower_is_better else "higher"), ids["advantage"])
+        rows.append(out)
+    return rows_table(rows, r.assumed_why)
 
 
 def runs_table(r: Results) -> pd.DataFrame:
-    cols = ["name", "config", "kind", "concurrency", "input_len", "output_len", "completed",
-            "median_ttft_s", "median_tpot_s", "output_tps", "spec_acceptance_length"]
-    runs = r.runs[[c for c in cols if c in r.runs]].copy()
-    return runs.assign(
-        median_ttft_s=runs["median_ttft_s"].map(lambda v: f"{v * 1000:,.1f} ms" if pd.notna(v) else "–"),
-        median_tpot_s=runs["median_tpot_s"].map(lambda v: f"{v * 1000:,.2f} ms" if pd.notna(v) else "–"),
-        output_tps=runs["output_tps"].map(lambda v: f"{v:,.1f}"),
-        spec_acceptance_length=runs["spec_acceptance_length"].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–"),
-    ).rename(columns={"median_ttft_s": "TTFT p50", "median_tpot_s": "TPOT p50", "output_tps": "output t/s",
-                      "spec_acceptance_length": "MTP acceptance length"})
+    shown = {c: Col(c) for c in ("name", "config", "kind", "concurrency", "input_len", "output_len", "completed")}
+    shown.update({
+        "TTFT p50": Col("median_ttft_s", lambda v: f"{v * 1000:,.1f} ms" if pd.notna(v) else "–"),
+        "TPOT p50": Col("median_tpot_s", lambda v: f"{v * 1000:,.2f} ms" if pd.notna(v) else "–"),
+        "output t/s": Col("output_tps", lambda v: f"{v:,.1f}"),
+        "MTP acceptance length": Col("spec_acceptance_length", lambda v: f"{v:.2f}" if pd.notna(v) else "–"),
+    })
+    return table(r.runs, {k: c for k, c in shown.items() if set(c.sources) <= set(r.runs.columns)}, run_cells(r))
 
 
 def speed_figure(r: Results) -> plt.Figure:
@@ -370,11 +396,19 @@ def speed_figure(r: Results) -> plt.Figure:
         ax.set_ylabel("")
         ax.set_xlim(0, long["v"].max() * 1.25)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[n]) for n in names.values()]
-    fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
+    legend = fig.legend(handles, list(names.values()), loc="lower center", ncol=2, frameon=False)
+    plots.mark_series(fig, legend, _speed_series(r, s, names), r.assumed_why)
     platforms = {platform_short(r.configs[c]) for c in r.speed_configs().values()}
     fig.suptitle(f"Speed measurements on {' / '.join(sorted(platforms))}", fontweight="bold")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+def _speed_series(r: Results, s: pd.DataFrame, names: dict) -> dict:
+    """Per model of the speed figure: (ids, every bar assumed) of the cells its bars read."""
+    rows = [speed_ids(r, k, u) for k, u in zip(s["kind"], s["unit"])]
+    out = {names[short]: (union(*(x[short] for x in rows)), all(x[short] for x in rows)) for short in names}
+    return {k: v for k, v in out.items() if v[0]}
 
 
 # ---------------------------------------------------------------- gauntlet
@@ -804,23 +838,28 @@ def _gauntlet_caveat(r: Results) -> list[dict]:
 def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the prose, each only when its data is there (the prose is
     tagged with its section and dropped without it)."""
-    out = {"dense_label": r.label_of("dense"), "moe_label": r.label_of("moe")}
-    s = speed_table(r)
+    out = Glued(r.assumed_why)
+    out.update({"dense_label": r.label_of("dense"), "moe_label": r.label_of("moe")})
+    s, cells = speed_table(r), run_cells(r)
+    every = []  # the smallest and largest advantage are chosen among all of them
     for row in s.itertuples():
-        k = row.kind.replace("-", "_")
+        k, ids = row.kind.replace("-", "_"), speed_ids(r, row.kind, row.unit)
+        every.append(ids["advantage"])
         for col in ("dense", "moe", "advantage"):
             v = getattr(row, col)
             if v is not None and pd.notna(v):
-                out[f"{'adv' if col == 'advantage' else col}_{k}"] = float(v)
+                out.cell(f"{'adv' if col == 'advantage' else col}_{k}", float(v), ids[col])
     adv = s.set_index("metric")["advantage"].astype(float).dropna()
     if len(adv):
-        out.update(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
-                   adv_max=float(adv.max()), adv_max_metric=str(adv.idxmax()))
+        for key, value in dict(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
+                               adv_max=float(adv.max()), adv_max_metric=str(adv.idxmax())).items():
+            out.cell(key, value, union(*every))
     for short in ("dense", "moe"):
         pre = _speed_run(r, short, "prefill")
         if pre is not None and pd.notna(pre["median_ttft_s"]):
-            out[f"{short}_prefill_ms"] = float(pre["median_ttft_s"]) * 1000
-            out[f"{short}_prefill_rate"] = float(pre["input_len"]) / float(pre["median_ttft_s"])
+            ids = cells.at(pre.name, "median_ttft_s")
+            out.cell(f"{short}_prefill_ms", float(pre["median_ttft_s"]) * 1000, ids)
+            out.cell(f"{short}_prefill_rate", float(pre["input_len"]) / float(pre["median_ttft_s"]), ids)
             out["prefill_prompt"] = int(pre["input_len"])
     v = r.values
     for short in ("dense", "moe"):
@@ -882,6 +921,11 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 # ---------------------------------------------------------------- formatting helpers
 
 
+def _cell(cells, row: pd.Series | None, column: str) -> Shown:
+    """A run's value as a number with the ids of its cell (NaN and none without the run)."""
+    return Shown(float("nan"), ()) if row is None else Shown(float(row[column]), cells.at(row.name, column))
+
+
 def _int(v):
     return "–" if v is None or pd.isna(v) else f"{v:,.0f}"
 
@@ -910,7 +954,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], run_cells(r)
     for short, cid in r.speed_configs().items():
         c = r.configs[cid]
         runs = r.runs[r.runs["config"] == cid]
@@ -926,21 +970,23 @@ def key_figures(r: Results) -> pd.DataFrame:
         mtp = bool(spec) and not spec.lower().startswith("none")
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=float(d["decode_tps"]),
-            acceptance_length=float(d["spec_acceptance_length"]) if mtp else float("nan"),
-            ttft_s=float(t["median_ttft_s"]) if t is not None else float("nan"),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(float(d["decode_tps"]), cells.at(d.name, "decode_tps")),
+            acceptance_length=_cell(cells, d if mtp else None, "spec_acceptance_length"),
+            ttft_s=_cell(cells, t, "median_ttft_s"),
             ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="speed",
             label=f"{platform_short(c)}, {r.label_of(short)}",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative=spec if mtp else "",
             decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
-            prefill_tps=float(pre["prefill_tps"].iloc[0]) if len(pre) else float("nan"),
+            prefill_tps=_cell(cells, pre.iloc[0] if len(pre) else None, "prefill_tps"),
             prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),
             notes="prefill as input / median TTFT of the one-token prefill run"
                   + (f"; tensor parallel over {accelerator_count(c.get('accelerators'))} cards"
                      if accelerator_count(c.get("accelerators")) > 1 else ""),
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

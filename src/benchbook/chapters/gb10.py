@@ -26,6 +26,7 @@ from ..caveats import data_caveats
 from ..contract import Missing
 from ..expr import evaluate
 from ..ingest.prometheus import counter_delta
+from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..published import parse_quantity
 from ..registry import GB10
 from ..report import config_label, fmt_seconds, platform_short
@@ -215,6 +216,24 @@ def compute_values(runs: pd.DataFrame, groups: pd.DataFrame, boot: pd.DataFrame,
     return values
 
 
+def value_ids(r: Results) -> dict:
+    """The assumption ids behind compute_values' names: a run's own cells, a group's mean
+    (every seed's cell), a start-up fact (its lines in the configuration's log)."""
+    cells, out = r.cells(r.runs, "runs"), {}
+    for label, key in zip(r.runs.index, r.runs["key"]):
+        for m in RUN_VALUES if isinstance(key, str) else ():
+            out[f"{key}_{m}"] = cells.at(label, m)
+    for group, g in r.runs.groupby("group", sort=False):
+        for m in RUN_VALUES:
+            out[f"{group}_{m}"] = cells.union(m, g.index)
+    boot = r.data["boot"]
+    if len(boot):
+        bc, cfg = r.cells(boot, "boot"), _role_key(boot)
+        for (c, fact), g in boot.groupby([cfg, "fact"]):
+            out[f"{c}_{fact}"] = bc.union("value_num", g.index)
+    return {k: v for k, v in out.items() if v}
+
+
 # ---------------------------------------------------------------- analysis
 
 
@@ -229,6 +248,7 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
     r.lines = spec_lines(r.data)
     r.labels = {ROLE_KEYS[role]: config_label(cid, r.config(cid)) for cid, role in r.roles.of_config.items()}
     r.values = compute_values(r.runs, r.groups, r.boot, prom_values(r.data), r.lines)
+    r.value_ids = value_ids(r)
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
@@ -307,16 +327,34 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
             seeds = _shared_seeds(r, before, after, test)
             paired = [r.values[f"{after}_{test}_s{s}_{m}"] / r.values[f"{before}_{test}_s{s}_{m}"] - 1 for s in seeds
                       if f"{after}_{test}_s{s}_{m}" in r.values and f"{before}_{test}_s{s}_{m}" in r.values]
+            ia, ib = (r.value_ids.get(f"{c}_{test}_{m}", ()) for c in (before, after))
+            band_ids = _band_ids(r, before, after, test, m, kind)
             rows.append({
-                "test": test.upper(), "metric": label, _head(r, before): _fmt(va, secs), _head(r, after): _fmt(vb, secs),
-                "Δ": f"{delta:+.1%}",
-                "Δ per seed": " / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)) if len(paired) > 1 else "–",
-                "seed spread": "–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
-                "verdict": verdict + ("" if verdict != "beyond noise" else (", better" if better else ", worse")),
-                "_delta": delta, "_band": band, "_metric": m, "_test": test,
+                "test": test.upper(), "metric": label, _head(r, before): Shown(_fmt(va, secs), ia),
+                _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(f"{delta:+.1%}", union(ia, ib)),
+                "Δ per seed": _per_seed(seeds, paired, union(ia, ib)),
+                "seed spread": Shown("–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
+                                     band_ids),
+                "verdict": Shown(verdict + ("" if verdict != "beyond noise" else (", better" if better else ", worse")),
+                                 union(ia, ib, band_ids)),
+                "_delta": delta, "_band": band, "_metric": m, "_test": test, "_ids": union(ia, ib, band_ids),
             })
-    return pd.DataFrame(rows, columns=["test", "metric", _head(r, before), _head(r, after), "Δ", "Δ per seed",
-                                       "seed spread", "verdict", "_delta", "_band", "_metric", "_test"])
+    return rows_table(rows, r.assumed_why, columns=["test", "metric", _head(r, before), _head(r, after), "Δ",
+                                                    "Δ per seed", "seed spread", "verdict", "_delta", "_band",
+                                                    "_metric", "_test", "_ids"])
+
+
+def _per_seed(seeds: list, paired: list, ids: tuple) -> Shown:
+    """The change seed by seed ('–' with fewer than two seeds), resting on both groups' cells."""
+    if len(paired) < 2:
+        return Shown("–")
+    return Shown(" / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)), ids)
+
+
+def _band_ids(r: Results, a: str, b: str, test: str, metric: str, kind: str) -> tuple:
+    """What noise_band read: the two groups' seeds, or for a stand-in every other test's."""
+    tests = [test] if kind == "seeds" else [t for t in TESTS if t != test] if kind == "stand-in" else []
+    return union(*(r.value_ids.get(f"{c}_{t}_{metric}", ()) for c in (a, b) for t in tests))
 
 
 def _head(r: Results, cfg: str) -> str:
@@ -350,7 +388,8 @@ def within_count(r: Results) -> dict:
     lim = r.params["within_pct"] / 100
     out = c[c["_delta"].abs() >= lim]
     return dict(total=len(c), within=int((c["_delta"].abs() < lim).sum()),
-                outside=", ".join(f"{t} {m} ({d})" for t, m, d in zip(out["test"], out["metric"], out["Δ"])))
+                outside=", ".join(f"{t} {m} ({d})" for t, m, d in zip(out["test"], out["metric"], out["Δ"])),
+                ids=union(*c["_ids"]))
 
 
 def decision(r: Results) -> pd.DataFrame:
@@ -380,14 +419,23 @@ def decision(r: Results) -> pd.DataFrame:
             call = "no clear call"
         costs = [f"{t.loc[m, 'metric']} {t.loc[m, 'Δ']}" for m in ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")
                  if m in t.index and t.loc[m, "_delta"] > t.loc[m, "_band"] * r.params["noise_factor"]]
-        row = {"test": r.test_label(test), "output t/s Δ": t.loc["output_tps", "Δ"],
-               "mean TTFT Δ": t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–",
-               "noise band": f"{f:.1%}", "our call": call}
+        ids = _ids_of(t, ("output_tps",)), _ids_of(t, ("mean_ttft_s",))
+        call_ids = union(*ids)
+        row = {"test": r.test_label(test), "output t/s Δ": Shown(t.loc["output_tps", "Δ"], ids[0]),
+               "mean TTFT Δ": Shown(t.loc["mean_ttft_s", "Δ"] if "mean_ttft_s" in t.index else "–", ids[1]),
+               "noise band": Shown(f"{f:.1%}", ids[0]), "our call": Shown(call, call_ids)}
         if r.comparable:  # the write-up's calls are about its setup only
-            row.update({"write-up": pub.get(test, "–"), "agree": "yes" if pub.get(test) == call else "no"})
-        row["costs beyond noise"] = ", ".join(costs) or "none"
+            row.update({"write-up": pub.get(test, "–"),
+                        "agree": Shown("yes" if pub.get(test) == call else "no", call_ids)})
+        row["costs beyond noise"] = Shown(", ".join(costs) or "none",
+                                          _ids_of(t, ("mean_tpot_s", "p99_tpot_s", "p99_itl_s")))
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
+
+
+def _ids_of(t: pd.DataFrame, metrics) -> tuple:
+    """The assumption ids of compare's rows (indexed by metric) for these metrics."""
+    return union(*(t.loc[m, "_ids"] for m in metrics if m in t.index))
 
 
 def published_decisions(r: Results) -> dict:
@@ -411,14 +459,15 @@ def published_decisions(r: Results) -> dict:
 def acceptance_runs(r: Results) -> pd.DataFrame:
     """Per MTP run: the bench JSON's spec block, with the acceptance length both ways."""
     m = r.runs[r.runs["spec_num_drafts"].notna()].sort_values("name")
-    return pd.DataFrame({
-        "run": m["name"], "drafts": m["spec_num_drafts"].astype(int), "draft tokens": m["spec_draft_tokens"].astype(int),
-        "accepted": m["spec_accepted_tokens"].astype(int),
-        "position 0": m["spec_pos0"].map(lambda v: f"{v:.2%}"), "position 1": m["spec_pos1"].map(lambda v: f"{v:.2%}"),
-        "acceptance rate": m["spec_acceptance_rate"].map(lambda v: f"{v:.2%}"),
-        "length, with bonus token": m["spec_acceptance_length"].map(lambda v: f"{v:.3f}"),
-        "accepted per draft (no bonus)": (m["spec_accepted_tokens"] / m["spec_num_drafts"]).map(lambda v: f"{v:.3f}"),
-    })
+    pct = lambda v: f"{v:.2%}"  # noqa: E731
+    return table(m, {
+        "run": Col("name"), "drafts": Col("spec_num_drafts", int), "draft tokens": Col("spec_draft_tokens", int),
+        "accepted": Col("spec_accepted_tokens", int),
+        "position 0": Col("spec_pos0", pct), "position 1": Col("spec_pos1", pct),
+        "acceptance rate": Col("spec_acceptance_rate", pct),
+        "length, with bonus token": Col("spec_acceptance_length", lambda v: f"{v:.3f}"),
+        "accepted per draft (no bonus)": Col(("spec_accepted_tokens", "spec_num_drafts"), lambda a, d: f"{a / d:.3f}"),
+    }, r.cells(m, "runs"))
 
 
 def reconciliation(r: Results) -> pd.DataFrame:
@@ -431,13 +480,15 @@ def reconciliation(r: Results) -> pd.DataFrame:
 
     k = _draft_positions(r)
 
-    def row(label, drafts, accepted):
+    bench_ids = r.cells(bench, "runs").union(("spec_num_drafts", "spec_accepted_tokens"))  # the sums read each run
+
+    def row(label, drafts, accepted, ids=()):
         if not drafts:
             return
-        rows.append({"source": label, "drafts": int(drafts), "accepted": int(accepted),
-                     "accepted per draft": f"{accepted / drafts:.4f}",
-                     "length (with bonus)": f"{1 + accepted / drafts:.3f}",
-                     "rate": f"{accepted / (k * drafts):.2%}" if k else "–"})
+        rows.append({"source": label, "drafts": Shown(int(drafts), ids), "accepted": Shown(int(accepted), ids),
+                     "accepted per draft": Shown(f"{accepted / drafts:.4f}", ids),
+                     "length (with bonus)": Shown(f"{1 + accepted / drafts:.3f}", ids),
+                     "rate": Shown(f"{accepted / (k * drafts):.2%}" if k else "–", ids)})
 
     if "prom_num_drafts" in v and "prom_accepted_tokens" in v:
         row("/metrics, last dump (since server start)", v["prom_num_drafts"], v["prom_accepted_tokens"])
@@ -446,11 +497,12 @@ def reconciliation(r: Results) -> pd.DataFrame:
     if len(mtp_lines):
         row("SpecDecoding log lines, all", mtp_lines["drafts"].sum(), mtp_lines["accepted_tokens"].sum())
     if len(bench):
-        row("bench JSON spec blocks (measured requests)", bench["spec_num_drafts"].sum(), bench["spec_accepted_tokens"].sum())
+        row("bench JSON spec blocks (measured requests)", bench["spec_num_drafts"].sum(),
+            bench["spec_accepted_tokens"].sum(), bench_ids)
         if "prom_num_drafts" in v and "prom_accepted_tokens" in v:
             row("left for warm-ups and other requests", v["prom_num_drafts"] - bench["spec_num_drafts"].sum(),
-                v["prom_accepted_tokens"] - bench["spec_accepted_tokens"].sum())
-    return pd.DataFrame(rows)
+                v["prom_accepted_tokens"] - bench["spec_accepted_tokens"].sum(), bench_ids)
+    return rows_table(rows, r.assumed_why)
 
 
 def _draft_positions(r: Results) -> int | None:
@@ -507,11 +559,16 @@ def tpot_vs_itl(r: Results) -> pd.DataFrame:
             t, i, k = (v.get(f"{cfg}_{test}_{m}") for m in ("mean_tpot_s", "mean_itl_s", "tokens_per_chunk"))
             if t is None or i is None:
                 continue
-            rows.append({"config": r.labels.get(cfg, cfg), "test": test.upper(), "mean TPOT": fmt_seconds(t),
-                         "mean ITL": fmt_seconds(i), "ITL / TPOT": f"{i / t:.2f}",
-                         "tokens per chunk": "–" if k is None else f"{k:.2f}",
-                         "P99 ITL": fmt_seconds(v.get(f"{cfg}_{test}_p99_itl_s")), "_cfg": cfg})
-    return pd.DataFrame(rows)
+            ids = {m: r.value_ids.get(f"{cfg}_{test}_{m}", ())
+                   for m in ("mean_tpot_s", "mean_itl_s", "tokens_per_chunk", "p99_itl_s")}
+            rows.append({"config": r.labels.get(cfg, cfg), "test": test.upper(),
+                         "mean TPOT": Shown(fmt_seconds(t), ids["mean_tpot_s"]),
+                         "mean ITL": Shown(fmt_seconds(i), ids["mean_itl_s"]),
+                         "ITL / TPOT": Shown(f"{i / t:.2f}", union(ids["mean_itl_s"], ids["mean_tpot_s"])),
+                         "tokens per chunk": Shown("–" if k is None else f"{k:.2f}", ids["tokens_per_chunk"]),
+                         "P99 ITL": Shown(fmt_seconds(v.get(f"{cfg}_{test}_p99_itl_s")), ids["p99_itl_s"]),
+                         "_cfg": cfg})
+    return rows_table(rows, r.assumed_why)
 
 
 def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
@@ -581,20 +638,22 @@ def boot_facts_table(r: Results) -> pd.DataFrame:
         row = {"fact": label}
         for cfg in cfgs:
             hit = b[(b["cfg"] == cfg) & (b["fact"] == fact)]
-            row[_head(r, cfg)] = "–" if not len(hit) else (
-                f"{hit['value_num'].iloc[0]:,.2f}".rstrip("0").rstrip(".") if pd.notna(hit["value_num"].iloc[0]) else str(hit["value"].iloc[0]))
+            row[_head(r, cfg)] = Shown("–" if not len(hit) else (
+                f"{hit['value_num'].iloc[0]:,.2f}".rstrip("0").rstrip(".") if pd.notna(hit["value_num"].iloc[0])
+                else str(hit["value"].iloc[0])), r.value_ids.get(f"{cfg}_{fact}", ()))
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
-def mtp_costs(r: Results) -> dict:
+def mtp_costs(r: Results, out: dict | None = None) -> dict:
     v = r.values
-    out = {}
+    out = Glued(r.assumed_why) if out is None else out
     for fact in ("kv_cache_tokens", "weights_gib", "weights_load_s", "kv_cache_gib", "max_concurrency"):
         a, b = v.get(f"van_{fact}"), v.get(f"mtp_{fact}")
         if a is not None and b is not None:
-            out[f"mtp_cost_{fact}"] = b - a
-            out[f"mtp_cost_{fact}_pct"] = 100 * (b / a - 1)
+            ids = union(r.value_ids.get(f"van_{fact}", ()), r.value_ids.get(f"mtp_{fact}", ()))
+            out.cell(f"mtp_cost_{fact}", b - a, ids)
+            out.cell(f"mtp_cost_{fact}_pct", 100 * (b / a - 1), ids)
     bt = r.boot
     mode = bt[bt["cfg"] == "mtp"].drop_duplicates("fact").set_index("fact")["value"].astype(str)
     out["mtp_graph_change"] = (f"{mode['cudagraph_mode_from']} → {mode['cudagraph_mode_to']}"
@@ -666,7 +725,9 @@ def fig_deltas(r: Results) -> plt.Figure:
     ax.set_ylabel("change with MTP (%)")
     ax.set_xlabel("test")
     ax.set_title(f"{r.labels.get('mtp', 'MTP')}: MTP on against off")
-    ax.legend(fontsize=plots.MIN_FONT_PT)
+    legend = ax.legend(fontsize=plots.MIN_FONT_PT)
+    marked = {m: (union(*g["_ids"]), all(g["_ids"])) for m, g in c.groupby("metric") if union(*g["_ids"])}
+    plots.mark_series(fig, legend, marked, r.assumed_why)
     fig.tight_layout()
     return fig
 
@@ -729,12 +790,12 @@ def configs_table(r: Results) -> pd.DataFrame:
 
 def runs_display(r: Results) -> pd.DataFrame:
     x = r.runs.sort_values(["cfg", "test", "name"])
-    return pd.DataFrame({"run": x["name"], "config": x["config"], "test": x["test"].str.upper(), "seed": x["seed"],
-                         "requests": x["completed"].astype("Int64"),
-                         "output t/s": x["output_tps"].map(lambda v: f"{v:.2f}"),
-                         "mean TTFT": x["mean_ttft_s"].map(fmt_seconds), "mean TPOT": x["mean_tpot_s"].map(fmt_seconds),
-                         "mean ITL": x["mean_itl_s"].map(fmt_seconds), "P99 ITL": x["p99_itl_s"].map(fmt_seconds),
-                         "file": x["source_file"].map(lambda p: Path(str(p)).name)})
+    return table(x, {"run": Col("name"), "config": Col("config"), "test": Col("test", str.upper), "seed": Col("seed"),
+                     "requests": Col("completed", lambda v: pd.NA if pd.isna(v) else int(v)),
+                     "output t/s": Col("output_tps", lambda v: f"{v:.2f}"),
+                     "mean TTFT": Col("mean_ttft_s", fmt_seconds), "mean TPOT": Col("mean_tpot_s", fmt_seconds),
+                     "mean ITL": Col("mean_itl_s", fmt_seconds), "P99 ITL": Col("p99_itl_s", fmt_seconds),
+                     "file": Col("source_file", lambda p: Path(str(p)).name)}, r.cells(x, "runs"))
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
@@ -744,27 +805,30 @@ def ingest_table(r: Results) -> pd.DataFrame:
 def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the chapter's prose, each computed only when its data is
     there; the prose that quotes it is tagged with its section and dropped without it."""
-    v = r.values
-    out = {"noise_factor": r.params["noise_factor"], "within_pct": r.params["within_pct"],
-           "strong_gain_pct": r.params["strong_gain_pct"], "strong_ttft_pct": r.params["strong_ttft_pct"]}
+    out = Glued(r.assumed_why)
+    out.update({"noise_factor": r.params["noise_factor"], "within_pct": r.params["within_pct"],
+                "strong_gain_pct": r.params["strong_gain_pct"], "strong_ttft_pct": r.params["strong_ttft_pct"]})
     out.update({f"label_{k}": lab for k, lab in r.labels.items()})
     for comp, (a, b, _) in COMPARISONS.items():
         if r.has(comp):
             c = compare(r, a, b)
             out[f"{comp}_rows"] = len(c)
-            out[f"{comp}_beyond"] = int(c["verdict"].str.startswith("beyond").sum())
+            out.cell(f"{comp}_beyond", int(c["verdict"].str.startswith("beyond").sum()), union(*c["_ids"]))
     if r.has("control"):
-        out["control_summary"] = (
+        out.of("control_summary", (
             "the stack alone moved the control beyond the noise, so the later comparisons use the current "
-            "stack only" if out["control_beyond"] else "the stack alone moved nothing beyond the noise")
+            "stack only" if out["control_beyond"] else "the stack alone moved nothing beyond the noise"),
+            "control_beyond")
     if r.has("model"):
         wc = within_count(r)
-        out.update(within_total=wc["total"], within_count=wc["within"], within_outside=wc["outside"] or "none")
+        out["within_total"] = wc["total"]
+        for key, value in (("within_count", wc["within"]), ("within_outside", wc["outside"] or "none")):
+            out.cell(key, value, wc["ids"])
     if r.has("mtp"):
-        out.update(_mtp_values(r))
+        _mtp_values(r, out)
         dec = decision(r)
         if "agree" in dec:
-            out["decisions_agree"] = int((dec["agree"] == "yes").sum())
+            out.cell("decisions_agree", int((dec["agree"] == "yes").sum()), union(*cell_ids_of(dec, "agree")))
         out["decisions_total"] = len(dec)
     if r.has("long-gaps"):
         lg = long_gaps(r)
@@ -777,11 +841,13 @@ def glue_values(r: Results) -> dict:
     if r.has("tpot-itl"):
         tv = tpot_vs_itl(r)
         top = tv.assign(_k=tv["ITL / TPOT"].astype(float)).sort_values("_k").iloc[-1]
-        out.update(itl_test=top["test"], itl_config=top["config"], itl_over_tpot=float(top["ITL / TPOT"]),
-                   itl_tokens_per_chunk=top["tokens per chunk"])
-    out.update(_acceptance_values(r))
+        ids = union(*cell_ids_of(tv, "ITL / TPOT"))  # the largest of every ratio
+        for key, value in dict(itl_test=top["test"], itl_config=top["config"], itl_over_tpot=float(top["ITL / TPOT"]),
+                               itl_tokens_per_chunk=top["tokens per chunk"]).items():
+            out.cell(key, value, ids)
+    _acceptance_values(r, out)
     if r.has("mtp-boot"):
-        out.update(mtp_costs(r))
+        mtp_costs(r, out)
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
     out["claims_total"] = len(r.ledger)
@@ -793,27 +859,34 @@ def glue_values(r: Results) -> dict:
     return out
 
 
-def _mtp_values(r: Results) -> dict:
+def cell_ids_of(df: pd.DataFrame, column: str) -> list[tuple]:
+    """The ids a display frame marks in one column, row by row (marks.with_marks)."""
+    from ..marks import MARKS
+
+    found = (df.attrs.get(MARKS) or {}).get(column, {})
+    return [tuple(found.get(label, ())) for label in df.index]
+
+
+def _mtp_values(r: Results, out: Glued) -> None:
     """The tests where MTP moved throughput most and least, with the TTFT and TPOT change there."""
     c = compare(r, "van", "mtp", ("output_tps", "mean_ttft_s", "mean_tpot_s"))
     tput = c[c["_metric"] == "output_tps"].sort_values("_delta")
     if not len(tput):
-        return {}
-    out = {}
+        return
+    chosen = union(*tput["_ids"])  # which test moved most is read off every test's change
     for role, row in (("best", tput.iloc[-1]), ("worst", tput.iloc[0])):
         t = row["_test"]
-        out[f"mtp_{role}_test"] = r.test_label(t)
-        out[f"mtp_{role}_output_pct"] = 100 * float(row["_delta"])
+        out.cell(f"mtp_{role}_test", r.test_label(t), chosen)
+        out.cell(f"mtp_{role}_output_pct", 100 * float(row["_delta"]), union(chosen, row["_ids"]))
         for m in ("mean_ttft_s", "mean_tpot_s"):
             hit = c[(c["_test"] == t) & (c["_metric"] == m)]
             if len(hit):
-                out[f"mtp_{role}_{m}_pct"] = 100 * float(hit["_delta"].iloc[0])
+                out.cell(f"mtp_{role}_{m}_pct", 100 * float(hit["_delta"].iloc[0]), union(chosen, hit["_ids"].iloc[0]))
     out["mtp_tests"] = len(tput)
-    return out
 
 
-def _acceptance_values(r: Results) -> dict:
-    v, out = r.values, {}
+def _acceptance_values(r: Results, out: Glued) -> None:
+    v = r.values
     if r.has("acceptance-metrics"):
         for k in ("prom_num_drafts", "prom_accepted_tokens", "prom_draft_tokens"):
             if k in v:
@@ -826,11 +899,13 @@ def _acceptance_values(r: Results) -> dict:
             if f"prom_accepted_pos{p}" in v:
                 out[f"pos{p}_pct"] = 100 * v[f"prom_accepted_pos{p}"] / v["prom_num_drafts"]
     if r.has("acceptance-bench") and "mtp_a_spec_acceptance_length" in v:
-        out["a_length"] = v["mtp_a_spec_acceptance_length"]
-        out["a_per_draft"] = v["mtp_a_spec_acceptance_length"] - 1
+        ids = r.value_ids.get("mtp_a_spec_acceptance_length", ())
+        out.cell("a_length", v["mtp_a_spec_acceptance_length"], ids)
+        out.cell("a_per_draft", v["mtp_a_spec_acceptance_length"] - 1, ids)
         if "global_per_draft" in out:
             d = out["a_per_draft"] - out["global_per_draft"]
-            out["a_vs_global"] = "as much as" if abs(d) < 0.005 else ("less than" if d < 0 else "more than")
+            out.of("a_vs_global", "as much as" if abs(d) < 0.005 else ("less than" if d < 0 else "more than"),
+                   "a_per_draft")
     line = quoted_line(r)
     if line:
         out["line_length"] = v[f"{line}_mean_acceptance_length"]
@@ -840,14 +915,14 @@ def _acceptance_values(r: Results) -> dict:
     if "prom_delta_num_drafts" in v:
         out["prom_delta_drafts"] = int(v["prom_delta_num_drafts"])
     bench = r.runs[r.runs["spec_num_drafts"].notna()] if "spec_num_drafts" in r.runs else r.runs.iloc[:0]
-    out["bench_drafts"] = int(bench["spec_num_drafts"].sum()) if len(bench) else 0
+    out.cell("bench_drafts", int(bench["spec_num_drafts"].sum()) if len(bench) else 0,
+             r.cells(bench, "runs").union("spec_num_drafts"))
     out["mtp_runs"] = len(bench)
     m = r.lines[r.lines["cfg"] == "mtp"] if len(r.lines) else r.lines
     if len(m):
         out["lines_n"] = len(m)
         out["lines_rate_min"] = 100 * float(m["acceptance_rate"].min())
         out["lines_rate_max"] = 100 * float(m["acceptance_rate"].max())
-    return out
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
@@ -869,7 +944,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid, c in r.data.study.configs.items():
         runs = r.runs[r.runs["config"] == cid]
         a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1) & runs["median_tpot_s"].notna()]
@@ -881,10 +956,14 @@ def key_figures(r: Results) -> pd.DataFrame:
         mtp = bool(spec) and not spec.lower().startswith("none")
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
-            acceptance_length=float(one["spec_acceptance_length"]) if mtp else float("nan"),
-            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if mtp else float("nan"),
+                                    cells.at(one.name, "spec_acceptance_length") if mtp else ()),
+            ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
+            ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="changes-against-the-noise",
             label=f"{platform_short(c)}, {r.labels.get(ROLE_KEYS.get(r.roles.of_config.get(cid)), cid)}",
@@ -892,7 +971,8 @@ def key_figures(r: Results) -> pd.DataFrame:
             speculative=spec if mtp else "",
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT of test A (one client, {int(one['input_len']):,}-token prompts)",
-            prefill_tps=float(one["prefill_tps"]), prefill_tokens=float(one["input_len"]),
+            prefill_tps=Shown(float(one["prefill_tps"]), cells.at(one.name, "prefill_tps")),
+            prefill_tokens=float(one["input_len"]),
             notes=f"prefill as input / TTFT of test A; best aggregate: {best['name']}",
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

@@ -15,10 +15,11 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import pipeline
-from ..analysis.llama import best_of, llama_values, ok_rows, usual_tests
-from ..analysis.serving import add_serving_metrics, run_values, sequential_vs_batched, sweep_table
+from ..analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
+from ..analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ..caveats import data_caveats
 from ..contract import Missing
+from ..marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union
 from ..report import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 
 STUDY = "h100-dense-vs-moe-mtp"
@@ -61,10 +62,15 @@ def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=N
     r.price, r.currency, r.price_source = _price(r)
     r.runs = add_serving_metrics(r.data["runs"], r.data["requests"], r.price)
     r.values = run_values(r.runs)
+    r.value_ids = run_value_ids(r.runs, r.cells(r.runs, "runs"))
     r.currencies = {k: r.currency for k in r.values if k.endswith("_cost_per_m")}
     if r.strix is not None:
-        r.values.update(llama_values(ok_rows(r.strix["llama_bench"]), "strix"))
-        r.values.update(run_values(add_serving_metrics(r.strix["runs"], r.strix["requests"], None)))
+        lb = ok_rows(r.strix["llama_bench"])
+        r.values.update(llama_values(lb, "strix"))
+        r.value_ids.update(llama_value_ids(lb, "strix", r.cells(lb, "llama_bench", r.strix)))
+        strix_runs = add_serving_metrics(r.strix["runs"], r.strix["requests"], None)
+        r.values.update(run_values(strix_runs))
+        r.value_ids.update(run_value_ids(strix_runs, r.cells(strix_runs, "runs", r.strix)))
     if r.price is None:
         r.sections["cost"] = Missing(r.spec.contract.section("cost"), [
             "an hourly price for this hardware (the write-up's price applies to its own H100 only)"])
@@ -134,7 +140,7 @@ def ingest_table(r: Results) -> pd.DataFrame:
 
 def single_stream(r: Results) -> pd.DataFrame:
     """Each configuration at one request at a time: prefill, TTFT, decode step, output rate."""
-    rows = []
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
         mine = r.runs[r.runs["config"] == cid]
         one = mine[(mine["kind"] == "sweep") & (mine["concurrency"] == 1)]
@@ -142,15 +148,19 @@ def single_stream(r: Results) -> pd.DataFrame:
         if not len(one) and not len(pre):
             continue
         o = one.iloc[0] if len(one) else None
+
+        def shown(col, fmt, row=o):
+            return Shown(fmt(row[col]), cells.at(row.name, col)) if row is not None else "–"
+
         rows.append({
             "configuration": r.label(cid),
-            "prefill t/s (prefill run)": fmt_rate(pre["prefill_tps"].iloc[0]) if len(pre) else "–",
+            "prefill t/s (prefill run)": shown("prefill_tps", fmt_rate, pre.iloc[0] if len(pre) else None),
             "prompt tokens": f"{int(o['input_len']):,}" if o is not None else "–",
-            "TTFT p50": fmt_seconds(o["median_ttft_s"]) if o is not None else "–",
-            "TPOT p50": fmt_seconds(o["median_tpot_s"]) if o is not None else "–",
-            "output t/s": fmt_rate(o["output_tps"]) if o is not None else "–",
+            "TTFT p50": shown("median_ttft_s", fmt_seconds),
+            "TPOT p50": shown("median_tpot_s", fmt_seconds),
+            "output t/s": shown("output_tps", fmt_rate),
         })
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)
 
 
 def strix_tests(r: Results) -> tuple[str | None, str | None]:
@@ -191,18 +201,20 @@ def side_by_side(r: Results, rows: list[tuple[str, str, str, str, bool]], labels
             continue
         ratio = (vb / va if lower_better else va / vb) if va and vb else None
         show = fmt_seconds if kind == "s" else (lambda v: f"{fmt_rate(v)} t/s" if v else "–")
-        out.append({"metric": label, labels[0]: show(va), labels[1]: show(vb), "advantage of the first": fmt_ratio(ratio)})
-    return pd.DataFrame(out)
+        ia, ib = r.value_ids.get(a, ()), r.value_ids.get(b, ())
+        out.append({"metric": label, labels[0]: Shown(show(va), ia), labels[1]: Shown(show(vb), ib),
+                    "advantage of the first": Shown(fmt_ratio(ratio), union(ia, ib))})
+    return rows_table(out, r.assumed_why)
 
 
 def sweeps(r: Results) -> pd.DataFrame:
     """The sweep runs, one row per configuration and concurrency, labelled for figures."""
-    s = sweep_table(r.runs)
-    s = s[s["config"].isin(r.configs_in_order())]
+    runs = r.runs[(r.runs["kind"] == "sweep") & r.runs["config"].isin(r.configs_in_order())]
     order = {c: i for i, c in enumerate(r.configs_in_order())}
-    s = s.assign(_o=s["config"].map(order)).sort_values(["_o", "concurrency"]).drop(columns="_o")
+    s = runs.assign(_o=runs["config"].map(order)).sort_values(["_o", "concurrency"])
+    s = tagged(s[sweep_table(runs).columns], r.cells(s, "runs"))  # each cell with the assumptions it holds
     models = {cid: r.config(cid).get("model") for cid in r.configs_in_order()}
-    return s.assign(model=s["config"].map(models), config=s["config"].map(r.label)).reset_index(drop=True)
+    return s.assign(model=s["config"].map(models), config=s["config"].map(r.label))
 
 
 def interactive_sweep(r: Results):
@@ -216,23 +228,23 @@ def interactive_sweep(r: Results):
     return interactive.lines(s, "concurrency", "output_tps", "config", "Aggregate output by concurrency",
                              "concurrent requests", "output tokens/s", colour_of=dict(zip(s["config"], s["model"])),
                              log_x=True, hover={"per_agent": "per agent t/s", "ttft": "median TTFT",
-                                                "p99": "P99 TTFT"})
+                                                "p99": "P99 TTFT"},
+                             reads={"per_agent": "per_agent_tps", "ttft": "median_ttft_s", "p99": "p99_ttft_s"})
 
 
 def sweep_display(r: Results, config: str) -> pd.DataFrame:
-    s = sweep_table(r.runs)
-    s = s[s["config"] == config]
-    return pd.DataFrame({
-        "concurrency": s["concurrency"].astype("Int64"),
-        "aggregate t/s": s["output_tps"].map(fmt_rate),
-        "per agent": s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
-        "per request": s["per_request_tps"].map(lambda v: fmt_rate(v, 1)),
-        "TTFT p50": s["median_ttft_s"].map(fmt_seconds),
-        "TTFT p99": s["p99_ttft_s"].map(fmt_seconds),
-        "TPOT p50": s["median_tpot_s"].map(fmt_seconds),
-        "TPOT p99": s["p99_tpot_s"].map(fmt_seconds),
-        "n": s["completed"].astype("Int64"),
-    })
+    s = r.runs[(r.runs["kind"] == "sweep") & (r.runs["config"] == config)].sort_values("concurrency")
+    return table(s, {
+        "concurrency": Col("concurrency", as_int),
+        "aggregate t/s": Col("output_tps", fmt_rate),
+        "per agent": Col("per_agent_tps", lambda v: fmt_rate(v, 1)),
+        "per request": Col("per_request_tps", lambda v: fmt_rate(v, 1)),
+        "TTFT p50": Col("median_ttft_s", fmt_seconds),
+        "TTFT p99": Col("p99_ttft_s", fmt_seconds),
+        "TPOT p50": Col("median_tpot_s", fmt_seconds),
+        "TPOT p99": Col("p99_tpot_s", fmt_seconds),
+        "n": Col("completed", as_int),
+    }, r.cells(s, "runs"))
 
 
 def sweep_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
@@ -251,27 +263,27 @@ def rate_display(r: Results) -> pd.DataFrame:
     order = {c: i for i, c in enumerate(r.configs_in_order())}
     x = x.assign(_o=x["config"].map(order), _r=pd.to_numeric(x["request_rate"], errors="coerce"))
     x = x.sort_values(["_o", "_r"])
-    return pd.DataFrame({
-        "configuration": x["config"].map(r.label),
-        "offered requests/s": x["_r"].map(lambda v: "unlimited" if v == float("inf") else fmt_rate(v, 1)),
-        "completed requests/s": x["request_tps"].map(lambda v: fmt_rate(v, 2)),
-        "aggregate t/s": x["output_tps"].map(fmt_rate),
-        "TTFT p50": x["median_ttft_s"].map(fmt_seconds),
-        "TTFT p99": x["p99_ttft_s"].map(fmt_seconds),
-        "TPOT p50": x["median_tpot_s"].map(fmt_seconds),
-        "requests": x["completed"].astype("Int64"),
-    })
+    return table(x, {
+        "configuration": Col("config", r.label),
+        "offered requests/s": Col("_r", lambda v: "unlimited" if v == float("inf") else fmt_rate(v, 1)),
+        "completed requests/s": Col("request_tps", lambda v: fmt_rate(v, 2)),
+        "aggregate t/s": Col("output_tps", fmt_rate),
+        "TTFT p50": Col("median_ttft_s", fmt_seconds),
+        "TTFT p99": Col("p99_ttft_s", fmt_seconds),
+        "TPOT p50": Col("median_tpot_s", fmt_seconds),
+        "requests": Col("completed", as_int),
+    }, r.cells(x, "runs"))
 
 
 def cost_display(r: Results) -> pd.DataFrame:
     runs = r.runs[r.runs["kind"].isin(["sweep", "rate"])].sort_values(["config", "kind", "concurrency"])
-    return pd.DataFrame({
-        "configuration": runs["config"].map(r.label),
-        "run": runs["name"],
-        "concurrency": runs["concurrency"].astype("Int64"),
-        "output t/s": runs["output_tps"].map(fmt_rate),
-        f"{r.currency or 'price units'}/M output tokens": runs["cost_per_m"].map(lambda v: fmt_money(v, r.currency)),
-    })
+    return table(runs, {
+        "configuration": Col("config", r.label),
+        "run": Col("name"),
+        "concurrency": Col("concurrency", as_int),
+        "output t/s": Col("output_tps", fmt_rate),
+        f"{r.currency or 'price units'}/M output tokens": Col("cost_per_m", lambda v: fmt_money(v, r.currency)),
+    }, r.cells(runs, "runs"))
 
 
 def serving_model(r: Results) -> pd.DataFrame:
@@ -279,7 +291,8 @@ def serving_model(r: Results) -> pd.DataFrame:
     n, tokens = r.params["agents"], r.params["answer_tokens"]
     _, tg = strix_tests(r)
     tg_rate = r.values.get(f"strix_best_{tg}_tps") if tg else None
-    rows = []
+    seq = r.value_ids.get(f"strix_best_{tg}_tps", ())
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
         row = nearest(r, cid, n)
         if row is None or not tg_rate:
@@ -287,15 +300,16 @@ def serving_model(r: Results) -> pd.DataFrame:
         per_agent, ttft = float(row["per_agent_tps"]), float(row["median_ttft_s"])
         plain = sequential_vs_batched(n, tokens, tg_rate, per_agent)
         with_ttft = sequential_vs_batched(n, tokens, tg_rate, per_agent, ttft)
+        gen, both = cells.at(row.name, "per_agent_tps"), cells.row(row.name, ("per_agent_tps", "median_ttft_s"))
         rows.append({
             "batched server": f"{r.label(cid)} (measured at {int(row['concurrency'])})",
-            "Strix Halo, sequential": fmt_seconds(plain["sequential_s"]),
-            "batched, generation only": fmt_seconds(plain["batched_s"]),
-            "advantage": fmt_ratio(plain["advantage"]),
-            "batched, with median TTFT": fmt_seconds(with_ttft["batched_s"]),
-            "advantage with TTFT": fmt_ratio(with_ttft["advantage"]),
+            "Strix Halo, sequential": Shown(fmt_seconds(plain["sequential_s"]), seq),
+            "batched, generation only": Shown(fmt_seconds(plain["batched_s"]), gen),
+            "advantage": Shown(fmt_ratio(plain["advantage"]), union(seq, gen)),
+            "batched, with median TTFT": Shown(fmt_seconds(with_ttft["batched_s"]), both),
+            "advantage with TTFT": Shown(fmt_ratio(with_ttft["advantage"]), union(seq, both)),
         })
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
 def nearest(r: Results, config: str, concurrency: int) -> pd.Series | None:
@@ -309,12 +323,15 @@ def nearest(r: Results, config: str, concurrency: int) -> pd.Series | None:
 def strix_backends(r: Results) -> pd.DataFrame:
     if r.strix is None or not len(ok_rows(r.strix["llama_bench"])):
         return pd.DataFrame()
-    best = best_of(ok_rows(r.strix["llama_bench"]))
-    return pd.DataFrame({
-        "test": best["test_name"], "best backend": best["best_config"],
-        "best t/s": best["avg_ts"].map(lambda v: fmt_rate(v, 1)),
-        "best / worst backend": best["spread"].map(fmt_ratio),
-    })
+    lb = with_test_names(ok_rows(r.strix["llama_bench"]))
+    best = best_of(lb).set_index("test_name", drop=False)
+    # which backend is best, its rate and the spread all read every backend's rate of the test
+    cells = r.cells(lb, "llama_bench", r.strix).group(lb, "test_name")
+    return table(best, {
+        "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
+        "best t/s": Col("avg_ts", lambda v: fmt_rate(v, 1)),
+        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts",)),
+    }, cells)
 
 
 def glue_values(r: Results) -> dict:
@@ -324,7 +341,7 @@ def glue_values(r: Results) -> dict:
     `base_at_*` the point nearest the `agents` parameter (likewise `cand_*`), so the prose
     stays true on data swept at other concurrencies.
     """
-    out = {}
+    out, cells = Glued(r.assumed_why), r.cells(r.runs, "runs")
     sweeps_ = r.runs[r.runs["kind"] == "sweep"]
     for short, cid in (("base", r.baseline), ("cand", r.candidate)):
         s = sweeps_[sweeps_["config"] == cid].sort_values("concurrency") if cid else sweeps_.iloc[:0]
@@ -335,11 +352,13 @@ def glue_values(r: Results) -> dict:
         for role, row in (("lo", s.iloc[0]), ("hi", s.iloc[-1]), ("at", at)):
             out[f"{short}_{role}_concurrency"] = int(row["concurrency"])
             for metric in ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
-                out[f"{short}_{role}_{metric}"] = float(row[metric])
-        out[f"{short}_scaling"] = out[f"{short}_hi_output_tps"] / out[f"{short}_lo_output_tps"]
+                out.cell(f"{short}_{role}_{metric}", float(row[metric]), cells.at(row.name, metric))
+        out.of(f"{short}_scaling", out[f"{short}_hi_output_tps"] / out[f"{short}_lo_output_tps"],
+               f"{short}_hi_output_tps", f"{short}_lo_output_tps")
     if "base_lo_output_tps" in out and "cand_lo_output_tps" in out \
             and out["base_lo_concurrency"] == out["cand_lo_concurrency"]:
-        out["cand_uplift_lo"] = out["cand_lo_output_tps"] / out["base_lo_output_tps"]
+        out.of("cand_uplift_lo", out["cand_lo_output_tps"] / out["base_lo_output_tps"],
+               "cand_lo_output_tps", "base_lo_output_tps")
         out["where"] = ("on the same platform" if same_platform(r.config(r.baseline), r.config(r.candidate))
                         else f"on another platform ({r.config(r.candidate).get('platform') or 'not stated'} against "
                              f"{r.config(r.baseline).get('platform') or 'not stated'})")
@@ -385,7 +404,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
         runs = r.runs[r.runs["config"] == cid]
         sweep = runs[runs["kind"] == "sweep"].sort_values("concurrency")
@@ -394,30 +413,36 @@ def key_figures(r: Results) -> pd.DataFrame:
         c = r.config(cid)
         one = sweep.iloc[0]
         best = sweep.loc[sweep["output_tps"].idxmax()]
+        top = cells.union("output_tps", sweep.index)  # the best is chosen among every sweep run
         pre = runs[runs["kind"] == "prefill"]
         if len(pre):
             prefill, prefill_tokens, pre_note = float(pre["prefill_tps"].iloc[0]), float(pre["input_len"].iloc[0]), \
                 "prefill from the one-token prefill run"
+            pre_ids = cells.at(pre.index[0], "prefill_tps")
         else:
             prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
                 f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
+            pre_ids = cells.at(one.name, "prefill_tps")
         spec = c.get("speculative") or ""
         price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
             quantisation=c.get("quantisation"),
-            single_stream_decode_tps=1.0 / float(one["median_tpot_s"]),
-            acceptance_length=float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
-            ttft_s=float(one["median_ttft_s"]), ttft_input_tokens=float(one["input_len"]),
-            best_aggregate_tps=float(best["output_tps"]), best_aggregate_concurrency=float(best["concurrency"]),
-            cost_per_m=float(best["cost_per_m"]), currency=r.currency if r.price is not None else "",
+            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
+                                    cells.at(one.name, "spec_acceptance_length")),
+            ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
+            ttft_input_tokens=float(one["input_len"]),
+            best_aggregate_tps=Shown(float(best["output_tps"]), top),
+            best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
+            cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
             power_w=float("nan"), power_kind="", anchor="concurrency",
             label=r.label(cid), accelerators=accelerator_count(c.get("accelerators")),
             kv_dtype=c.get("kv_dtype") or "", speculative="" if spec == "none" else spec,
             decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
                          f"{int(one['input_len']):,}-token prompts",
-            prefill_tps=prefill, prefill_tokens=prefill_tokens,
+            prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, cells.why)

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import claims as claims_mod
 from .. import pipeline
 from ..contract import Missing
+from ..marks import Glued, Shown, rows_table, union
 from ..report import config_label, platform_short
 
 STUDY = "power-sweep"
@@ -32,6 +33,7 @@ class Results(pipeline.ChapterResults):
     windows: pd.DataFrame = field(default_factory=pd.DataFrame)  # every stats window, enriched
     models: pd.DataFrame = field(default_factory=pd.DataFrame)  # config -> prefix, label, cards, gpus
     limits: pd.DataFrame = field(default_factory=pd.DataFrame)  # per server log: manifest and nvidia-smi limits
+    draw_ids: dict = field(default_factory=dict)  # window -> assumption ids of the GPU samples its draw reads
 
     @property
     def busy(self) -> pd.DataFrame:
@@ -53,6 +55,8 @@ def analyse(data_dir, published_file=None, overhead_w: float = 0.0, directional_
     windows["power_key"] = windows["limit_w"].map(lambda v: f"{int(round(v))}W" if pd.notna(v) else NO_LIMIT)
     r.windows = windows
     r.values = window_values(windows, r.models, params["overhead_w"])
+    r.draw_ids = draw_ids(r)
+    r.value_ids = window_value_ids(r)
     _refine_sections(r)
     pipeline.finish(r, caveats=data_caveats)
     r.comparison = label_rows(r.published, r.comparison)
@@ -160,6 +164,19 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame, s
         diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"]).abs()
         limits["agrees"] = pd.array(np.where(diff.isna(), None, diff < 0.5), dtype="boolean")
     return out, limits
+
+
+def draw_ids(r: Results) -> dict:
+    """Window -> the assumption ids its logged draw reads: the power_draw_w cells of the GPU
+    log join_power took it from (every sample of that log, a conservative bound)."""
+    gpu = r.data["gpu_samples"]
+    if not r.assumptions_of() or not len(gpu) or "gpu_file" not in r.windows:
+        return {}
+    cells = r.cells(gpu, "gpu_samples")
+    per_file = {f: cells.union("power_draw_w", g.index) for f, g in gpu.groupby("source_file", observed=True)}
+    w = r.windows
+    return {label: per_file.get(f, ()) for label, f, d in zip(w.index, w["gpu_file"], w["draw_w"])
+            if pd.notna(d) and per_file.get(f)}
 
 
 def _gpu_file_for(src: str, w: pd.DataFrame, gpu: pd.DataFrame) -> pd.DataFrame | None:
@@ -297,6 +314,32 @@ def window_values(windows: pd.DataFrame, models: pd.DataFrame, overhead_w: float
     return out
 
 
+DRAW_VALUES = ("measured_kw", "gen_per_kwh_measured")  # scope_stats' values that read the logged draw
+
+
+def window_value_ids(r: Results) -> dict:
+    """The assumption ids behind window_values' names: those of the logged draw, per scope
+    (the same groups of windows as window_values)."""
+    if not r.draw_ids:
+        return {}
+    out, busy = {}, r.busy
+
+    def put(prefix, w):
+        ids = union(*(r.draw_ids.get(label, ()) for label in w.index))
+        for k in DRAW_VALUES if ids else ():
+            out[f"{prefix}_{k}"] = ids
+
+    for m in r.models.itertuples():
+        for key, w in busy[busy["config"] == m.config].groupby("power_key"):
+            p = f"{m.prefix}_{key}"
+            put(p, w)
+            for c, g in w.groupby("running"):
+                put(f"{p}_c{int(c)}", g)
+            for scope, (lo, hi) in SCOPES.items():
+                put(f"{p}_{scope}", w[w["running"].between(lo, hi)])
+    return out
+
+
 def _put(out: dict, prefix: str, stats: dict) -> None:
     for k, v in stats.items():
         out[f"{prefix}_{k}"] = v
@@ -361,6 +404,9 @@ def files_table(r: Results) -> pd.DataFrame:
     """Per server log: what it holds, and where its power limit came from."""
     boot = r.data["boot"]
     starts = boot[boot["fact"] == "kv_cache_tokens"].groupby("source_file").size() if len(boot) else pd.Series(dtype=int)
+    cells = r.cells(boot, "boot")  # a start-up is a fact of the log: the generator may have made it (a restart)
+    start_ids = {f: cells.union("fact", g.index) for f, g in boot[boot["fact"] == "kv_cache_tokens"].groupby(
+        "source_file", observed=True)} if len(boot) else {}
     rows = []
     for rec in r.limits.itertuples():
         w = r.windows[r.windows["source_file"] == rec.file]
@@ -370,12 +416,13 @@ def files_table(r: Results) -> pd.DataFrame:
             "limit (study.yml)": _fmt(rec.manifest_limit_w, 0),
             "limit (nvidia-smi)": _fmt(rec.nvidia_smi_limit_w, 0),
             "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
-            "start-ups": int(starts.get(rec.file, 0)), "cards summed": rec.cards or "–",
+            "start-ups": Shown(int(starts.get(rec.file, 0)), start_ids.get(rec.file, ())),
+            "cards summed": rec.cards or "–",
             "cards left out": rec.other_cards or "–", "server log": PurePosixPath(rec.file).as_posix(),
             "GPU log beside it": (f"{PurePosixPath(rec.gpu_file).name}: {rec.windows_joined} windows joined"
                                   + (f" ({rec.join_note})" if rec.join_note else "")) if rec.gpu_file else "none",
         })
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
@@ -398,8 +445,9 @@ def summary_table(r: Results, config: str) -> pd.DataFrame:
                      "median prefill (active)": _fmt(v.get(f"{p}_prefill_active_median")),
                      "avg prefill (all windows)": _fmt(v.get(f"{p}_prefill_sustained_mean")),
                      "completions/min": _fmt(v.get(f"{p}_completions_per_min")),
-                     "GPU draw W (logged)": _fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v else "–"})
-    return pd.DataFrame(rows)
+                     "GPU draw W (logged)": Shown(_fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v
+                                                  else "–", r.value_ids.get(f"{p}_measured_kw", ()))})
+    return rows_table(rows, r.assumed_why)
 
 
 def concurrency_table(r: Results, config: str) -> pd.DataFrame:
@@ -485,9 +533,12 @@ def tokens_per_kw_table(r: Results) -> pd.DataFrame:
                              "prefill t/kW (nominal)": _fmt(v.get(f"{p}_{scope}_prefill_per_kw"), 0),
                              "avg prefill t/s (all windows)": _fmt(v.get(f"{p}_{scope}_prefill_sustained_mean"), 0),
                              "nominal kW": _fmt(v[f"{p}_gpu_kw"], 2),
-                             "measured GPU kW": _fmt(v.get(f"{p}_{scope}_measured_kw"), 2),
-                             "gen tokens/kWh (logged draw)": _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0)})
-    return pd.DataFrame(rows)
+                             "measured GPU kW": Shown(_fmt(v.get(f"{p}_{scope}_measured_kw"), 2),
+                                                      r.value_ids.get(f"{p}_{scope}_measured_kw", ())),
+                             "gen tokens/kWh (logged draw)": Shown(
+                                 _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0),
+                                 r.value_ids.get(f"{p}_{scope}_gen_per_kwh_measured", ()))})
+    return rows_table(rows, r.assumed_why)
 
 
 def window_mix(r: Results) -> pd.DataFrame:
@@ -759,9 +810,10 @@ def glue_values(r: Results) -> dict:
     """Numbers the prose quotes, named by role so the prose stays true on other data; a
     number of a section the data cannot fill is not computed (its prose is dropped)."""
     v = r.values
-    out = {"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
-           "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
-           "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]}
+    out = Glued(r.assumed_why)
+    out.update({"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
+                "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
+                "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]})
     cards = sorted(set(int(c) for c in r.models["cards"]))
     out["cards_text"] = " or ".join(str(c) for c in cards) + (" card" if cards == [1] else " cards")
     keys = [k for k in limits_order(r) if k != NO_LIMIT]
@@ -780,7 +832,8 @@ def glue_values(r: Results) -> dict:
         busy = r.busy.dropna(subset=["draw_w", "limit_w"])
         if len(busy):
             n_cards = busy["config"].map(r.models.set_index("config")["cards"])
-            out["draw_share"] = float((busy["draw_w"] / (n_cards * busy["limit_w"])).mean())
+            out.cell("draw_share", float((busy["draw_w"] / (n_cards * busy["limit_w"])).mean()),
+                     union(*(r.draw_ids.get(label, ()) for label in busy.index)))
     n = r.busy.groupby(["config", "power_key", "running"]).size()
     out["cells_n"], out["cells_directional"] = int(len(n)), int((n <= r.params["directional_n"]).sum())
     counts = claims_mod.verdict_counts(r.ledger)
@@ -813,6 +866,19 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------
 
+def _acceptance_length(r: Results, spec: pd.DataFrame, w: pd.DataFrame) -> Shown:
+    """1 + accepted / drafts over the SpecDecoding lines of these windows' logs, with the
+    ids of the cells it reads (NaN without drafts)."""
+    s = spec[spec["source_file"].isin(w["source_file"].unique())]
+    # drafts per line: as logged, or accepted / (acceptance length - 1) where only those are printed
+    drafts = s["num_drafts"].astype("Float64").fillna(
+        s["accepted_tokens"].astype("Float64") / (s["mean_acceptance_length"].astype("Float64") - 1))
+    if not len(s) or float(drafts.sum()) <= 0:
+        return Shown(float("nan"))
+    ids = r.cells(s, "spec_decode").union(("accepted_tokens", "num_drafts", "mean_acceptance_length"))
+    return Shown(1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum()), ids)
+
+
 def key_figures(r: Results) -> pd.DataFrame:
     """One row per model and power limit, from the live 10-second windows.
 
@@ -836,21 +902,16 @@ def key_figures(r: Results) -> pd.DataFrame:
         top = buckets["gen"].idxmax()
         spec_text = str(c.get("speculative") or "")
         mtp = bool(spec_text) and not spec_text.lower().startswith("none")
-        al = float("nan")
-        if mtp and len(spec):
-            s = spec[spec["source_file"].isin(w["source_file"].unique())]
-            # drafts per line: as logged, or accepted / (acceptance length - 1) where only those are printed
-            drafts = s["num_drafts"].astype("Float64").fillna(
-                s["accepted_tokens"].astype("Float64") / (s["mean_acceptance_length"].astype("Float64") - 1))
-            if len(s) and float(drafts.sum()) > 0:
-                al = 1.0 + float(s["accepted_tokens"].sum()) / float(drafts.sum())
+        al = _acceptance_length(r, spec, w) if mtp and len(spec) else Shown(float("nan"))
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=f"{cid}@{key}", model=c.get("model"),
             quantisation=c.get("quantisation"),
             single_stream_decode_tps=float(one["generation_tps"].mean()) if len(one) else float("nan"),
             acceptance_length=al, ttft_s=float("nan"), ttft_input_tokens=float("nan"),
             best_aggregate_tps=float(buckets.loc[top, "gen"]), best_aggregate_concurrency=float(top),
-            cost_per_m=float("nan"), currency="", power_w=float(buckets.loc[top, "draw"]),
+            cost_per_m=float("nan"), currency="",
+            power_w=Shown(float(buckets.loc[top, "draw"]),
+                          union(*(r.draw_ids.get(label, ()) for label in w[w["running"] == top].index))),
             power_kind="measured" if pd.notna(buckets.loc[top, "draw"]) else "",
             anchor="generation-by-concurrency",
             label=f"{platform_short(c)} " + (f"at {int(limit)} W" if pd.notna(limit) else "(power limit unknown)")
@@ -860,4 +921,4 @@ def key_figures(r: Results) -> pd.DataFrame:
             decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",
             notes="live agent traffic; power: mean draw of all cards in the nvidia-smi log at the best bucket",
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)

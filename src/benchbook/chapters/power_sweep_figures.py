@@ -158,10 +158,21 @@ def tokens_per_kw(r: Results) -> plt.Figure:
         ax.set_xlabel("")
         ax.set_ylabel("generated tokens/s per kW")
         ax.tick_params(axis="x", labelsize=MIN_FONT_PT)
-    axes[-1].legend(title="limit (bars: 4 x limit; ◆: logged draw)")
+    # the diamonds read the logged draw: say so in the legend when it holds a generator's choice
+    ids = {i for c in ("measured GPU kW", "gen tokens/kWh (logged draw)") for i in _marked(t, c)}
+    axes[-1].legend(title="limit (bars: 4 x limit; ◆: logged draw" + (", assumed)" if ids else ")"))
+    if ids:
+        fig.benchbook_assumed = {i: r.assumed_why.get(i, "") for i in ids}
     fig.suptitle("Generation per kW of GPU power", fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+def _marked(t: pd.DataFrame, column: str) -> set:
+    """Assumption ids a display table marks anywhere in one column."""
+    from ..marks import MARKS
+
+    return {i for ids in (t.attrs.get(MARKS) or {}).get(column, {}).values() for i in ids}
 
 
 def mix(r: Results) -> plt.Figure:

@@ -18,10 +18,12 @@ import seaborn as sns
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
-from ..analysis.llama import llama_values, ok_rows, usual_tests, variants, with_test_names
-from ..analysis.serving import add_serving_metrics, run_values
+from ..analysis.llama import llama_value_ids, llama_values, ok_rows, usual_tests, variants, with_test_names
+from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ..caveats import data_caveats
 from ..contract import Missing
+from ..marks import (WHY, Col, Glued, Shown, as_int, carried, rows_table, series, table, tagged, union, value_ids,
+                     with_marks)
 from ..report import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 
 STUDY = "strix-halo-baseline"
@@ -74,9 +76,12 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
     r.failed = lb[lb["status"].astype(object).eq("failed").to_numpy()] if "status" in lb else lb.iloc[:0]
     r.server = add_serving_metrics(r.data["runs"], r.data["requests"], None)
     r.values = {**llama_values(r.llama, "strix"), **run_values(r.server), **backend_counts(r.llama)}
+    r.value_ids = {**llama_value_ids(r.llama, "strix", r.cells(r.llama, "llama_bench")),
+                   **run_value_ids(r.server, r.cells(r.server, "runs"))}
     if r.h100 is not None:
         r.h100_runs = add_serving_metrics(r.h100["runs"], r.h100["requests"], None)
         r.values.update(run_values(r.h100_runs))
+        r.value_ids.update(run_value_ids(r.h100_runs, r.cells(r.h100_runs, "runs", r.h100)))
         r.values.update(batched_values(r, agents))
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
@@ -159,27 +164,35 @@ def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
     return llama.assign(share_of_best=llama["avg_ts"] / best)
 
 
+def llama_cells(r: Results, lb: pd.DataFrame):
+    """The assumption ids of llama-bench rows; a share of the best holds what its test's
+    rates hold (the best is their maximum)."""
+    cells = r.cells(lb, "llama_bench")
+    return cells.assign("share_of_best", cells.per_group(lb, "test_name", "avg_ts"))
+
+
 def backend_table(r: Results) -> pd.DataFrame:
     """Every llama-bench test of every backend, with its share of the best."""
     lb = with_share_of_best(r.llama)
     order = {t: i for i, t in enumerate(_tests_in_order(lb))}
     lb = lb.assign(_o=lb["test_name"].map(order)).sort_values(["_o", "avg_ts"], ascending=[True, False])
-    out = pd.DataFrame({
-        "test": lb["test_name"],
-        "config": lb["variant"],
-        "backend": lb["backend"],
-        "build": [_build(n, c) for n, c in zip(lb["build_number"], lb["build_commit"])],
-        "t/s (mean ± sd)": [f"{a:,.2f} ± {s:.2f}" for a, s in zip(lb["avg_ts"], lb["stddev_ts"].fillna(0))],
-        "samples": lb["n_samples"].astype("Int64"),
-        "of best": lb["share_of_best"].map(lambda v: f"{v:.1%}"),
-    })
+    out = table(lb, {
+        "test": Col("test_name"),
+        "config": Col("variant"),
+        "backend": Col("backend"),
+        "build": Col(("build_number", "build_commit"), _build),
+        "t/s (mean ± sd)": Col(("avg_ts", "stddev_ts"), lambda a, s: f"{a:,.2f} ± {0 if pd.isna(s) else s:.2f}"),
+        "samples": Col("n_samples", lambda v: pd.NA if pd.isna(v) else int(v)),
+        "of best": Col("share_of_best", lambda v: f"{v:.1%}"),
+    }, llama_cells(r, lb))
     if len(r.failed):  # a crashed run: shown as failed, with its error, never silently dropped
-        f = with_test_names(r.failed)
+        f, marked = with_test_names(r.failed), out
         out = pd.concat([out, pd.DataFrame({
             "test": f["test_name"].replace("", "–"), "config": f["config"], "backend": f["backend"],
             "build": [_build(n, c) for n, c in zip(f["build_number"], f["build_commit"])],
             "t/s (mean ± sd)": "failed: " + f["error"].fillna("no error text").astype(str),
             "samples": pd.array([pd.NA] * len(f), dtype="Int64"), "of best": "–"})], ignore_index=True)
+        out = carried(out, marked)
     return out
 
 
@@ -189,27 +202,34 @@ def _build(number, commit) -> str:
     return f"b{int(number)}" + (f" ({commit})" if pd.notna(commit) and commit else "")
 
 
+def per_test_cells(r: Results):
+    """per_test's rows are tests: which build is best or worst, and by how much, read every
+    rate (and spread) of the test."""
+    return r.cells(r.llama, "llama_bench").group(r.llama, "test_name")
+
+
 def best_table(r: Results) -> pd.DataFrame:
-    t = per_test(r.llama)
-    return pd.DataFrame({
-        "test": t["test"],
-        "best t/s (mean ± sd)": [f"{a:,.2f} ± {s:.2f}" for a, s in zip(t["best_tps"], t["best_stddev"])],
-        "winning config": t["best_config"],
-        "backend": t["best_backend"],
-        "build": t["best_build"].map(lambda n: f"b{n}" if pd.notna(n) else "–"),
-        "backends tried": t["backends"],
-    })
+    t = per_test(r.llama).set_index("test", drop=False)
+    return table(t, {
+        "test": Col("test"),
+        "best t/s (mean ± sd)": Col(("best_tps", "best_stddev"), lambda a, s: f"{a:,.2f} ± {s:.2f}",
+                                    reads=("avg_ts", "stddev_ts")),
+        "winning config": Col("best_config", reads=("avg_ts",)),
+        "backend": Col("best_backend", reads=("avg_ts",)),
+        "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–", reads=("avg_ts",)),
+        "backends tried": Col("backends"),
+    }, per_test_cells(r))
 
 
 def spread_table(r: Results) -> pd.DataFrame:
-    t = per_test(r.llama)
-    return pd.DataFrame({
-        "test": t["test"],
-        "best": [f"{c} ({v:,.1f} t/s)" for c, v in zip(t["best_config"], t["best_tps"])],
-        "worst": [f"{c} ({v:,.1f} t/s)" for c, v in zip(t["worst_config"], t["worst_tps"])],
-        "best / worst": t["spread"].map(fmt_ratio),
-        "worst is below best by": (1 - 1 / t["spread"]).map(lambda v: f"{v:.1%}"),
-    })
+    t = per_test(r.llama).set_index("test", drop=False)
+    return table(t, {
+        "test": Col("test"),
+        "best": Col(("best_config", "best_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("avg_ts",)),
+        "worst": Col(("worst_config", "worst_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("avg_ts",)),
+        "best / worst": Col("spread", fmt_ratio, reads=("avg_ts",)),
+        "worst is below best by": Col("spread", lambda v: f"{1 - 1 / v:.1%}", reads=("avg_ts",)),
+    }, per_test_cells(r))
 
 
 def single_build_table(r: Results) -> pd.DataFrame:
@@ -219,7 +239,11 @@ def single_build_table(r: Results) -> pd.DataFrame:
     wide = wide[[t for t in _tests_in_order(lb) if t in wide.columns]]
     out = wide.map(lambda v: f"{v:.1%}").rename_axis("build").reset_index()
     out["lowest share"] = wide.min(axis=1).map(lambda v: f"{v:.1%}").values
-    return out
+    # a share reads its test's rates; the lowest share reads every test's
+    tests = per_test_cells(r)
+    marks = {t: {i: tests.row(t, "avg_ts") for i in range(len(out))} for t in wide.columns}
+    marks["lowest share"] = {i: tests.union("avg_ts") for i in range(len(out))}
+    return with_marks(out, marks, tests.why)
 
 
 def spread_figure(r: Results) -> plt.Figure:
@@ -248,7 +272,10 @@ def spread_figure(r: Results) -> plt.Figure:
     ax.set_ylabel("% of the best backend's t/s")
     ax.set_xlabel("llama-bench test")
     ax.set_title("Spread between llama.cpp backends")
-    ax.legend(title="backend build", fontsize=plots.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend = ax.legend(title="backend build", fontsize=plots.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    # a bar is a share of its test's best: it reads every rate of the test
+    cells = llama_cells(r, lb)
+    plots.mark_series(fig, legend, series(tagged(lb, cells), "variant", ["share_of_best"]), cells.why)
     fig.tight_layout()
     return fig
 
@@ -259,31 +286,29 @@ def server_table(r: Results) -> pd.DataFrame:
     s = r.server
     if not len(s):
         return pd.DataFrame()
-    return pd.DataFrame({
-        "run": s["name"], "input tokens": s["input_len"].astype("Int64"),
-        "output tokens": s["output_len"].astype("Int64"), "requests": s["completed"].astype("Int64"),
-        "TTFT p50": s["median_ttft_s"].map(fmt_seconds), "TTFT p99": s["p99_ttft_s"].map(fmt_seconds),
-        "TPOT p50": s["median_tpot_s"].map(fmt_seconds),
-        "decode t/s (1 / TPOT)": (1 / s["median_tpot_s"]).map(lambda v: fmt_rate(v, 1)),
-        "prefill t/s (input / TTFT)": s["prefill_tps"].map(fmt_rate),
-        "per-request t/s": s["per_request_tps"].map(lambda v: fmt_rate(v, 1)),
-    })
+    return table(s, {
+        "run": Col("name"), "input tokens": Col("input_len", as_int),
+        "output tokens": Col("output_len", as_int), "requests": Col("completed", as_int),
+        "TTFT p50": Col("median_ttft_s", fmt_seconds), "TTFT p99": Col("p99_ttft_s", fmt_seconds),
+        "TPOT p50": Col("median_tpot_s", fmt_seconds),
+        "decode t/s (1 / TPOT)": Col("median_tpot_s", lambda v: fmt_rate(1 / v, 1)),
+        "prefill t/s (input / TTFT)": Col("prefill_tps", fmt_rate),
+        "per-request t/s": Col("per_request_tps", lambda v: fmt_rate(v, 1)),
+    }, r.cells(s, "runs"))
 
 
 def prefill_two_ways(r: Results, prompts=(4096, 7000)) -> pd.DataFrame:
     """The prefill rate from llama-bench and the one the server's TTFT implies, side by side."""
     rows = []
-    pp = r.values.get("strix_best_pp512_tps")
-    if pp:
-        rows.append(("llama-bench, best pp512", pp))
-    sv = r.values.get("strix_server_c1_prefill_tps")
-    if sv:
-        rows.append(("llama-server run, median input / TTFT", sv))
-    return pd.DataFrame([
-        {"source of the rate": src, "prefill t/s": fmt_rate(rate),
-         **{f"TTFT at {n:,} tokens": fmt_seconds(n / rate) for n in prompts}}
-        for src, rate in rows
-    ])
+    for src, name in (("llama-bench, best pp512", "strix_best_pp512_tps"),
+                      ("llama-server run, median input / TTFT", "strix_server_c1_prefill_tps")):
+        if r.values.get(name):
+            rows.append((src, r.values[name], r.value_ids.get(name, ())))
+    return rows_table([
+        {"source of the rate": src, "prefill t/s": Shown(fmt_rate(rate), ids),
+         **{f"TTFT at {n:,} tokens": Shown(fmt_seconds(n / rate), ids) for n in prompts}}
+        for src, rate, ids in rows
+    ], r.assumed_why)
 
 
 # ---- sequential (Strix Halo) against batched (H100) serving ------------------------
@@ -349,6 +374,25 @@ def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
     return sequential_s(n, r.params["answer_tokens"], gen, prompt, pre)
 
 
+def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
+    """What _strix_time reads: the best generation rate, and with prompts a prefill rate."""
+    pp, tg = usual_tests(r.llama)
+    names = [f"strix_best_{tg}_tps"]
+    if prompt:
+        names.append(f"strix_best_{pp}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps")
+    return value_ids(r.value_ids, names)
+
+
+def _h100_ids(r: Results, cfg: str, n: int, prompt: int) -> tuple:
+    """What _h100_time reads: the per-agent rate (and with prompts the median TTFT) of the
+    sweep run nearest n."""
+    row = nearest_sweep(r.h100_runs, cfg, n) if r.h100_runs is not None else None
+    if row is None:
+        return ()
+    read = ("per_agent_tps", "median_ttft_s") if prompt else ("per_agent_tps",)
+    return r.cells(r.h100_runs, "runs", r.h100).row(row.name, read)
+
+
 def _h100_time(r: Results, cfg: str, n: int, prompt: int) -> tuple[float | None, int | None]:
     if r.h100_runs is None:
         return None, None
@@ -377,14 +421,17 @@ def serving(r: Results) -> pd.DataFrame:
 
 
 def serving_display(r: Results) -> pd.DataFrame:
-    s = serving(r)
+    s, n = serving(r), int(r.params["agents"])
+    seq = [_strix_ids(r, p, src) for p, src in zip(s["prompt_tokens"], s["strix_prefill"].replace("", "llama-bench"))]
     out = pd.DataFrame({"scenario": s["scenario"], r.sequential_label: s["strix_s"].map(fmt_seconds)})
+    marks = {r.sequential_label: dict(enumerate(seq))}
     for cfg, (short, label) in r.h100_configs().items():
         conc = s[f"{short}_concurrency"].dropna()
         at = f" (c={int(conc.iloc[0])})" if len(conc) else ""
-        out[f"{label}, batched{at}: time (advantage)"] = [
-            f"{fmt_seconds(t)} ({fmt_ratio(a)})" for t, a in zip(s[f"{short}_s"], s[f"{short}_advantage"])]
-    return out
+        col = f"{label}, batched{at}: time (advantage)"
+        out[col] = [f"{fmt_seconds(t)} ({fmt_ratio(a)})" for t, a in zip(s[f"{short}_s"], s[f"{short}_advantage"])]
+        marks[col] = {i: union(_h100_ids(r, cfg, n, p), seq[i]) for i, p in enumerate(s["prompt_tokens"])}
+    return with_marks(out, marks, r.assumed_why)
 
 
 def serving_curve(r: Results) -> pd.DataFrame:
@@ -395,7 +442,7 @@ def serving_curve(r: Results) -> pd.DataFrame:
     sweeps = r.h100_runs.loc[r.h100_runs["kind"] == "sweep", "concurrency"].dropna()
     if len(sweeps):
         top = max(top, int(sweeps.max()))
-    rows = []
+    rows, ids = [], []
     for label, prompt, source in _scenarios(r):
         for n in range(1, top + 1):
             strix = _strix_time(r, n, prompt, source)
@@ -404,6 +451,7 @@ def serving_curve(r: Results) -> pd.DataFrame:
                 name = seq if source == "llama-bench" else f"{seq}, llama-server prefill"
                 rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None,
                                  sequential=True))
+                ids.append(_strix_ids(r, prompt, source))
             if source != "llama-bench":
                 continue
             for cfg, (_, lab) in r.h100_configs().items():
@@ -411,7 +459,9 @@ def serving_curve(r: Results) -> pd.DataFrame:
                 if t is not None:
                     rows.append(dict(prompt_tokens=prompt, agents=n, server=f"{lab} (batched)",
                                      seconds=t, measured_at=c, sequential=False))
-    return pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
+                    ids.append(_h100_ids(r, cfg, n, prompt))
+    out = pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
+    return with_marks(out, {"seconds": dict(enumerate(ids))}, r.assumed_why)  # for the figure's legend
 
 
 def serving_figure(curve: pd.DataFrame) -> plt.Figure:
@@ -438,7 +488,9 @@ def serving_figure(curve: pd.DataFrame) -> plt.Figure:
         ax.set_title(f"{p:,}-token prompts" if p else "answers only, no prompt")
     axes[0][0].set_ylabel("time to serve all agents (s)")
     handles, labels = axes[0][-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=plots.MIN_FONT_PT, frameon=False)
+    legend = fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=plots.MIN_FONT_PT,
+                        frameon=False)
+    plots.mark_series(fig, legend, series(curve, "server", ["seconds"]), curve.attrs.get(WHY) or {})
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
@@ -501,61 +553,61 @@ def glue_values(r: Results) -> dict:
     Every key is computed only when its data is there; the prose that quotes it is tagged
     with its section (`needs-...`), and a section the data cannot fill is dropped.
     """
-    out = {"platform": r.platform}
-    t = per_test(r.llama)
+    out = Glued(r.assumed_why)
+    out["platform"] = r.platform
+    t, tests = per_test(r.llama), per_test_cells(r)
     pp, tg = usual_tests(r.llama)
     for role, test in (("pp", pp), ("tg", tg)):
         hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
-            row = hit.iloc[0]
+            row, ids = hit.iloc[0], tests.row(test, "avg_ts")  # best and worst of the test's rates
             out[f"{role}_test"] = row["test"]
-            out[f"{role}_best_tps"] = row["best_tps"]
-            out[f"{role}_best_config"] = row["best_config"]
-            out[f"{role}_worst_config"] = row["worst_config"]
-            out[f"{role}_worst_tps"] = row["worst_tps"]
-            out[f"{role}_spread"] = row["spread"]
+            for k in ("best_tps", "best_config", "worst_config", "worst_tps", "spread"):
+                out.cell(f"{role}_{k}", row[k], ids)
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
     out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
     out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
-    out["envelope_note"] = (
+    out.cell("envelope_note", (
         f"The {out['tests']} tests are won by {out['winners']} different builds, so the best-of "
         "figures describe no single build: each build alone reaches only the shares below."
         if out["winners"] > 1 else
         "One build wins every test, so the best-of figures are that build's own; the others "
-        "reach the shares below.")
+        "reach the shares below."), tests.union("avg_ts"))
     if len(r.server):
-        s = r.server.iloc[0]
+        s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         out["server_input_len"] = int(s["input_len"])
         out["server_requests"] = int(s["completed"])
-        out["server_ttft_ms"] = float(s["median_ttft_s"]) * 1000
-        out["server_tpot_ms"] = float(s["median_tpot_s"]) * 1000
-        out["server_decode_tps"] = 1 / float(s["median_tpot_s"])
-        out["server_prefill_tps"] = float(s["prefill_tps"])
+        out.cell("server_ttft_ms", float(s["median_ttft_s"]) * 1000, cells.at(s.name, "median_ttft_s"))
+        out.cell("server_tpot_ms", float(s["median_tpot_s"]) * 1000, cells.at(s.name, "median_tpot_s"))
+        out.cell("server_decode_tps", 1 / float(s["median_tpot_s"]), cells.at(s.name, "median_tpot_s"))
+        out.cell("server_prefill_tps", float(s["prefill_tps"]), cells.at(s.name, "prefill_tps"))
         if "pp_best_tps" in out:
-            out["prefill_ratio"] = out["server_prefill_tps"] / out["pp_best_tps"]
-            out["ttft_at_pp_rate_s"] = out["server_input_len"] / out["pp_best_tps"]
+            out.of("prefill_ratio", out["server_prefill_tps"] / out["pp_best_tps"], "server_prefill_tps", "pp_best_tps")
+            out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "pp_best_tps")
     if r.has("serving"):
-        out.update(_serving_values(r))
+        _serving_values(r, out)
     counts = claims_mod.verdict_counts(r.ledger)
     out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
     out["claims_total"] = len(r.ledger)
     out["cells_total"] = int(r.comparison["within"].notna().sum())
     out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
     out.update({k: r.params[k] for k in ("agents", "answer_tokens", "prompt_tokens", "long_prompt_tokens")})
-    return {k: (float(v) if isinstance(v, np.floating) else v) for k, v in out.items()}
+    for k, v in out.items():
+        if isinstance(v, np.floating):
+            out[k] = float(v)
+    return out
 
 
-def _serving_values(r: Results) -> dict:
+def _serving_values(r: Results, out: Glued) -> None:
     """The sequential time for `agents` agents and the fastest batched configuration's."""
-    out = {}
-    sv = serving(r)
+    sv, n = serving(r), int(r.params["agents"])
     for prompt, key in ((r.params["prompt_tokens"], ""), (r.params["long_prompt_tokens"], "long_")):
         rows = sv[(sv["prompt_tokens"] == prompt) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
         if len(rows) and pd.notna(rows["strix_s"].iloc[0]):
-            out[f"{key}strix_s"] = float(rows["strix_s"].iloc[0])
+            out.cell(f"{key}strix_s", float(rows["strix_s"].iloc[0]), _strix_ids(r, prompt, "llama-bench"))
     rows = sv[(sv["prompt_tokens"] == r.params["prompt_tokens"]) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
     if not len(rows) or "strix_s" not in out:
-        return out
+        return
     row = rows.iloc[0]
     best = None
     for cfg, (short, label) in r.h100_configs().items():
@@ -563,14 +615,15 @@ def _serving_values(r: Results) -> dict:
         if t is not None and pd.notna(t) and (best is None or t < best[1]):
             best = (cfg, float(t), label)
     if best is None:
-        return out
+        return
     cfg, secs, label = best
-    at = nearest_sweep(r.h100_runs, cfg, int(r.params["agents"]))
-    out.update(batched_label=label, batched_s=secs, batched_advantage=out["strix_s"] / secs,
-               batched_concurrency=int(at["concurrency"]),
-               batched_s_ttft=secs + float(at["median_ttft_s"]))
-    out["batched_advantage_ttft"] = out["strix_s"] / out["batched_s_ttft"]
-    return out
+    at = nearest_sweep(r.h100_runs, cfg, n)
+    prompt = r.params["prompt_tokens"]
+    out.update(batched_label=label, batched_concurrency=int(at["concurrency"]))
+    out.cell("batched_s", secs, _h100_ids(r, cfg, n, prompt))
+    out.cell("batched_s_ttft", secs + float(at["median_ttft_s"]), _h100_ids(r, cfg, n, 1))
+    out.of("batched_advantage", out["strix_s"] / secs, "strix_s", "batched_s")
+    out.of("batched_advantage_ttft", out["strix_s"] / out["batched_s_ttft"], "strix_s", "batched_s_ttft")
 
 
 def serving_models_note(r: Results) -> str:
@@ -616,7 +669,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     """
     from . import accelerator_count
 
-    rows = []
+    rows, tests = [], per_test_cells(r)
     t = per_test(r.llama)
     pp_name, tg_name = usual_tests(r.llama)
     tg = t[t["test"] == tg_name] if tg_name else t.iloc[:0]
@@ -629,38 +682,44 @@ def key_figures(r: Results) -> pd.DataFrame:
         pre = pp.iloc[0] if len(pp) else None
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=best["best_config"], model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=float(best["best_tps"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
             acceptance_length=float("nan"), ttft_s=float("nan"), ttft_input_tokens=float("nan"),
-            best_aggregate_tps=float(best["best_tps"]), best_aggregate_concurrency=1.0,
+            best_aggregate_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
+            best_aggregate_concurrency=1.0,
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="llama-bench-across-backends",
             label=f"{_short_platform(r, c)}, {c.get('model') or best['best_config']}, llama-bench (best of backends)",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=(n_gen - 1) / 2,
             decode_basis=f"llama-bench {best['test']}, best of {int(best['backends'])} backends",
-            prefill_tps=float(pre["best_tps"]) if pre is not None else float("nan"),
+            prefill_tps=Shown(float(pre["best_tps"]) if pre is not None else float("nan"),
+                              tests.row(pp_name, "avg_ts") if pre is not None else ()),
             prefill_tokens=float(pre["test"][2:]) if pre is not None else float("nan"),
             notes=(f"prefill: llama-bench {pre['test']}, best of backends ({pre['best_config']})"
                    if pre is not None else "") + "; llama.cpp serves one request at a time",
         ))
     if len(r.server):
-        s = r.server.iloc[0]
+        s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         c = r.data.study.configs.get(s["config"], {})
         rows.append(dict(
             study=STUDY, platform=c.get("platform"), config=s["config"], model=c.get("model"),
-            quantisation=c.get("quantisation"), single_stream_decode_tps=1.0 / float(s["median_tpot_s"]),
-            acceptance_length=float("nan"), ttft_s=float(s["median_ttft_s"]), ttft_input_tokens=float(s["input_len"]),
-            best_aggregate_tps=float(s["output_tps"]), best_aggregate_concurrency=float(s["concurrency"]),
+            quantisation=c.get("quantisation"),
+            single_stream_decode_tps=Shown(1.0 / float(s["median_tpot_s"]), cells.at(s.name, "median_tpot_s")),
+            acceptance_length=float("nan"), ttft_s=Shown(float(s["median_ttft_s"]), cells.at(s.name, "median_ttft_s")),
+            ttft_input_tokens=float(s["input_len"]),
+            best_aggregate_tps=Shown(float(s["output_tps"]), cells.at(s.name, "output_tps")),
+            best_aggregate_concurrency=float(s["concurrency"]),
             cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="time-to-first-token-and-decode-step",
             label=f"{_short_platform(r, c)}, {c.get('model') or s['config']}, llama-server",
             accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=float(s["input_len"]) + (float(s["output_len"]) - 1) / 2,
             decode_basis=f"1 / median TPOT, one client, {int(s['input_len']):,}-token prompts",
-            prefill_tps=float(s["prefill_tps"]), prefill_tokens=float(s["input_len"]),
-            notes="prefill as input / TTFT of the llama-server run",
+            prefill_tps=Shown(float(s["prefill_tps"]), cells.at(s.name, "prefill_tps")),
+            prefill_tokens=float(s["input_len"]), notes="prefill as input / TTFT of the llama-server run",
         ))
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
 def _short_platform(r: Results, config: dict) -> str:

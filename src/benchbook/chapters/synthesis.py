@@ -26,6 +26,7 @@ from .. import plots
 from ..analysis import cost as cost_mod
 from ..analysis.limits import bandwidth_sensitivity, limits
 from ..facts import Facts, FactsError, load_facts
+from ..marks import Glued, union, with_marks
 from ..provenance import code_version, package_versions
 from ..registry import get
 from ..report import fmt_money, fmt_rate, fmt_seconds
@@ -50,6 +51,9 @@ class ChapterRun:
     data: list = field(default_factory=list)  # provenance records of the folders it read
     comparable: bool = True
     assumed_columns: list = field(default_factory=list)  # tidy columns its generator chose values for
+    assumed_rows: dict = field(default_factory=dict)  # key_figures row -> {column: ids} of a generator's choices
+    assumed_claims: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
+    assumed_why: dict = field(default_factory=dict)  # id -> why
 
     @property
     def reconstructed(self) -> bool:
@@ -75,6 +79,8 @@ class Results:
     provenance: pd.DataFrame
     versions: dict
     ledger: pd.DataFrame  # this page makes no claims of its own: an empty ledger
+    assumed: dict = field(default_factory=dict)  # (study, config) -> {key_figures column: ids}
+    assumed_why: dict = field(default_factory=dict)  # id -> why, of every chapter's choices
 
     def run(self, study: str) -> ChapterRun | None:
         return next((r for r in self.runs if r.study == study), None)
@@ -93,6 +99,7 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
         doc = json.loads(info.read_text(encoding="utf-8"))
         run = ChapterRun(study, "ok", data=list(doc.get("data") or []), comparable=bool(doc.get("comparable", True)),
                          assumed_columns=list(doc.get("assumed_columns") or []))
+        _read_assumed(run, doc)
         outputs = doc.get("outputs") or {}
         for name, columns in (("claims", claims_mod.LEDGER_COLUMNS), ("caveats", ["origin", "caveat"]),
                               ("key_figures", list(KEY_FIGURES))):
@@ -109,6 +116,58 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
         return ChapterRun(study, "failed", f"reading {folder.name}/{where.relative_to(folder)}: "
                                            f"{type(exc).__name__}: {exc}")
     return run
+
+
+def _qualified(study: str, i: str) -> str:
+    """An assumption id as this page names it: with the study whose folder holds it."""
+    return i if "/" in i else f"{study}/{i}"
+
+
+def _read_assumed(run: ChapterRun, doc: dict) -> None:
+    """What the chapter marked as resting on its generator's choices (report.write_outputs):
+    cells of its key figures, claims, and why; ids named with the chapter's study."""
+    q = lambda ids: tuple(_qualified(run.study, i) for i in ids)  # noqa: E731
+    cells = (doc.get("assumed_cells") or {}).get("key_figures") or {}
+    for col, rows in cells.items():
+        for row, ids in rows.items():
+            run.assumed_rows.setdefault(int(row), {})[col] = q(ids)
+    run.assumed_claims = {cid: q(ids) for cid, ids in (doc.get("assumed_claims") or {}).items()}
+    run.assumed_why = {_qualified(run.study, i): w for i, w in (doc.get("assumed_why") or {}).items()}
+
+
+def _assumed(runs: list[ChapterRun]) -> tuple[dict, dict]:
+    """(study, config) -> {key_figures column: ids}, and id -> why, over the chapters."""
+    out, why = {}, {}
+    for r in runs:
+        why.update(r.assumed_why)
+        if r.key_figures is None:
+            continue
+        for i, config in enumerate(r.key_figures["config"]):
+            if r.assumed_rows.get(i):
+                out[(r.study, config)] = r.assumed_rows[i]
+    return out, why
+
+
+# What each shown quantity reads of a configuration's key figures: it holds what they hold.
+READS = {
+    "decode": ("single_stream_decode_tps",), "share": ("single_stream_decode_tps", "acceptance_length"),
+    "pass": ("acceptance_length",), "ttft": ("ttft_s",), "prefill": ("prefill_tps",),
+    "aggregate": ("best_aggregate_tps", "best_aggregate_concurrency"), "cost": ("cost_per_m", "best_aggregate_tps"),
+    "power": ("power_w",), "kwh": ("best_aggregate_tps", "power_w"),
+}
+
+
+def row_ids(r: Results, x, what: str) -> tuple:
+    """The assumption ids a shown quantity of one configuration (a limits row) rests on."""
+    found = r.assumed.get((x["study"], x["config"]), {})
+    return union(*(found.get(c, ()) for c in READS[what]))
+
+
+def _mark(r: Results, df: pd.DataFrame, shows: dict[str, str]) -> pd.DataFrame:
+    """Mark the cells of a table with one row per limits row: {column: what it shows}."""
+    rows = list(r.limits.iterrows())
+    return with_marks(df, {col: {i: row_ids(r, x, what) for i, (_, x) in enumerate(rows)}
+                           for col, what in shows.items() if col in df.columns}, r.assumed_why)
 
 
 def _csv(folder: Path, name: str | None, columns: list[str]) -> pd.DataFrame:
@@ -149,11 +208,12 @@ def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="ope
     prov.append(dict(study="facts registry", label="data/facts (cited values)", status="cited",
                      data_hash=content_hash(Path(facts_dir))[:16], folder=str(facts_dir),
                      files=len(list(Path(facts_dir).glob("*.yml")))))
+    assumed, why = _assumed(runs)
     return Results(
         params=params, facts=facts, runs=runs, key_figures=kf, limits=lim,
         claims=claims_summary(runs), caveats=caveats_index(runs), own_caveats=own_caveats(facts, runs, lim, rate),
         rate=rate, provenance=pd.DataFrame(prov), versions={"code": code_version(), **package_versions()},
-        ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS),
+        ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS), assumed=assumed, assumed_why=why,
     )
 
 
@@ -429,7 +489,9 @@ def overview(r: Results) -> pd.DataFrame:
             "cost per M output tokens": ln(cost),
             "tokens per kWh": ln(_kwh(x["tokens_per_kwh"], x["power_basis"])),
         })
-    return pd.DataFrame(rows)
+    return _mark(r, pd.DataFrame(rows), {"decode t/s (1 stream)": "decode", "% of decode ceiling": "share",
+                                         "TTFT (input)": "ttft", "best aggregate t/s": "aggregate",
+                                         "cost per M output tokens": "cost", "tokens per kWh": "kwh"})
 
 
 def _platform_name(facts: Facts, x) -> str:
@@ -447,7 +509,7 @@ def decode_table(r: Results) -> pd.DataFrame:
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": lim["label"],
         "model / weights / KV": [f"{m} / {q} / {k or '?'}" for m, q, k in
                                  zip(lim["model_key"], lim["quant_key"], lim["kv_key"])],
@@ -465,13 +527,15 @@ def decode_table(r: Results) -> pd.DataFrame:
         "measured as": lim["decode_basis"],
         "note": [s or i for s, i in zip(lim["mtp_status"], lim["issues"])],
     })
+    return _mark(r, out, {"tokens per pass": "pass", "measured t/s": "decode", "measured ÷ plain ceiling": "decode",
+                          "% of ceiling": "share"})
 
 
 def prefill_table(r: Results) -> pd.DataFrame:
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": lim["label"],
         "compute type": lim["prefill_dtype"].fillna("–"),
         "dense peak TFLOPS": [("–" if pd.isna(p) else _num(p, 1) + (" (assumed)" if a else "")) for p, a in
@@ -481,6 +545,7 @@ def prefill_table(r: Results) -> pd.DataFrame:
         "prompt tokens": lim["prefill_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
         "% of ceiling": lim["pct_prefill_ceiling"].map(_pct),
     })
+    return _mark(r, out, {"measured t/s": "prefill", "% of ceiling": "prefill"})
 
 
 def cost_table(r: Results) -> pd.DataFrame:
@@ -489,7 +554,7 @@ def cost_table(r: Results) -> pd.DataFrame:
         return pd.DataFrame()
     api = r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {}) else None
     api_label = f"{api['name'].split('(')[0].strip()} output price ÷ ours" if api else "API ÷ ours"
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": lim["label"],
         "best aggregate t/s": lim["best_aggregate_tps"].map(fmt_rate),
         "cost per M output tokens": [fmt_money(c, cur) if cur else "not priced" for c, cur in
@@ -499,6 +564,7 @@ def cost_table(r: Results) -> pd.DataFrame:
                     for a, n in zip(lim["api_ratio"], lim["api_note"])],
         "note": lim["api_note"],
     })
+    return _mark(r, out, {"best aggregate t/s": "aggregate", "cost per M output tokens": "cost", api_label: "cost"})
 
 
 def energy_table(r: Results) -> pd.DataFrame:
@@ -507,13 +573,14 @@ def energy_table(r: Results) -> pd.DataFrame:
         return pd.DataFrame()
     basis = {"measured": "logged draw", "limit": "power limit (upper bound)", "tdp": "TDP bound (upper bound)",
              "": "unknown"}
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": lim["label"],
         "best aggregate t/s": lim["best_aggregate_tps"].map(fmt_rate),
         "power W": lim["power_used_w"].map(lambda v: _num(v, 0)),
         "power basis": lim["power_basis"].map(basis),
         "tokens per kWh": [_kwh(v, b) for v, b in zip(lim["tokens_per_kwh"], lim["power_basis"])],
     })
+    return _mark(r, out, {"best aggregate t/s": "aggregate", "power W": "power", "tokens per kWh": "kwh"})
 
 
 def claims_display(r: Results) -> pd.DataFrame:
@@ -537,17 +604,19 @@ def not_holding(r: Results) -> pd.DataFrame:
     chapter's page (report.anchor), with what the verdict rests on."""
     from ..report import anchor
 
-    rows = []
+    rows, ids = [], {}
     for run in r.runs:
         if run.status != "ok" or run.ledger is None:
             continue
         bad = run.ledger[run.ledger["verdict"] == claims_mod.FAILS]
         for _, row in bad.iterrows():
+            ids[len(rows)] = run.assumed_claims.get(row["id"], ())  # as its chapter's ledger marks it
             rows.append({"chapter": run.study, "claim id": _link(run.study, anchor(row["id"]), row["id"]),
                          "claim": row["claim"], "published": row["published"], "recomputed": row["recomputed"],
                          "difference": row["difference"], "rests on": row.get("basis", ""), "kind": row["kind"]})
-    return pd.DataFrame(rows, columns=["chapter", "claim id", "claim", "published", "recomputed", "difference",
-                                       "rests on", "kind"])
+    out = pd.DataFrame(rows, columns=["chapter", "claim id", "claim", "published", "recomputed", "difference",
+                                      "rests on", "kind"])
+    return with_marks(out, {"recomputed": ids}, r.assumed_why)
 
 
 def facts_display(r: Results) -> pd.DataFrame:
@@ -597,7 +666,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
     for yi, v in zip(y, shown):
         if pd.notna(v):
             ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize=plots.MIN_FONT_PT)
-    ax.set_yticks(y, [f"{label}" for label in lim["label"]])
+    ax.set_yticks(y, _bar_labels(r, fig, lim))
     ax.axvline(100, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
     ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
@@ -613,14 +682,28 @@ def ceiling_figure(r: Results) -> plt.Figure:
     return fig
 
 
+def _bar_labels(r: Results, fig, lim: pd.DataFrame) -> list[str]:
+    """Each bar's label; a bar of a rate resting on a generator's choice says so, and the
+    figure keeps the ids for its caption (report.glue_figure)."""
+    marked = [row_ids(r, x, "share") for _, x in lim.iterrows()]
+    if any(marked):
+        fig.benchbook_assumed = {i: r.assumed_why.get(i, "") for ids in marked for i in ids}
+    return [f"{label}" + (" (assumed)" if ids else "") for label, ids in zip(lim["label"], marked)]
+
+
 def ceiling_values(r: Results) -> str:
     """The figure's numbers as text, for readers who cannot see it."""
     lim = r.limits
     from .. import untrusted
 
-    parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %" for _, x in lim.iterrows()
-             if len(lim) and pd.notna(x["pct_decode_ceiling"])]
-    return "; ".join(parts) + "." if parts else "no configuration has a decode ceiling."
+    from ..marks import legend_html, marker_html
+
+    rows = [(x, row_ids(r, x, "share")) for _, x in lim.iterrows() if len(lim) and pd.notna(x["pct_decode_ceiling"])]
+    parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %"
+             + (marker_html(ids, r.assumed_why) if ids else "") for x, ids in rows]
+    ids = [i for _, found in rows for i in found]
+    legend = f"\n\n{legend_html(ids, r.assumed_why)}" if ids else ""
+    return ("; ".join(parts) + "." if parts else "no configuration has a decode ceiling.") + legend
 
 
 def caveats_html(r: Results) -> str:
@@ -650,8 +733,10 @@ def _code(text: str) -> str:
 # ---- glued numbers --------------------------------------------------------------------
 
 def glue_values(r: Results) -> dict:
-    """Headline numbers by role, so the prose (and the intro page) stays true on other data."""
-    out: dict = {}
+    """Headline numbers by role, so the prose (and the intro page) stays true on other data.
+    A number picked among the configurations (the fastest, the cheapest) holds what any of
+    them holds (row_ids): which one wins rests on all of them."""
+    out = Glued(r.assumed_why)
     ok = [x for x in r.runs if x.status == "ok"]
     out["chapters_total"] = len(r.runs)
     out["chapters_present"] = len(ok)
@@ -674,19 +759,21 @@ def glue_values(r: Results) -> dict:
         if len(pct):
             lo, hi = pct.loc[pct["pct_decode_ceiling"].astype(float).idxmin()], \
                 pct.loc[pct["pct_decode_ceiling"].astype(float).idxmax()]
-            out.update(pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]), pct_ceiling_min_label=lo["label"],
-                       pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]), pct_ceiling_max_label=hi["label"])
+            _cells(out, _among(r, pct, "share"), pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]),
+                   pct_ceiling_min_label=lo["label"], pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]),
+                   pct_ceiling_max_label=hi["label"])
         top = lim.loc[lim["single_stream_decode_tps"].astype(float).idxmax()]
-        out.update(decode_max_tps=float(top["single_stream_decode_tps"]), decode_max_label=top["label"],
-                   decode_max_basis=str(top.get("decode_basis") or "") or "how it was measured is not recorded")
+        _cells(out, _among(r, lim, "decode"), decode_max_tps=float(top["single_stream_decode_tps"]),
+               decode_max_label=top["label"],
+               decode_max_basis=str(top.get("decode_basis") or "") or "how it was measured is not recorded")
         agg = lim.loc[lim["best_aggregate_tps"].astype(float).idxmax()]
-        out.update(aggregate_max_tps=float(agg["best_aggregate_tps"]), aggregate_max_label=agg["label"],
-                   aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
+        _cells(out, _among(r, lim, "aggregate"), aggregate_max_tps=float(agg["best_aggregate_tps"]),
+               aggregate_max_label=agg["label"], aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
         priced = lim[lim["currency"] != ""].dropna(subset=["cost_per_m"])
         if len(priced):
             cheap = priced.loc[priced["cost_per_m"].astype(float).idxmin()]
-            out.update(cost_min=float(cheap["cost_per_m"]), cost_min_currency=cheap["currency"],
-                       cost_min_label=cheap["label"])
+            _cells(out, _among(r, priced, "cost"), cost_min=float(cheap["cost_per_m"]),
+                   cost_min_currency=cheap["currency"], cost_min_label=cheap["label"])
         kwh = lim.dropna(subset=["tokens_per_kwh"])
         if len(kwh):
             best = kwh.loc[kwh["tokens_per_kwh"].astype(float).idxmax()]
@@ -694,24 +781,27 @@ def glue_values(r: Results) -> dict:
                      "tdp": "at its TDP, a lower bound"}.get(best["power_basis"], "")
             if best["power_basis"] == "measured" and (kwh["power_basis"] != "measured").any():
                 basis += "; configurations rated at a power bound could be higher"  # a bound only bounds from below
-            out.update(kwh_max_m=float(best["tokens_per_kwh"]) / 1e6, kwh_max_label=best["label"], kwh_max_basis=basis)
+            _cells(out, _among(r, kwh, "kwh"), kwh_max_m=float(best["tokens_per_kwh"]) / 1e6,
+                   kwh_max_label=best["label"], kwh_max_basis=basis)
         pre = lim.dropna(subset=["pct_prefill_ceiling"])
         if len(pre):
             hi = pre.loc[pre["pct_prefill_ceiling"].astype(float).idxmax()]
-            out.update(prefill_pct_max=100 * float(hi["pct_prefill_ceiling"]), prefill_pct_max_label=hi["label"])
+            _cells(out, _among(r, pre, "prefill"), prefill_pct_max=100 * float(hi["pct_prefill_ceiling"]),
+                   prefill_pct_max_label=hi["label"])
         mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
         if len(mtp):
-            out.update(mtp_per_pass=float(mtp["tokens_per_pass"].iloc[0]), mtp_label=mtp["label"].iloc[0])
+            out.cell("mtp_per_pass", float(mtp["tokens_per_pass"].iloc[0]), row_ids(r, mtp.iloc[0], "pass"))
+            out["mtp_label"] = mtp["label"].iloc[0]
             chosen = {x.study for x in r.runs if set(x.assumed_columns) & ACCEPTANCE_COLUMNS}
             out["mtp_assumed"] = str(mtp["study"].iloc[0]) in chosen
         for _, x in lim.iterrows():
             key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
             if pd.notna(x["pct_decode_ceiling"]):
-                out[f"pct__{key}"] = 100 * float(x["pct_decode_ceiling"])
+                out.cell(f"pct__{key}", 100 * float(x["pct_decode_ceiling"]), row_ids(r, x, "share"))
             if pd.notna(x["plain_ratio"]):
-                out[f"plain__{key}"] = 100 * float(x["plain_ratio"])
+                out.cell(f"plain__{key}", 100 * float(x["plain_ratio"]), row_ids(r, x, "decode"))
             if pd.notna(x["tokens_per_pass"]):
-                out[f"per_pass__{key}"] = float(x["tokens_per_pass"])
+                out.cell(f"per_pass__{key}", float(x["tokens_per_pass"]), row_ids(r, x, "pass"))
     api = r.params["api_price"]
     if api in r.facts.sections.get("api", {}):
         e = r.facts.entry("api", api)
@@ -729,11 +819,21 @@ def glue_values(r: Results) -> dict:
     n, p = out["configs"], out.get("platforms", 0)
     out["configs_text"] = f"{n} configuration{'s' if n != 1 else ''}"
     out["platforms_text"] = f"{p} platform{'s' if p != 1 else ''}"
-    out = {k: (float(v) if isinstance(v, (np.floating,)) else int(v) if isinstance(v, np.integer) else v)
-           for k, v in out.items()}
-    out["findings_md"] = findings_md(out)
+    for k, v in out.items():
+        out[k] = float(v) if isinstance(v, (np.floating,)) else int(v) if isinstance(v, np.integer) else v
+    out["findings_md"] = findings_md(out)  # marked inside, item by item, with the legend
     out["findings_html"] = findings_html(out)
     return out
+
+
+def _among(r: Results, rows: pd.DataFrame, what: str) -> tuple:
+    """Ids of a quantity over several configurations (the best of them rests on all)."""
+    return union(*(row_ids(r, x, what) for _, x in rows.iterrows()))
+
+
+def _cells(out: Glued, ids: tuple, **values) -> None:
+    for key, value in values.items():
+        out.cell(key, value, ids)
 
 
 # Each part of the page's prose and the keys it quotes: a part whose keys the data does not
@@ -799,19 +899,45 @@ def findings(g: dict) -> list[tuple[str, str]]:
     return items
 
 
+# The glued keys each finding quotes: a finding quoting a number that rests on a generator's
+# choice carries the marker, and the list its legend.
+FINDING_KEYS = {
+    "Decode against the hardware.": ("pct_ceiling_min", "pct_ceiling_max"),
+    "Speed.": ("decode_max_tps", "aggregate_max_tps"),
+    "Cost and energy.": ("cost_min", "kwh_max_m"),
+}
+
+
+def _finding_ids(g: dict, title: str) -> tuple:
+    assumed = getattr(g, "assumed", {})
+    return union(*(assumed.get(k, ()) for k in FINDING_KEYS.get(title, ())))
+
+
 def findings_md(g: dict) -> str:
     """The findings as a Markdown list for this page; names from the data are escaped."""
     from .. import untrusted
+    from ..marks import legend_html, marker_html
 
-    return "\n".join(f"- **{title}** {untrusted.md(text)}" for title, text in findings(g))
+    why = getattr(g, "why", {})
+    items = [(title, text, _finding_ids(g, title)) for title, text in findings(g)]
+    body = "\n".join(f"- **{title}** {untrusted.md(text)}" + (marker_html(ids, why) if ids else "")
+                     for title, text, ids in items)
+    ids = [i for _, _, found in items for i in found]
+    return body + (f"\n\n{legend_html(ids, why)}" if ids else "")
 
 
 def findings_html(g: dict) -> str:
     """The same list as HTML, for the intro page (myst-nb pastes HTML from another page)."""
     import html
 
-    items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}</li>" for t, x in findings(g))
-    return f'<ul class="benchbook-findings">{items}</ul>'
+    from ..marks import legend_html, marker_html
+
+    why = getattr(g, "why", {})
+    found = [(t, x, _finding_ids(g, t)) for t, x in findings(g)]
+    items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}" + (marker_html(ids, why) if ids else "")
+                    + "</li>" for t, x, ids in found)
+    ids = [i for _, _, f in found for i in f]
+    return f'<ul class="benchbook-findings">{items}</ul>' + (legend_html(ids, why) if ids else "")
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
@@ -844,11 +970,14 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
         return s
     names = {"memory_bandwidth": "specification (theoretical)", "memory_bandwidth_measured": "measured",
              "memory_bandwidth_as_written": "as the write-ups say"}
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "configuration": s["label"], "bandwidth": s["bandwidth"].map(names),
         "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: _num(v, 1)),
         "measured as % of it": s["pct"].map(_pct),
     })
+    rows = {x["config"]: x for _, x in r.limits.iterrows()}  # a share reads its configuration's decode rate
+    ids = {i: row_ids(r, rows[c], "share") for i, c in enumerate(s["config"]) if c in rows}
+    return with_marks(out, {"measured as % of it": ids}, r.assumed_why)
 
 
 def banner(r: Results) -> str:
