@@ -7,13 +7,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: book test strict data bench clean distclean
+.PHONY: book test lint strict data bench clean distclean
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest
+
+# pyflakes, pycodestyle, isort, pyupgrade and a complexity budget of 15 (pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 # What CI runs for the site: warnings are errors.
 strict: $(STAMP)

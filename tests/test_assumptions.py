@@ -5,8 +5,16 @@ import pytest
 import yaml
 
 from benchbook import registry
-from benchbook.assumptions import (FILE, Assumption, AssumptionsError, assumed_cells, assumed_ids, load_assumptions,
-                                   resting_on, row_mask)
+from benchbook.assumptions import (
+    FILE,
+    Assumption,
+    AssumptionsError,
+    assumed_cells,
+    assumed_ids,
+    load_assumptions,
+    resting_on,
+    row_mask,
+)
 from benchbook.study import load_study
 from projects import ROOT  # noqa: E402  (tests/ is on sys.path)
 

@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 import yaml
 
+import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.chapters import gb10
 from benchbook.published import load_published, parse_quantity
 from benchbook.runner import Chapter
 from benchbook.study import write_checksums
-import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

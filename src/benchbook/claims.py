@@ -176,18 +176,9 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
         return row
     money = {currencies[n] for n in used if n in currencies}
     money |= {s.currency for k, s in stated.items() if s.currency and k in used}
-    needs = [n for n in claim.get("needs", []) if space.get(n) is None]
-    if needs:
-        row["note"] = _needs_note(claim, expr, space, needs, q, money)
-        rescue = _implausible_rescue(expr, space, needs, q, plausible or {})
-        if rescue:  # only a value no one will see would make it hold
-            row.update(verdict=FAILS, note=rescue)
-        return row
-    if len(money) > 1 and not claim.get("needs"):
-        row["note"] = f"divides amounts in {' and '.join(sorted(money))} without an exchange rate"
-        return row
-    if q.currency and money and money != {q.currency}:
-        row["note"] = f"published in {q.currency}, recomputed in {', '.join(sorted(money))}: not comparable"
+    blocked = _blocked(claim, expr, space, q, money, plausible or {})
+    if blocked:
+        row.update(blocked)
         return row
 
     try:
@@ -209,12 +200,35 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
                 "holds within the rounding of the stated numbers, not at their printed values"
         verdict = HOLDS if allowed else FAILS
     row["verdict"] = verdict
-    if q.bound in ("under", "over") and verdict == HOLDS and got and q.value and got / q.value > 0:
-        ratio = got / q.value
-        if ratio >= 2 or ratio <= 0.5:
-            shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
-            row["note"] = f"true as a bound, but the recomputed value is {shown}× the stated one ({where} it)"
+    row["note"] = _bound_note(q, got, verdict) or row["note"]
     return row
+
+
+def _blocked(claim: dict, expr: str, space: dict, q, money: set, plausible: dict) -> dict | None:
+    """Why a claim cannot be recomputed here (a missing parameter, mixed currencies), as the
+    row's note (and verdict, when only an implausible parameter value could rescue it)."""
+    needs = [n for n in claim.get("needs", []) if space.get(n) is None]
+    if needs:
+        rescue = _implausible_rescue(expr, space, needs, q, plausible)
+        if rescue:  # only a value no one will see would make it hold
+            return {"verdict": FAILS, "note": rescue}
+        return {"note": _needs_note(claim, expr, space, needs, q, money)}
+    if len(money) > 1 and not claim.get("needs"):
+        return {"note": f"divides amounts in {' and '.join(sorted(money))} without an exchange rate"}
+    if q.currency and money and money != {q.currency}:
+        return {"note": f"published in {q.currency}, recomputed in {', '.join(sorted(money))}: not comparable"}
+    return None
+
+
+def _bound_note(q, got: float, verdict: str) -> str | None:
+    """A bound that holds by far says so: 'under 1 s' at 0.1 s is true but tells little."""
+    if q.bound not in ("under", "over") or verdict != HOLDS or not got or not q.value or got / q.value <= 0:
+        return None
+    ratio = got / q.value
+    if 0.5 < ratio < 2:
+        return None
+    shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
+    return f"true as a bound, but the recomputed value is {shown}× the stated one ({where} it)"
 
 
 def stated_range(claim: dict) -> tuple[float, float] | None:

@@ -6,10 +6,14 @@ import math
 import re
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from . import marks, untrusted
+
+if TYPE_CHECKING:
+    from IPython.display import HTML
 
 
 def fmt_seconds(v) -> str:
@@ -566,7 +570,7 @@ def figure(key: str, name: str, alt: str, caption: str):
                     f"{untrusted.md(caption)}\n```")
 
 
-def sources_html(r) -> "HTML":
+def sources_html(r) -> HTML:
     """The provenance a reader can follow: each write-up the page checks, named and linked;
     each data folder with its hash and links to it and its PROVENANCE.md; the repository and
     how to cite the book."""

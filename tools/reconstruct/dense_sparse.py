@@ -29,6 +29,7 @@ from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
 from benchbook.chapters.dense_sparse import MIB_TO_GB  # the chapter's GB, so memory cells print alike
 from benchbook.ingest import tool_calls as tool_log_reader
 from benchbook.published import Published, load_published, parse_quantity
+
 from . import agent_log, bench_json, check, docs, serve_log
 from .fit import FitError, Plan, fit, itl_gaps
 from .targets import Target

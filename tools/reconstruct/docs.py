@@ -20,6 +20,7 @@ import yaml
 from benchbook.assumptions import FILE as ASSUMPTIONS_FILE
 from benchbook.assumptions import load_assumptions
 from benchbook.study import CHECKSUMS, MANIFEST, write_checksums
+
 from .targets import Target
 
 PROVENANCE = "PROVENANCE.md"

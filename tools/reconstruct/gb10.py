@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchbook.published import Published, load_published, parse_quantity
+
 from . import bench_json, docs
 from . import gb10_log as slog
 from .gb10_check import file_values

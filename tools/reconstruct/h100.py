@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from benchbook.published import load_published
+
 from . import bench_json, check, docs
 from .fit import FitError, Plan, fit
 from .targets import Target, split_name, targets

@@ -16,15 +16,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchbook.chapters.power_sweep import P95_METHOD
 from benchbook.published import load_published
+
 from . import docs
 from .agent_day import DayPlan, Slot, arrange
 from .power_checks import LEVELS
 from .power_targets import Target, targets
+
+if TYPE_CHECKING:
+    from . import live_logs
 from .window_fit import CellSpec, Conflict, FitError, GroupSpec, Interval, RangeTarget, fit_group
 
 SEED = 20260407
@@ -473,7 +478,7 @@ def _rng(seed: int, *keys: int) -> np.random.Generator:
 # ---------------------------------------------------------------- files, manifest, provenance
 
 
-def _facts(m: Model) -> "live_logs.EngineFacts":
+def _facts(m: Model) -> live_logs.EngineFacts:
     from .live_logs import EngineFacts
 
     cfg, e = CONFIGS[m.config], a("engine")[m.config]
@@ -509,7 +514,7 @@ def _facts(m: Model) -> "live_logs.EngineFacts":
                        spec_tokens=spec["num_speculative_tokens"] if spec else 0, cudagraph_warning=warning)
 
 
-def _day(m: Model, limit: int, gen_ref: float, prefill_ref: float) -> "live_logs.DaySpec":
+def _day(m: Model, limit: int, gen_ref: float, prefill_ref: float) -> live_logs.DaySpec:
     from .live_logs import DaySpec
 
     date, boot = a("days")[m.config][limit]

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from benchbook.published import load_published
+
 from . import bench_json, check, docs, llama_jsonl
 from .fit import FitError, Plan, fit
 from .targets import split_name, targets

@@ -24,10 +24,10 @@ from .. import claims as claims_mod
 from .. import pipeline, plots
 from ..analysis.proportions import compare_rates, holm, wilson
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
-from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..analysis.tool_failures import CLASS_IDS, LABELS
 from ..caveats import data_caveats
 from ..contract import Missing
+from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..report import config_label, fmt_ratio, platform_short
 
 STUDY = "3090-dense-vs-sparse"
@@ -840,7 +840,22 @@ def glue_values(r: Results) -> dict:
     tagged with its section and dropped without it)."""
     out = Glued(r.assumed_why)
     out.update({"dense_label": r.label_of("dense"), "moe_label": r.label_of("moe")})
-    s, cells = speed_table(r), run_cells(r)
+    _glue_speed(r, out)
+    _glue_prefill(r, out)
+    _glue_kv(r, out)
+    _glue_reliability(r, out)
+    out["confidence_pct"] = int(round(r.params["confidence"] * 100))
+    counts = claims_mod.verdict_counts(r.ledger)
+    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
+    out["claims_total"] = len(r.ledger)
+    out["cells_total"] = int(r.comparison["within"].notna().sum())
+    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    return out
+
+
+def _glue_speed(r: Results, out: Glued) -> None:
+    """Each speed row's dense, MoE and advantage figures, and the smallest and largest advantage."""
+    s = speed_table(r)
     every = []  # the smallest and largest advantage are chosen among all of them
     for row in s.itertuples():
         k, ids = row.kind.replace("-", "_"), speed_ids(r, row.kind, row.unit)
@@ -854,6 +869,11 @@ def glue_values(r: Results) -> dict:
         for key, value in dict(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
                                adv_max=float(adv.max()), adv_max_metric=str(adv.idxmax())).items():
             out.cell(key, value, union(*every))
+
+
+def _glue_prefill(r: Results, out: Glued) -> None:
+    """Each model's prefill time and rate at the prefill run's prompt."""
+    cells = run_cells(r)
     for short in ("dense", "moe"):
         pre = _speed_run(r, short, "prefill")
         if pre is not None and pd.notna(pre["median_ttft_s"]):
@@ -861,6 +881,10 @@ def glue_values(r: Results) -> dict:
             out.cell(f"{short}_prefill_ms", float(pre["median_ttft_s"]) * 1000, ids)
             out.cell(f"{short}_prefill_rate", float(pre["input_len"]) / float(pre["median_ttft_s"]), ids)
             out["prefill_prompt"] = int(pre["input_len"])
+
+
+def _glue_kv(r: Results, out: Glued) -> None:
+    """Start-up KV cache facts, their ratios and the KV bytes per token check."""
     v = r.values
     for short in ("dense", "moe"):
         for key in ("kv_cache_tokens", "max_concurrency", "max_model_len", "vram_per_card_gb", "vram_total_gb"):
@@ -880,6 +904,10 @@ def glue_values(r: Results) -> dict:
         out["kv_bytes_ratio"] = out["dense_kv_bytes_per_token"] / out["moe_kv_bytes_per_token"]
         out["dense_kv_kib"] = out["dense_kv_bytes_per_token"] / 1024
         out["moe_kv_kib"] = out["moe_kv_bytes_per_token"] / 1024
+
+
+def _glue_reliability(r: Results, out: Glued) -> None:
+    """Tool-call error rates per model and the pairwise tests between them."""
     rel = reliability_table(r)
     out["reliability_models"] = len(rel)
     for row in rel.to_dict("records"):
@@ -898,13 +926,6 @@ def glue_values(r: Results) -> dict:
         out["p_min_pair"] = str(p.loc[p["p_fisher"].idxmin(), "pair"])
         out["p_min_holm"] = float(p.loc[p["p_fisher"].idxmin(), "p_holm"])
         out["pairs"] = len(p)
-    out["confidence_pct"] = int(round(r.params["confidence"] * 100))
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
-    return out
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:

@@ -9,7 +9,6 @@ test-d). Value names follow the header of the study's published.yml.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -18,16 +17,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
 from ..caveats import data_caveats
 from ..contract import Missing
-from ..expr import evaluate
 from ..ingest.prometheus import counter_delta
 from ..marks import Col, Glued, Shown, rows_table, table, union
-from ..published import parse_quantity
 from ..registry import GB10
 from ..report import config_label, fmt_seconds, platform_short
 

@@ -10,7 +10,7 @@ number of the chapter is derived here from those three tidy tables.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ from .. import claims as claims_mod
 from .. import pipeline
 from ..contract import Missing
 from ..marks import Glued, Shown, rows_table, union
-from ..report import config_label, platform_short
+from ..report import platform_short
 
 STUDY = "power-sweep"
 NO_LIMIT = "limit unknown"  # the power key of windows whose limit no file gives

@@ -22,8 +22,21 @@ from ..analysis.llama import llama_value_ids, llama_values, ok_rows, usual_tests
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ..caveats import data_caveats
 from ..contract import Missing
-from ..marks import (WHY, Col, Glued, Shown, as_int, carried, rows_table, series, table, tagged, union, value_ids,
-                     with_marks)
+from ..marks import (
+    WHY,
+    Col,
+    Glued,
+    Shown,
+    as_int,
+    carried,
+    rows_table,
+    series,
+    table,
+    tagged,
+    union,
+    value_ids,
+    with_marks,
+)
 from ..report import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 
 STUDY = "strix-halo-baseline"

@@ -695,7 +695,6 @@ def ceiling_values(r: Results) -> str:
     """The figure's numbers as text, for readers who cannot see it."""
     lim = r.limits
     from .. import untrusted
-
     from ..marks import legend_html, marker_html
 
     rows = [(x, row_ids(r, x, "share")) for _, x in lim.iterrows() if len(lim) and pd.notna(x["pct_decode_ceiling"])]
@@ -755,53 +754,8 @@ def glue_values(r: Results) -> dict:
     lim = r.limits
     if len(lim):
         out["platforms"] = int(lim["platform_key"].nunique())
-        pct = lim.dropna(subset=["pct_decode_ceiling"])
-        if len(pct):
-            lo, hi = pct.loc[pct["pct_decode_ceiling"].astype(float).idxmin()], \
-                pct.loc[pct["pct_decode_ceiling"].astype(float).idxmax()]
-            _cells(out, _among(r, pct, "share"), pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]),
-                   pct_ceiling_min_label=lo["label"], pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]),
-                   pct_ceiling_max_label=hi["label"])
-        top = lim.loc[lim["single_stream_decode_tps"].astype(float).idxmax()]
-        _cells(out, _among(r, lim, "decode"), decode_max_tps=float(top["single_stream_decode_tps"]),
-               decode_max_label=top["label"],
-               decode_max_basis=str(top.get("decode_basis") or "") or "how it was measured is not recorded")
-        agg = lim.loc[lim["best_aggregate_tps"].astype(float).idxmax()]
-        _cells(out, _among(r, lim, "aggregate"), aggregate_max_tps=float(agg["best_aggregate_tps"]),
-               aggregate_max_label=agg["label"], aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
-        priced = lim[lim["currency"] != ""].dropna(subset=["cost_per_m"])
-        if len(priced):
-            cheap = priced.loc[priced["cost_per_m"].astype(float).idxmin()]
-            _cells(out, _among(r, priced, "cost"), cost_min=float(cheap["cost_per_m"]),
-                   cost_min_currency=cheap["currency"], cost_min_label=cheap["label"])
-        kwh = lim.dropna(subset=["tokens_per_kwh"])
-        if len(kwh):
-            best = kwh.loc[kwh["tokens_per_kwh"].astype(float).idxmax()]
-            basis = {"measured": "logged draw", "limit": "at its power limit, a lower bound",
-                     "tdp": "at its TDP, a lower bound"}.get(best["power_basis"], "")
-            if best["power_basis"] == "measured" and (kwh["power_basis"] != "measured").any():
-                basis += "; configurations rated at a power bound could be higher"  # a bound only bounds from below
-            _cells(out, _among(r, kwh, "kwh"), kwh_max_m=float(best["tokens_per_kwh"]) / 1e6,
-                   kwh_max_label=best["label"], kwh_max_basis=basis)
-        pre = lim.dropna(subset=["pct_prefill_ceiling"])
-        if len(pre):
-            hi = pre.loc[pre["pct_prefill_ceiling"].astype(float).idxmax()]
-            _cells(out, _among(r, pre, "prefill"), prefill_pct_max=100 * float(hi["pct_prefill_ceiling"]),
-                   prefill_pct_max_label=hi["label"])
-        mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
-        if len(mtp):
-            out.cell("mtp_per_pass", float(mtp["tokens_per_pass"].iloc[0]), row_ids(r, mtp.iloc[0], "pass"))
-            out["mtp_label"] = mtp["label"].iloc[0]
-            chosen = {x.study for x in r.runs if set(x.assumed_columns) & ACCEPTANCE_COLUMNS}
-            out["mtp_assumed"] = str(mtp["study"].iloc[0]) in chosen
-        for _, x in lim.iterrows():
-            key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
-            if pd.notna(x["pct_decode_ceiling"]):
-                out.cell(f"pct__{key}", 100 * float(x["pct_decode_ceiling"]), row_ids(r, x, "share"))
-            if pd.notna(x["plain_ratio"]):
-                out.cell(f"plain__{key}", 100 * float(x["plain_ratio"]), row_ids(r, x, "decode"))
-            if pd.notna(x["tokens_per_pass"]):
-                out.cell(f"per_pass__{key}", float(x["tokens_per_pass"]), row_ids(r, x, "pass"))
+        _glue_extremes(r, out, lim)
+        _glue_per_config(r, out, lim)
     api = r.params["api_price"]
     if api in r.facts.sections.get("api", {}):
         e = r.facts.entry("api", api)
@@ -824,6 +778,61 @@ def glue_values(r: Results) -> dict:
     out["findings_md"] = findings_md(out)  # marked inside, item by item, with the legend
     out["findings_html"] = findings_html(out)
     return out
+
+
+def _glue_extremes(r: Results, out: Glued, lim: pd.DataFrame) -> None:
+    """The highest and lowest of each headline quantity across the configurations."""
+    pct = lim.dropna(subset=["pct_decode_ceiling"])
+    if len(pct):
+        lo, hi = pct.loc[pct["pct_decode_ceiling"].astype(float).idxmin()], \
+            pct.loc[pct["pct_decode_ceiling"].astype(float).idxmax()]
+        _cells(out, _among(r, pct, "share"), pct_ceiling_min=100 * float(lo["pct_decode_ceiling"]),
+               pct_ceiling_min_label=lo["label"], pct_ceiling_max=100 * float(hi["pct_decode_ceiling"]),
+               pct_ceiling_max_label=hi["label"])
+    top = lim.loc[lim["single_stream_decode_tps"].astype(float).idxmax()]
+    _cells(out, _among(r, lim, "decode"), decode_max_tps=float(top["single_stream_decode_tps"]),
+           decode_max_label=top["label"],
+           decode_max_basis=str(top.get("decode_basis") or "") or "how it was measured is not recorded")
+    agg = lim.loc[lim["best_aggregate_tps"].astype(float).idxmax()]
+    _cells(out, _among(r, lim, "aggregate"), aggregate_max_tps=float(agg["best_aggregate_tps"]),
+           aggregate_max_label=agg["label"], aggregate_max_concurrency=int(agg["best_aggregate_concurrency"]))
+    priced = lim[lim["currency"] != ""].dropna(subset=["cost_per_m"])
+    if len(priced):
+        cheap = priced.loc[priced["cost_per_m"].astype(float).idxmin()]
+        _cells(out, _among(r, priced, "cost"), cost_min=float(cheap["cost_per_m"]),
+               cost_min_currency=cheap["currency"], cost_min_label=cheap["label"])
+    kwh = lim.dropna(subset=["tokens_per_kwh"])
+    if len(kwh):
+        best = kwh.loc[kwh["tokens_per_kwh"].astype(float).idxmax()]
+        basis = {"measured": "logged draw", "limit": "at its power limit, a lower bound",
+                 "tdp": "at its TDP, a lower bound"}.get(best["power_basis"], "")
+        if best["power_basis"] == "measured" and (kwh["power_basis"] != "measured").any():
+            basis += "; configurations rated at a power bound could be higher"  # a bound only bounds from below
+        _cells(out, _among(r, kwh, "kwh"), kwh_max_m=float(best["tokens_per_kwh"]) / 1e6,
+               kwh_max_label=best["label"], kwh_max_basis=basis)
+    pre = lim.dropna(subset=["pct_prefill_ceiling"])
+    if len(pre):
+        hi = pre.loc[pre["pct_prefill_ceiling"].astype(float).idxmax()]
+        _cells(out, _among(r, pre, "prefill"), prefill_pct_max=100 * float(hi["pct_prefill_ceiling"]),
+               prefill_pct_max_label=hi["label"])
+
+
+def _glue_per_config(r: Results, out: Glued, lim: pd.DataFrame) -> None:
+    """MTP's tokens per pass and each configuration's shares of its ceilings."""
+    mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
+    if len(mtp):
+        out.cell("mtp_per_pass", float(mtp["tokens_per_pass"].iloc[0]), row_ids(r, mtp.iloc[0], "pass"))
+        out["mtp_label"] = mtp["label"].iloc[0]
+        chosen = {x.study for x in r.runs if set(x.assumed_columns) & ACCEPTANCE_COLUMNS}
+        out["mtp_assumed"] = str(mtp["study"].iloc[0]) in chosen
+    for _, x in lim.iterrows():
+        key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
+        if pd.notna(x["pct_decode_ceiling"]):
+            out.cell(f"pct__{key}", 100 * float(x["pct_decode_ceiling"]), row_ids(r, x, "share"))
+        if pd.notna(x["plain_ratio"]):
+            out.cell(f"plain__{key}", 100 * float(x["plain_ratio"]), row_ids(r, x, "decode"))
+        if pd.notna(x["tokens_per_pass"]):
+            out.cell(f"per_pass__{key}", float(x["tokens_per_pass"]), row_ids(r, x, "pass"))
 
 
 def _among(r: Results, rows: pd.DataFrame, what: str) -> tuple:
