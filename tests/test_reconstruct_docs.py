@@ -86,5 +86,5 @@ def test_finish_renders_from_the_assumptions_it_wrote(tmp_path):
     text = (tmp_path / docs.PROVENANCE).read_text(encoding="utf-8")
     assert "- `band` = `[0.2, 0.8]`: a tuple in the generator; lands in `runs.output_tps`\n" in text
     assert load_assumptions(tmp_path)[0].value == [0.2, 0.8]
-    with pytest.raises(ValueError, match="SHOWS_IN names no assumption: nope"):
+    with pytest.raises(ValueError, match="SHOWS_IN or ROWS names no assumption with columns: nope"):
         docs.finish(tmp_path, _facts(), {"band": (1, "why")}, {"nope": ("runs.output_tps",)})
