@@ -35,6 +35,13 @@ def fmt_ratio(v) -> str:
     return f"{v:.2f}×"
 
 
+def fmt_unit(v, unit: str, decimals: int) -> str:
+    """A number with its unit ('35.02 GiB'), or a dash when there is none."""
+    if v is None or pd.isna(v):
+        return "–"
+    return f"{v:.{decimals}f} {unit}"
+
+
 def fmt_money(v, currency: str) -> str:
     if v is None or pd.isna(v):
         return "–"

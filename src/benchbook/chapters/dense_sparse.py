@@ -28,7 +28,7 @@ from ..analysis.tool_failures import CLASS_IDS, LABELS
 from ..caveats import data_caveats
 from ..contract import Missing
 from ..marks import Col, Glued, Shown, rows_table, table, union
-from ..report import config_label, fmt_ratio, platform_short
+from ..report import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
 
 STUDY = "3090-dense-vs-sparse"
 MIB_TO_GB = 1.048576e-3
@@ -225,14 +225,14 @@ def memory_table(r: Results) -> pd.DataFrame:
         tokens, conc, ctx = v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"), v.get(f"{short}_max_model_len")
         rows.append({
             "model": c.get("model"),
-            "KV cache (log), tokens": _int(tokens),
-            f"max concurrency at {_int(ctx)} tokens (log)": _x(conc),
-            "KV tokens / max model len": _x(tokens / ctx if tokens and ctx else None),
-            "KV cache memory (log, all GPUs)": _gib(v.get(f"{short}_kv_cache_gib_all_gpus")),
-            "weights per GPU (log)": _gib(v.get(f"{short}_weights_gib")),
-            "memory used per card (nvidia-smi)": _gb(v.get(f"{short}_vram_per_card_gb")),
-            "both cards": _gb(v.get(f"{short}_vram_total_gb")),
-            "utilisation budget per card": _gb(util * v[f"{short}_card_total_gb"]) if util and v.get(f"{short}_card_total_gb") else "–",
+            "KV cache (log), tokens": fmt_rate(tokens),
+            f"max concurrency at {fmt_rate(ctx)} tokens (log)": fmt_ratio(conc),
+            "KV tokens / max model len": fmt_ratio(tokens / ctx if tokens and ctx else None),
+            "KV cache memory (log, all GPUs)": fmt_unit(v.get(f"{short}_kv_cache_gib_all_gpus"), "GiB", 2),
+            "weights per GPU (log)": fmt_unit(v.get(f"{short}_weights_gib"), "GiB", 2),
+            "memory used per card (nvidia-smi)": fmt_unit(v.get(f"{short}_vram_per_card_gb"), "GB", 1),
+            "both cards": fmt_unit(v.get(f"{short}_vram_total_gb"), "GB", 1),
+            "utilisation budget per card": fmt_unit(util * v[f"{short}_card_total_gb"], "GB", 1) if util and v.get(f"{short}_card_total_gb") else "–",
         })
     return pd.DataFrame(rows)
 
@@ -281,13 +281,13 @@ def kv_check_display(r: Results) -> pd.DataFrame:
         "full-attn layers × KV heads × head dim": [f"{a} × {b} × {c}" for a, b, c in
                                                     zip(k.get("full-attention layers"), k.get("KV heads"), k.get("head dim"))],
         "KV per token": [f"{x / 1024:.0f} KiB" if pd.notna(x) else "–" for x in k.get("KV bytes per token")],
-        "printed KV tokens": k["printed KV tokens"].map(_int),
-        "memory those tokens need": k["GiB the printed tokens need"].map(_gib),
-        "KV memory the log reserves": k["KV GiB reserved (log)"].map(_gib),
-        "reserved / needed": k["reserved / needed"].map(_x),
-        "tokens / max len": k["tokens / max model len"].map(_x),
-        "printed concurrency": k["printed concurrency"].map(_x),
-        "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(_x),
+        "printed KV tokens": k["printed KV tokens"].map(fmt_rate),
+        "memory those tokens need": k["GiB the printed tokens need"].map(lambda v: fmt_unit(v, "GiB", 2)),
+        "KV memory the log reserves": k["KV GiB reserved (log)"].map(lambda v: fmt_unit(v, "GiB", 2)),
+        "reserved / needed": k["reserved / needed"].map(fmt_ratio),
+        "tokens / max len": k["tokens / max model len"].map(fmt_ratio),
+        "printed concurrency": k["printed concurrency"].map(fmt_ratio),
+        "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(fmt_ratio),
     })
     return out
 
@@ -945,22 +945,6 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 def _cell(cells, row: pd.Series | None, column: str) -> Shown:
     """A run's value as a number with the ids of its cell (NaN and none without the run)."""
     return Shown(float("nan"), ()) if row is None else Shown(float(row[column]), cells.at(row.name, column))
-
-
-def _int(v):
-    return "–" if v is None or pd.isna(v) else f"{v:,.0f}"
-
-
-def _x(v):
-    return "–" if v is None or pd.isna(v) else f"{v:.2f}×"
-
-
-def _gib(v):
-    return "–" if v is None or pd.isna(v) else f"{v:.2f} GiB"
-
-
-def _gb(v):
-    return "–" if v is None or pd.isna(v) else f"{v:.1f} GB"
 
 
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------

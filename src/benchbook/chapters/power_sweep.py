@@ -19,7 +19,7 @@ from .. import claims as claims_mod
 from .. import pipeline
 from ..contract import Missing
 from ..marks import Glued, Shown, rows_table, union
-from ..report import platform_short
+from ..report import fmt_rate, platform_short
 
 STUDY = "power-sweep"
 NO_LIMIT = "limit unknown"  # the power key of windows whose limit no file gives
@@ -372,10 +372,6 @@ def _dagger(r: Results, n: int) -> str:
     return f"{n} †" if 0 < n <= r.params["directional_n"] else str(n)
 
 
-def _fmt(v, d=1) -> str:
-    return "–" if v is None or pd.isna(v) else f"{v:,.{d}f}"
-
-
 def busy_configs(r: Results) -> list[str]:
     """The models with at least one busy window, in study.yml order: the per-model tables."""
     busy = set(r.busy["config"]) if len(r.windows) else set()
@@ -413,8 +409,8 @@ def files_table(r: Results) -> pd.DataFrame:
         busy = w[w["running"] >= 1]
         rows.append({
             "model": _label(r, rec.config), "date": str(w["run_date"].iloc[0]) if len(w) else "",
-            "limit (study.yml)": _fmt(rec.manifest_limit_w, 0),
-            "limit (nvidia-smi)": _fmt(rec.nvidia_smi_limit_w, 0),
+            "limit (study.yml)": fmt_rate(rec.manifest_limit_w, 0),
+            "limit (nvidia-smi)": fmt_rate(rec.nvidia_smi_limit_w, 0),
             "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
             "start-ups": Shown(int(starts.get(rec.file, 0)), start_ids.get(rec.file, ())),
             "cards summed": rec.cards or "–",
@@ -439,13 +435,13 @@ def summary_table(r: Results, config: str) -> pd.DataFrame:
             continue
         v = r.values
         rows.append({"power limit": key, "windows": int(v[f"{p}_gen_n"]),
-                     "avg gen t/s": _fmt(v.get(f"{p}_gen_mean")), "median gen": _fmt(v.get(f"{p}_gen_median")),
-                     "P95 gen": _fmt(v.get(f"{p}_gen_p95")),
-                     "avg prefill (active)": _fmt(v.get(f"{p}_prefill_active_mean")),
-                     "median prefill (active)": _fmt(v.get(f"{p}_prefill_active_median")),
-                     "avg prefill (all windows)": _fmt(v.get(f"{p}_prefill_sustained_mean")),
-                     "completions/min": _fmt(v.get(f"{p}_completions_per_min")),
-                     "GPU draw W (logged)": Shown(_fmt(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v
+                     "avg gen t/s": fmt_rate(v.get(f"{p}_gen_mean"), 1), "median gen": fmt_rate(v.get(f"{p}_gen_median"), 1),
+                     "P95 gen": fmt_rate(v.get(f"{p}_gen_p95"), 1),
+                     "avg prefill (active)": fmt_rate(v.get(f"{p}_prefill_active_mean"), 1),
+                     "median prefill (active)": fmt_rate(v.get(f"{p}_prefill_active_median"), 1),
+                     "avg prefill (all windows)": fmt_rate(v.get(f"{p}_prefill_sustained_mean"), 1),
+                     "completions/min": fmt_rate(v.get(f"{p}_completions_per_min"), 1),
+                     "GPU draw W (logged)": Shown(fmt_rate(1000 * v[f"{p}_measured_kw"], 0) if f"{p}_measured_kw" in v
                                                   else "–", r.value_ids.get(f"{p}_measured_kw", ()))})
     return rows_table(rows, r.assumed_why)
 
@@ -459,9 +455,9 @@ def concurrency_table(r: Results, config: str) -> pd.DataFrame:
         for c, g in w.groupby("running"):
             s = scope_stats(g)
             rows.append({"power limit": key, "concurrent": int(c), "windows": _dagger(r, len(g)),
-                         "avg gen t/s": _fmt(s["gen_mean"], 0), "median": _fmt(s["gen_median"], 0),
-                         "peak": _fmt(s["gen_max"], 0), "per-request t/s": _fmt(s["gen_mean"] / c, 0),
-                         "std": _fmt(s["gen_std"], 0), "min": _fmt(s["gen_min"], 0),
+                         "avg gen t/s": fmt_rate(s["gen_mean"], 0), "median": fmt_rate(s["gen_median"], 0),
+                         "peak": fmt_rate(s["gen_max"], 0), "per-request t/s": fmt_rate(s["gen_mean"] / c, 0),
+                         "std": fmt_rate(s["gen_std"], 0), "min": fmt_rate(s["gen_min"], 0),
                          "share of windows": f"{len(g) / len(w):.0%}"})
     return pd.DataFrame(rows)
 
@@ -476,7 +472,7 @@ def threeway_table(r: Results, key: str) -> pd.DataFrame:
             g = w[(w["config"] == cid) & (w["running"] == c)]
             lab = _label(r, cid)
             row[f"{lab} t/s (n)"] = f"{g['generation_tps'].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
-            row[f"{lab} per request"] = _fmt(g["generation_tps"].mean() / c, 0) if len(g) else "–"
+            row[f"{lab} per request"] = fmt_rate(g["generation_tps"].mean() / c, 0) if len(g) else "–"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -527,16 +523,16 @@ def tokens_per_kw_table(r: Results) -> pd.DataFrame:
                     continue
                 rows.append({"model": m["label"], "power limit": key, "concurrent": label,
                              "windows": int(v[f"{p}_{scope}_gen_n"]),
-                             "avg gen t/s": _fmt(v.get(f"{p}_{scope}_gen_mean"), 0),
-                             "gen t/kW (nominal)": _fmt(v.get(f"{p}_{scope}_gen_per_kw"), 0),
-                             "avg prefill t/s (active)": _fmt(v.get(f"{p}_{scope}_prefill_active_mean"), 0),
-                             "prefill t/kW (nominal)": _fmt(v.get(f"{p}_{scope}_prefill_per_kw"), 0),
-                             "avg prefill t/s (all windows)": _fmt(v.get(f"{p}_{scope}_prefill_sustained_mean"), 0),
-                             "nominal kW": _fmt(v[f"{p}_gpu_kw"], 2),
-                             "measured GPU kW": Shown(_fmt(v.get(f"{p}_{scope}_measured_kw"), 2),
+                             "avg gen t/s": fmt_rate(v.get(f"{p}_{scope}_gen_mean"), 0),
+                             "gen t/kW (nominal)": fmt_rate(v.get(f"{p}_{scope}_gen_per_kw"), 0),
+                             "avg prefill t/s (active)": fmt_rate(v.get(f"{p}_{scope}_prefill_active_mean"), 0),
+                             "prefill t/kW (nominal)": fmt_rate(v.get(f"{p}_{scope}_prefill_per_kw"), 0),
+                             "avg prefill t/s (all windows)": fmt_rate(v.get(f"{p}_{scope}_prefill_sustained_mean"), 0),
+                             "nominal kW": fmt_rate(v[f"{p}_gpu_kw"], 2),
+                             "measured GPU kW": Shown(fmt_rate(v.get(f"{p}_{scope}_measured_kw"), 2),
                                                       r.value_ids.get(f"{p}_{scope}_measured_kw", ())),
                              "gen tokens/kWh (logged draw)": Shown(
-                                 _fmt(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0),
+                                 fmt_rate(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0),
                                  r.value_ids.get(f"{p}_{scope}_gen_per_kwh_measured", ()))})
     return rows_table(rows, r.assumed_why)
 

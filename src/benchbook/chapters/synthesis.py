@@ -513,15 +513,15 @@ def decode_table(r: Results) -> pd.DataFrame:
         "configuration": lim["label"],
         "model / weights / KV": [f"{m} / {q} / {k or '?'}" for m, q, k in
                                  zip(lim["model_key"], lim["quant_key"], lim["kv_key"])],
-        "bandwidth GB/s": [_num(b, 0) + (f" ×{int(d)}" if d and d > 1 else "") for b, d in
+        "bandwidth GB/s": [fmt_rate(b, 0) + (f" ×{int(d)}" if d and d > 1 else "") for b, d in
                            zip(lim["bandwidth_gbs"], lim["devices"])],
         "context": lim["decode_context_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
-        "GB weights + head + KV": [f"{_num(a, 2)} + {_num(b, 2)} + {_num(c, 3)}" for a, b, c in
+        "GB weights + head + KV": [f"{fmt_rate(a, 2)} + {fmt_rate(b, 2)} + {fmt_rate(c, 3)}" for a, b, c in
                                    zip(lim["gb_weights"], lim["gb_head"], lim["gb_kv"])],
-        "ceiling t/s": lim["decode_ceiling_tps"].map(lambda v: _num(v, 0)),
+        "ceiling t/s": lim["decode_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
         "tokens per pass": [("–" if pd.isna(t) else f"{t:.2f}") if s else "1" for t, s in
                             zip(lim["tokens_per_pass"], lim["speculative"])],
-        "measured t/s": lim["single_stream_decode_tps"].map(lambda v: _num(v, 1)),
+        "measured t/s": lim["single_stream_decode_tps"].map(lambda v: fmt_rate(v, 1)),
         "measured ÷ plain ceiling": lim["plain_ratio"].map(_pct),
         "% of ceiling": lim["pct_decode_ceiling"].map(_pct),
         "measured as": lim["decode_basis"],
@@ -538,10 +538,10 @@ def prefill_table(r: Results) -> pd.DataFrame:
     out = pd.DataFrame({
         "configuration": lim["label"],
         "compute type": lim["prefill_dtype"].fillna("–"),
-        "dense peak TFLOPS": [("–" if pd.isna(p) else _num(p, 1) + (" (assumed)" if a else "")) for p, a in
+        "dense peak TFLOPS": [("–" if pd.isna(p) else fmt_rate(p, 1) + (" (assumed)" if a else "")) for p, a in
                               zip(lim["prefill_peak_tflops"], lim["prefill_peak_assumed"])],
-        "ceiling t/s": lim["prefill_ceiling_tps"].map(lambda v: _num(v, 0)),
-        "measured t/s": lim["prefill_tps"].map(lambda v: _num(v, 0)),
+        "ceiling t/s": lim["prefill_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
+        "measured t/s": lim["prefill_tps"].map(lambda v: fmt_rate(v, 0)),
         "prompt tokens": lim["prefill_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
         "% of ceiling": lim["pct_prefill_ceiling"].map(_pct),
     })
@@ -576,7 +576,7 @@ def energy_table(r: Results) -> pd.DataFrame:
     out = pd.DataFrame({
         "configuration": lim["label"],
         "best aggregate t/s": lim["best_aggregate_tps"].map(fmt_rate),
-        "power W": lim["power_used_w"].map(lambda v: _num(v, 0)),
+        "power W": lim["power_used_w"].map(lambda v: fmt_rate(v, 0)),
         "power basis": lim["power_basis"].map(basis),
         "tokens per kWh": [_kwh(v, b) for v, b in zip(lim["tokens_per_kwh"], lim["power_basis"])],
     })
@@ -639,10 +639,6 @@ def _fact_value(v, lo, hi) -> str:
     if lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
         text += f" ({lo:g}–{hi:g})"
     return text
-
-
-def _num(v, d) -> str:
-    return "–" if v is None or pd.isna(v) else f"{v:,.{d}f}"
 
 
 def ceiling_figure(r: Results) -> plt.Figure:
@@ -981,7 +977,7 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
              "memory_bandwidth_as_written": "as the write-ups say"}
     out = pd.DataFrame({
         "configuration": s["label"], "bandwidth": s["bandwidth"].map(names),
-        "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: _num(v, 1)),
+        "GB/s": s["gbs"].map(lambda v: f"{v:g}"), "ceiling t/s": s["ceiling_tps"].map(lambda v: fmt_rate(v, 1)),
         "measured as % of it": s["pct"].map(_pct),
     })
     rows = {x["config"]: x for _, x in r.limits.iterrows()}  # a share reads its configuration's decode rate
