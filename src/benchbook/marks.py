@@ -293,25 +293,22 @@ def marker_html(ids, why: dict | None = None) -> str:
             f'aria-label="{escape(LEGEND)}">{SYMBOL}</span>')
 
 
-def legend_text(ids, why: dict) -> str:
-    """The legend's words, Markdown-free (the caller escapes or formats the ids)."""
-    items = "; ".join(f"{i}" + (f" ({short(why[i])})" if why.get(i) else "") for i in dict.fromkeys(ids))
-    return (f"{LEGEND}. A value so marked was computed from values the data generator chose where the "
-            f"write-up printed none: {items}. It is not a finding.")
+def _items(ids, why: dict, name=str, text=str) -> str:
+    """Each assumption once, with the first clause of its reason: 'id (why); id (why)'
+    (`name` and `text` shape the id and the clause, e.g. as HTML)."""
+    return "; ".join(name(i) + (f" ({text(short(why[i]))})" if why.get(i) else "") for i in dict.fromkeys(ids))
 
 
 def figure_legend_text(ids, why: dict) -> str:
     """The caption line of a figure with series drawn from assumed cells."""
-    items = "; ".join(f"{i}" + (f" ({short(why[i])})" if why.get(i) else "") for i in dict.fromkeys(ids))
     return (f"{SYMBOL} {LEGEND}: series labelled (assumed) or (partly assumed) are drawn from values the "
-            f"data generator chose where the write-up printed none: {items}. They are not a finding.")
+            f"data generator chose where the write-up printed none: {_items(ids, why)}. They are not a finding.")
 
 
 def legend_html(ids, why: dict) -> str:
     """The line under a table or paragraph with a marked value: what the marker means and
     which assumptions it stands for."""
-    items = "; ".join(f"<code>{escape(str(i))}</code>" + (f" ({escape(short(why[i]))})" if why.get(i) else "")
-                      for i in dict.fromkeys(ids))
+    items = _items(ids, why, lambda i: f"<code>{escape(str(i))}</code>", escape)
     return (f'<p class="benchbook-assumed-legend"><span class="benchbook-assumed-mark">{SYMBOL}</span> '
             f"{escape(LEGEND)}. A value so marked was computed from values the data generator chose where the "
             f"write-up printed none: {items}. It is not a finding.</p>")

@@ -531,6 +531,7 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
     reads as a finding; on measured data the list is empty and nothing changes.
     """
     from . import untrusted
+    from .marks import short
 
     info = folder / "chapter.json"
     if not info.is_file():
@@ -541,7 +542,7 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
         hits = [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
         if cell.cell_type != "markdown" or not hits:
             continue
-        whats = "; ".join(dict.fromkeys(untrusted.md(_short(a["why"])) for a in hits))
+        whats = "; ".join(dict.fromkeys(untrusted.md(short(a["why"])) for a in hits))
         cell.source = (cell.source.rstrip() + f'\n\n<span class="benchbook-assumed">{ASSUMED_MARK}</span> '
                        f"*These numbers rest on values the data generator chose where the write-up printed "
                        f"none ({whats}); on reconstructed data they are not a finding. The data folder's "
@@ -570,7 +571,7 @@ def _mark_assumed_glue(nb) -> None:
     marker after its `{glue:text}` reference and the legend under its paragraph; a glued
     figure with series drawn from assumed cells gets the legend in its caption. The ids
     come with the glued output (report.glue); on measured data there are none."""
-    from .marks import figure_legend_text, legend_html, marker_html
+    from .marks import legend_html, marker_html
 
     assumed = _glue_assumed(nb)
     if not assumed:
@@ -578,7 +579,7 @@ def _mark_assumed_glue(nb) -> None:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        cell.source = _GLUE_FIGURE.sub(lambda m: _figure_legend(m, assumed, figure_legend_text), cell.source)
+        cell.source = _GLUE_FIGURE.sub(lambda m: _figure_legend(m, assumed), cell.source)
         hits: list[dict] = []
 
         def mark(m: re.Match) -> str:
@@ -595,24 +596,19 @@ def _mark_assumed_glue(nb) -> None:
         cell.source = text
 
 
-def _figure_legend(m: re.Match, assumed: dict, legend_text) -> str:
+def _figure_legend(m: re.Match, assumed: dict) -> str:
     """A `{glue:figure}` directive whose figure marks series: its caption gets the legend."""
     from . import untrusted
+    from .marks import figure_legend_text
 
     found = assumed.get(m.group(2))
     if not found:
         return m.group(0)
     why = {a["id"]: a["why"] for a in found}
-    line = untrusted.md(legend_text(list(why), why))
+    line = untrusted.md(figure_legend_text(list(why), why))
     body = m.group(0)
     fence_end = body.rstrip().rfind(m.group(1))
     return body[:fence_end].rstrip("\n") + "\n" + line + "\n" + body[fence_end:]
-
-
-def _short(why: str, limit: int = 110) -> str:
-    """The first clause of an assumption's reason, for a one-line mark."""
-    head = re.split(r"[:;(]", why, maxsplit=1)[0].strip()
-    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
 _GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`]+)`|\{glue:figure\}[ \t]+(\S+)")
