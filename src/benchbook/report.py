@@ -143,22 +143,12 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     cols = [c for c in wide if c in shown.columns]
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
-    table = _verdict_search(styler.to_html()) + _legend(marked, df)
+    table = styler.to_html() + _legend(marked, df)
     if collapsed:
         rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
                  f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
     return HTML(table)
-
-
-_VERDICT_TD = re.compile(r'<td ([^>]*)class="([^"]*\bbenchbook-verdict-([a-z-]+)[^"]*)"')
-
-
-def _verdict_search(table: str) -> str:
-    """A verdict cell searches and filters by its verdict alone (DataTables reads `data-search`),
-    so a marked "does not hold" and a plain one are one choice in the verdict filter."""
-    return _VERDICT_TD.sub(lambda m: f'<td {m.group(1)}data-search="{m.group(3).replace("-", " ")}" '
-                                     f'class="{m.group(2)}"', table)
 
 
 def _marked_cells(df: pd.DataFrame) -> dict:

@@ -27,13 +27,23 @@ async function tables() {
   if (!found.length) return;
   stylesheet("datatables.css");
   const { default: DataTable } = await import(new URL("datatables.js", here).href);
+  // a cell's assumed-value marker (benchbook.marks) is shown, never filtered or searched
+  // on: "does not holdᵃ" is one more "does not hold" in the verdict filter
+  const MARK = /<span class="benchbook-assumed-mark"[^>]*>[^<]*<\/span>/g;
+  const unmarked = (data, type) => (type === "filter" && typeof data === "string" ? data.replace(MARK, "") : data);
+  const text = (cell) => {
+    const copy = cell.cloneNode(true);
+    copy.querySelectorAll(".benchbook-assumed-mark").forEach((m) => m.remove());
+    return copy.textContent.trim();
+  };
   found.forEach((table) => {
     // a column of few distinct values (verdict, kind, basis) filters by picking values;
     // the others by typing
     const rows = [...table.tBodies[0].rows];
     const columnDefs = [...table.tHead.rows[0].cells].map((th, i) => {
-      const values = new Set(rows.map((row) => (row.cells[i] ? row.cells[i].textContent.trim() : "")));
-      return { targets: i, columnControl: ["order", [values.size <= 12 ? "searchList" : "search"]] };
+      const values = new Set(rows.map((row) => (row.cells[i] ? text(row.cells[i]) : "")));
+      return { targets: i, render: unmarked,
+               columnControl: ["order", [values.size <= 12 ? "searchList" : "search"]] };
     });
     new DataTable(table, {
       paging: false,
