@@ -1,9 +1,12 @@
-"""Reading what a chapter produced: glued values of an executed notebook, HTML tables."""
+"""Reading what a chapter produced: glued values of an executed notebook, HTML tables, and
+where each glued key is written out."""
 
 from __future__ import annotations
 
 import ast
 import io
+import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -58,3 +61,55 @@ def nb_tables(nb) -> dict[str, pd.DataFrame]:
             if "text/html" in o.get("data", {}) and "<caption" in o["data"]["text/html"]:
                 out.update(html_tables(o["data"]["text/html"]))
     return out
+
+
+# ---- where a glued number comes from (issue 20: every key greppable where it is computed) ----
+
+GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}(?:`|[ \t]+)(?:[\w./-]+\.ipynb::)?([A-Za-z_]\w*)")
+SHARED_GLUE_MODULES = ("claims", "independent")  # the ledger counts and the independent section
+
+
+def glue_references(markdown: str) -> set[str]:
+    """Keys the prose quotes: `{glue:text}` roles, `{glue:figure}` / `{glue:md}` directives."""
+    return set(GLUE_REFERENCE.findall(markdown))
+
+
+def _literals(source: str) -> tuple[set[str], list[re.Pattern]]:
+    """String constants and keyword names of a Python source, and the families of keys an
+    f-string names as the key of a glue call (its constant parts, anything between)."""
+    tree = ast.parse(source)
+    words, families, inside = set(), [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(v) for v in node.values)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")).startswith("glue") \
+                and node.args and isinstance(node.args[0], ast.JoinedStr):
+            families.append(re.compile("".join(re.escape(v.value) if isinstance(v, ast.Constant) else ".+"
+                                               for v in node.args[0].values) + r"\Z"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in inside:
+            words.add(node.value)
+        elif isinstance(node, ast.keyword) and node.arg:
+            words.add(node.arg)
+    return words, families
+
+
+def declared_glue_keys(notebook: Path):
+    """A predicate: is this glue key written out as a literal where it is computed? That is
+    the chapter module(s) the notebook imports, the shared ledger / independent modules, or
+    the notebook's own code (where an f-string may name a family of figures, one per model,
+    placed by the same code; a chapter module's f-strings declare nothing)."""
+    import jupytext
+
+    import benchbook
+
+    nb = jupytext.read(notebook)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    root = Path(benchbook.__file__).parent
+    chapters = re.findall(r"from benchbook\.chapters import ([\w, ]+)", code)
+    names = [n.split(" as ")[0].strip() for line in chapters for n in line.split(",")]
+    words = set()
+    for path in [root / "chapters" / f"{n}.py" for n in names] + [root / f"{m}.py" for m in SHARED_GLUE_MODULES]:
+        words |= _literals(path.read_text(encoding="utf-8"))[0]
+    nb_words, nb_families = _literals(code)
+    return lambda key: key in words or key in nb_words or any(f.match(key) for f in nb_families)

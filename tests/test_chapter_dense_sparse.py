@@ -157,13 +157,18 @@ def test_memory_and_kv_cross_check_follow_the_logs_and_architecture(executed, ra
 
 def test_error_rates_intervals_and_tests_match_exact_arithmetic(executed, raw):
     g, logs = glued(executed), raw["logs"]
+    r = ds.analyse(DATA)  # each model's rates are the page's table (and its download), not glue
+    rel = ds.reliability_table(r).set_index("name")
     for name, log in logs.items():
-        assert g[f"{name}_errors"] == log["k"] and g[f"{name}_calls"] == log["n"]
-        assert g[f"{name}_error_pct"] == pytest.approx(100 * log["k"] / log["n"])
+        assert rel.loc[name, "errors"] == log["k"] and rel.loc[name, "tool calls"] == log["n"]
+        assert 100 * rel.loc[name, "error rate"] == pytest.approx(100 * log["k"] / log["n"])
         lo, hi = wilson(log["k"], log["n"])
-        assert g[f"{name}_low_pct"] == pytest.approx(100 * lo) and g[f"{name}_high_pct"] == pytest.approx(100 * hi)
+        assert 100 * rel.loc[name, "low"] == pytest.approx(100 * lo)
+        assert 100 * rel.loc[name, "high"] == pytest.approx(100 * hi)
     a, b = logs["qwen36_35b"], logs["qwen35_27b"]
-    assert g["p_qwen36_35b_qwen35_27b"] == pytest.approx(fisher(a["k"], a["n"], b["k"], b["n"]), rel=1e-9)
+    p = ds.pairwise_tests(r).set_index(["a", "b"])
+    assert p.loc[("qwen36_35b", "qwen35_27b"), "p_fisher"] == pytest.approx(fisher(a["k"], a["n"], b["k"], b["n"]),
+                                                                           rel=1e-9)
     assert g["p_min_holm"] == pytest.approx(min(1, 3 * g["p_min"]))
     shown = nb_tables(executed)["Tool-call errors per model"]
     assert list(shown["error rate"]) == ["12.0%", "5.6%", "10.2%"]

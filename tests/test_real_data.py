@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 import lxml.html
+import nbformat
 import pytest
 
 from benchbook.cli import main as cli
 from benchbook.runner import Chapter
+from pages import declared_glue_keys, glued
 from projects import copy_project
 from realdata import FOLDERS, LHL, NERDALERT, REAL, make, needs_shared
 
@@ -53,6 +55,18 @@ def test_the_book_builds_strictly_without_a_traceback(built):
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "build succeeded" in proc.stdout, log[-4000:]
     assert "Traceback" not in log
+
+
+def test_every_key_glued_on_real_data_is_declared_where_it_is_computed(built):
+    """Other data glues other keys only if a key is named after the data (a model, a run):
+    none may be, so grep finds every number of these pages too (issue 20)."""
+    _, project, folders, _ = built
+    for chapter in folders:
+        c = Chapter(project, chapter)
+        declared = declared_glue_keys(c.source)
+        keys = glued(nbformat.read(c.output, as_version=4))
+        assert len(keys) > 5, chapter
+        assert sorted(k for k in keys if not declared(k)) == [], chapter
 
 
 def test_no_page_shows_a_python_object_repr(built):

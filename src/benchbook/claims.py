@@ -22,6 +22,9 @@ from .published import MAGNITUDE, Published, PublishedError, Quantity, parse_qua
 HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
 NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
 VERDICTS = (HOLDS, FAILS, UNKNOWN, NOT_COMPARABLE)
+# The glue key of each verdict's count (ledger_glue; the synthesis sums them over chapters).
+GLUE_KEYS = {HOLDS: "claims_holds", FAILS: "claims_does_not_hold", UNKNOWN: "claims_not_derivable",
+             NOT_COMPARABLE: "claims_not_comparable"}
 
 # What a verdict rests on. Only MEASURED and SELF are checks that could have failed: the
 # reconstructed files were fit to the published numbers (BY_CONSTRUCTION), and where the
@@ -350,6 +353,17 @@ def verdict_counts(ledger: pd.DataFrame) -> dict[str, int]:
     """How many claims hold, do not hold, are not derivable."""
     counts = ledger["verdict"].value_counts()
     return {v: int(counts.get(v, 0)) for v in VERDICTS}
+
+
+def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None) -> dict[str, int]:
+    """The counts every chapter's ledger section quotes, under their glue keys: claims by
+    verdict and, with the published-vs-reproduced table, its comparable cells and how many agree."""
+    out = {GLUE_KEYS[v]: n for v, n in verdict_counts(ledger).items()}
+    out["claims_total"] = len(ledger)
+    if comparison is not None:
+        out["cells_total"] = int(comparison["within"].notna().sum())
+        out["cells_within"] = int((comparison["within"] == True).sum())  # noqa: E712
+    return out
 
 
 def compare_published(published: Published, values: dict, currencies: dict | None = None,

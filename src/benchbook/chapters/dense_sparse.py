@@ -40,6 +40,14 @@ SPEED_ROWS = (  # (run kind, metric, label as a template over the run's context,
     ("decode-long", "decode_tps", "Decode (long context)", False),
     ("concurrent", "output_tps", "Throughput @ {concurrency} concurrent", False),
 )
+# Glue keys of each speed row: column of speed_table -> key.
+SPEED_GLUE = {
+    "ttft-short": {"dense": "dense_ttft_short", "moe": "moe_ttft_short", "advantage": "adv_ttft_short"},
+    "decode-single": {"dense": "dense_decode_single", "moe": "moe_decode_single", "advantage": "adv_decode_single"},
+    "prefill": {"dense": "dense_prefill", "moe": "moe_prefill", "advantage": "adv_prefill"},
+    "decode-long": {"dense": "dense_decode_long", "moe": "moe_decode_long", "advantage": "adv_decode_long"},
+    "concurrent": {"dense": "dense_concurrent", "moe": "moe_concurrent", "advantage": "adv_concurrent"},
+}
 SPEED_ROLES = {"dense": "dense", "sparse": "moe"}  # role -> its value-name key (registry.DENSE_SPARSE)
 HANDSHAKE = ("update-attempt-outcome", "update-stage-status", "ralf_spawn.py step_evaluator")
 
@@ -845,11 +853,7 @@ def glue_values(r: Results) -> dict:
     _glue_kv(r, out)
     _glue_reliability(r, out)
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     return out
 
 
@@ -858,12 +862,12 @@ def _glue_speed(r: Results, out: Glued) -> None:
     s = speed_table(r)
     every = []  # the smallest and largest advantage are chosen among all of them
     for row in s.itertuples():
-        k, ids = row.kind.replace("-", "_"), speed_ids(r, row.kind, row.unit)
+        ids = speed_ids(r, row.kind, row.unit)
         every.append(ids["advantage"])
-        for col in ("dense", "moe", "advantage"):
+        for col, key in SPEED_GLUE[row.kind].items():
             v = getattr(row, col)
             if v is not None and pd.notna(v):
-                out.cell(f"{'adv' if col == 'advantage' else col}_{k}", float(v), ids[col])
+                out.cell(key, float(v), ids[col])
     adv = s.set_index("metric")["advantage"].astype(float).dropna()
     if len(adv):
         for key, value in dict(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
@@ -874,32 +878,41 @@ def _glue_speed(r: Results, out: Glued) -> None:
 def _glue_prefill(r: Results, out: Glued) -> None:
     """Each model's prefill time and rate at the prefill run's prompt."""
     cells = run_cells(r)
-    for short in ("dense", "moe"):
+    for short, ms, rate in (("dense", "dense_prefill_ms", "dense_prefill_rate"),
+                            ("moe", "moe_prefill_ms", "moe_prefill_rate")):
         pre = _speed_run(r, short, "prefill")
         if pre is not None and pd.notna(pre["median_ttft_s"]):
             ids = cells.at(pre.name, "median_ttft_s")
-            out.cell(f"{short}_prefill_ms", float(pre["median_ttft_s"]) * 1000, ids)
-            out.cell(f"{short}_prefill_rate", float(pre["input_len"]) / float(pre["median_ttft_s"]), ids)
+            out.cell(ms, float(pre["median_ttft_s"]) * 1000, ids)
+            out.cell(rate, float(pre["input_len"]) / float(pre["median_ttft_s"]), ids)
             out["prefill_prompt"] = int(pre["input_len"])
+
+
+# Start-up facts per model (run values the log reader and nvidia-smi give), glued as they are.
+KV_GLUE = ("dense_kv_cache_tokens", "dense_max_concurrency", "dense_max_model_len", "dense_vram_per_card_gb",
+           "dense_vram_total_gb", "moe_kv_cache_tokens", "moe_max_concurrency", "moe_max_model_len",
+           "moe_vram_per_card_gb", "moe_vram_total_gb")
+# The KV check per model: column of kv_check -> glue key, by model.
+KV_CHECK_GLUE = {
+    "dense": {"KV bytes per token": "dense_kv_bytes_per_token", "reserved / needed": "dense_reserved_over_needed",
+              "printed concurrency / (tokens / max len)": "dense_conc_over_tokens"},
+    "moe": {"KV bytes per token": "moe_kv_bytes_per_token", "reserved / needed": "moe_reserved_over_needed",
+            "printed concurrency / (tokens / max len)": "moe_conc_over_tokens"},
+}
 
 
 def _glue_kv(r: Results, out: Glued) -> None:
     """Start-up KV cache facts, their ratios and the KV bytes per token check."""
-    v = r.values
-    for short in ("dense", "moe"):
-        for key in ("kv_cache_tokens", "max_concurrency", "max_model_len", "vram_per_card_gb", "vram_total_gb"):
-            if f"{short}_{key}" in v:
-                out[f"{short}_{key}"] = float(v[f"{short}_{key}"])
+    out.update({key: float(r.values[key]) for key in KV_GLUE if key in r.values})
     if "moe_kv_cache_tokens" in out and "dense_kv_cache_tokens" in out:
         out["kv_ratio"] = out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"]
         if "moe_max_concurrency" in out and "dense_max_concurrency" in out:
             out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
     k = kv_check(r).set_index("short") if len(kv_check(r)) else pd.DataFrame()
     for short in k.index:
-        for col, name in (("KV bytes per token", "kv_bytes_per_token"), ("reserved / needed", "reserved_over_needed"),
-                          ("printed concurrency / (tokens / max len)", "conc_over_tokens")):
+        for col, key in KV_CHECK_GLUE.get(short, {}).items():
             if col in k and pd.notna(k.loc[short, col]):
-                out[f"{short}_{name}"] = float(k.loc[short, col])
+                out[key] = float(k.loc[short, col])
     if "dense_kv_bytes_per_token" in out and "moe_kv_bytes_per_token" in out:
         out["kv_bytes_ratio"] = out["dense_kv_bytes_per_token"] / out["moe_kv_bytes_per_token"]
         out["dense_kv_kib"] = out["dense_kv_bytes_per_token"] / 1024
@@ -907,20 +920,10 @@ def _glue_kv(r: Results, out: Glued) -> None:
 
 
 def _glue_reliability(r: Results, out: Glued) -> None:
-    """Tool-call error rates per model and the pairwise tests between them."""
-    rel = reliability_table(r)
-    out["reliability_models"] = len(rel)
-    for row in rel.to_dict("records"):
-        name = row["name"]
-        out[f"{name}_error_pct"] = row["error rate"] * 100
-        out[f"{name}_low_pct"] = row["low"] * 100
-        out[f"{name}_high_pct"] = row["high"] * 100
-        out[f"{name}_calls"] = int(row["tool calls"])
-        out[f"{name}_errors"] = int(row["errors"])
+    """The smallest p of the pairwise tests between the models. Each model's own rates are in
+    the reliability table, not glued: a key named after a model could not be quoted by prose."""
+    out["reliability_models"] = len(reliability_table(r))
     p = pairwise_tests(r)
-    for row in p.itertuples():
-        out[f"p_{row.a}_{row.b}"] = float(row.p_fisher)
-        out[f"p_holm_{row.a}_{row.b}"] = float(row.p_holm)
     if len(p):
         out["p_min"] = float(p["p_fisher"].min())
         out["p_min_pair"] = str(p.loc[p["p_fisher"].idxmin(), "pair"])

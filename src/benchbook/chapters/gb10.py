@@ -43,6 +43,26 @@ COMPARISONS = {  # id -> (before, after, title)
     "model": ("fresh", "van", "The control model against the model under test, both on the current stack"),
     "mtp": ("van", "mtp", "The model under test without and with MTP"),
 }
+# Glue keys the prose quotes: per comparison, its rows and how many moved beyond the noise.
+COMPARISON_GLUE = {"control": ("control_rows", "control_beyond"), "model": ("model_rows", "model_beyond"),
+                   "mtp": ("mtp_rows", "mtp_beyond")}
+# Per configuration of test B: long gaps, all gaps, and the share of long ones.
+GAPS_GLUE = {"van": ("b_long_van", "b_gaps_van", "b_share_van"), "mtp": ("b_long_mtp", "b_gaps_mtp", "b_share_mtp")}
+# Where MTP moved output most (`best`) and least (`worst`): the test, and the change of each metric.
+MTP_MOVE_GLUE = {
+    "best": {"test": "mtp_best_test", "output_tps": "mtp_best_output_pct", "mean_ttft_s": "mtp_best_mean_ttft_s_pct",
+             "mean_tpot_s": "mtp_best_mean_tpot_s_pct"},
+    "worst": {"test": "mtp_worst_test", "output_tps": "mtp_worst_output_pct",
+              "mean_ttft_s": "mtp_worst_mean_ttft_s_pct", "mean_tpot_s": "mtp_worst_mean_tpot_s_pct"},
+}
+# What MTP costs at start-up: boot fact -> (change, change in per cent).
+MTP_COST_GLUE = {
+    "kv_cache_tokens": ("mtp_cost_kv_cache_tokens", "mtp_cost_kv_cache_tokens_pct"),
+    "weights_gib": ("mtp_cost_weights_gib", "mtp_cost_weights_gib_pct"),
+    "weights_load_s": ("mtp_cost_weights_load_s", "mtp_cost_weights_load_s_pct"),
+    "kv_cache_gib": ("mtp_cost_kv_cache_gib", "mtp_cost_kv_cache_gib_pct"),
+    "max_concurrency": ("mtp_cost_max_concurrency", "mtp_cost_max_concurrency_pct"),
+}
 
 
 @dataclass
@@ -644,12 +664,12 @@ def boot_facts_table(r: Results) -> pd.DataFrame:
 def mtp_costs(r: Results, out: dict | None = None) -> dict:
     v = r.values
     out = Glued(r.assumed_why) if out is None else out
-    for fact in ("kv_cache_tokens", "weights_gib", "weights_load_s", "kv_cache_gib", "max_concurrency"):
+    for fact, (change, change_pct) in MTP_COST_GLUE.items():
         a, b = v.get(f"van_{fact}"), v.get(f"mtp_{fact}")
         if a is not None and b is not None:
             ids = union(r.value_ids.get(f"van_{fact}", ()), r.value_ids.get(f"mtp_{fact}", ()))
-            out.cell(f"mtp_cost_{fact}", b - a, ids)
-            out.cell(f"mtp_cost_{fact}_pct", 100 * (b / a - 1), ids)
+            out.cell(change, b - a, ids)
+            out.cell(change_pct, 100 * (b / a - 1), ids)
     bt = r.boot
     mode = bt[bt["cfg"] == "mtp"].drop_duplicates("fact").set_index("fact")["value"].astype(str)
     out["mtp_graph_change"] = (f"{mode['cudagraph_mode_from']} → {mode['cudagraph_mode_to']}"
@@ -804,12 +824,11 @@ def glue_values(r: Results) -> dict:
     out = Glued(r.assumed_why)
     out.update({"noise_factor": r.params["noise_factor"], "within_pct": r.params["within_pct"],
                 "strong_gain_pct": r.params["strong_gain_pct"], "strong_ttft_pct": r.params["strong_ttft_pct"]})
-    out.update({f"label_{k}": lab for k, lab in r.labels.items()})
     for comp, (a, b, _) in COMPARISONS.items():
         if r.has(comp):
-            c = compare(r, a, b)
-            out[f"{comp}_rows"] = len(c)
-            out.cell(f"{comp}_beyond", int(c["verdict"].str.startswith("beyond").sum()), union(*c["_ids"]))
+            c, (rows, beyond) = compare(r, a, b), COMPARISON_GLUE[comp]
+            out[rows] = len(c)
+            out.cell(beyond, int(c["verdict"].str.startswith("beyond").sum()), union(*c["_ids"]))
     if r.has("control"):
         out.of("control_summary", (
             "the stack alone moved the control beyond the noise, so the later comparisons use the current "
@@ -828,12 +847,12 @@ def glue_values(r: Results) -> dict:
         out["decisions_total"] = len(dec)
     if r.has("long-gaps"):
         lg = long_gaps(r)
-        for cfg in ("van", "mtp"):
+        for cfg, (long_, gaps, share) in GAPS_GLUE.items():
             sub = lg[lg["cfg"] == cfg]
             if len(sub):
-                out[f"b_long_{cfg}"] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
-                out[f"b_gaps_{cfg}"] = float(sub["gaps"].mean())
-                out[f"b_share_{cfg}"] = 100 * out[f"b_long_{cfg}"] / out[f"b_gaps_{cfg}"]
+                out[long_] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
+                out[gaps] = float(sub["gaps"].mean())
+                out[share] = 100 * out[long_] / out[gaps]
     if r.has("tpot-itl"):
         tv = tpot_vs_itl(r)
         top = tv.assign(_k=tv["ITL / TPOT"].astype(float)).sort_values("_k").iloc[-1]
@@ -844,14 +863,10 @@ def glue_values(r: Results) -> dict:
     _acceptance_values(r, out)
     if r.has("mtp-boot"):
         mtp_costs(r, out)
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     cons = r.ledger[r.ledger["kind"] == "consistency"]
     out["consistency_total"] = len(cons)
     out["consistency_fail_rounding"] = int((cons["within rounding"] == "no").sum())
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
     return out
 
 
@@ -871,13 +886,13 @@ def _mtp_values(r: Results, out: Glued) -> None:
         return
     chosen = union(*tput["_ids"])  # which test moved most is read off every test's change
     for role, row in (("best", tput.iloc[-1]), ("worst", tput.iloc[0])):
-        t = row["_test"]
-        out.cell(f"mtp_{role}_test", r.test_label(t), chosen)
-        out.cell(f"mtp_{role}_output_pct", 100 * float(row["_delta"]), union(chosen, row["_ids"]))
+        t, keys = row["_test"], MTP_MOVE_GLUE[role]
+        out.cell(keys["test"], r.test_label(t), chosen)
+        out.cell(keys["output_tps"], 100 * float(row["_delta"]), union(chosen, row["_ids"]))
         for m in ("mean_ttft_s", "mean_tpot_s"):
             hit = c[(c["_test"] == t) & (c["_metric"] == m)]
             if len(hit):
-                out.cell(f"mtp_{role}_{m}_pct", 100 * float(hit["_delta"].iloc[0]), union(chosen, hit["_ids"].iloc[0]))
+                out.cell(keys[m], 100 * float(hit["_delta"].iloc[0]), union(chosen, hit["_ids"].iloc[0]))
     out["mtp_tests"] = len(tput)
 
 
@@ -891,9 +906,9 @@ def _acceptance_values(r: Results, out: Glued) -> None:
         out["global_length"] = 1 + out["global_per_draft"]
         if v.get("prom_draft_tokens"):
             out["global_rate_pct"] = 100 * v["prom_accepted_tokens"] / v["prom_draft_tokens"]
-        for p in (0, 1):
-            if f"prom_accepted_pos{p}" in v:
-                out[f"pos{p}_pct"] = 100 * v[f"prom_accepted_pos{p}"] / v["prom_num_drafts"]
+        for name, key in (("prom_accepted_pos0", "pos0_pct"), ("prom_accepted_pos1", "pos1_pct")):
+            if name in v:
+                out[key] = 100 * v[name] / v["prom_num_drafts"]
     if r.has("acceptance-bench") and "mtp_a_spec_acceptance_length" in v:
         ids = r.value_ids.get("mtp_a_spec_acceptance_length", ())
         out.cell("a_length", v["mtp_a_spec_acceptance_length"], ids)

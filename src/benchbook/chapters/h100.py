@@ -334,27 +334,28 @@ def strix_backends(r: Results) -> pd.DataFrame:
     }, cells)
 
 
-def glue_values(r: Results) -> dict:
-    """Numbers and words quoted in the chapter's prose, keyed by role rather than by run name.
+# The sweep numbers the prose quotes, by configuration role (`base`: the baseline, `cand`:
+# the candidate): glue key -> (point, column), where `lo` / `hi` are the sweep's lowest and
+# highest concurrency and `at` the point nearest the `agents` parameter, so the prose stays
+# true on data swept at other concurrencies. ROLE_GLUE: the role's label and scaling keys.
+SWEEP_GLUE = {
+    "base": {"base_lo_concurrency": ("lo", "concurrency"), "base_hi_concurrency": ("hi", "concurrency"),
+             "base_at_concurrency": ("at", "concurrency"), "base_lo_output_tps": ("lo", "output_tps"),
+             "base_hi_output_tps": ("hi", "output_tps"), "base_hi_p99_ttft_s": ("hi", "p99_ttft_s"),
+             "base_at_cost_per_m": ("at", "cost_per_m")},
+    "cand": {"cand_lo_concurrency": ("lo", "concurrency"), "cand_hi_concurrency": ("hi", "concurrency"),
+             "cand_lo_output_tps": ("lo", "output_tps"), "cand_hi_output_tps": ("hi", "output_tps"),
+             "cand_hi_p99_ttft_s": ("hi", "p99_ttft_s")},
+}
+ROLE_GLUE = {"base": ("base_label", "base_scaling"), "cand": ("cand_label", "cand_scaling")}
 
-    `base_lo_*` / `base_hi_*` are the baseline sweep's lowest and highest concurrency,
-    `base_at_*` the point nearest the `agents` parameter (likewise `cand_*`), so the prose
-    stays true on data swept at other concurrencies.
-    """
-    out, cells = Glued(r.assumed_why), r.cells(r.runs, "runs")
+
+def glue_values(r: Results) -> dict:
+    """Numbers and words quoted in the chapter's prose, keyed by role rather than by run name."""
+    out = Glued(r.assumed_why)
     sweeps_ = r.runs[r.runs["kind"] == "sweep"]
-    for short, cid in (("base", r.baseline), ("cand", r.candidate)):
-        s = sweeps_[sweeps_["config"] == cid].sort_values("concurrency") if cid else sweeps_.iloc[:0]
-        if not len(s):
-            continue
-        out[f"{short}_label"] = r.label(cid)
-        at = nearest(r, cid, r.params["agents"])
-        for role, row in (("lo", s.iloc[0]), ("hi", s.iloc[-1]), ("at", at)):
-            out[f"{short}_{role}_concurrency"] = int(row["concurrency"])
-            for metric in ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m"):
-                out.cell(f"{short}_{role}_{metric}", float(row[metric]), cells.at(row.name, metric))
-        out.of(f"{short}_scaling", out[f"{short}_hi_output_tps"] / out[f"{short}_lo_output_tps"],
-               f"{short}_hi_output_tps", f"{short}_lo_output_tps")
+    for role, cid in (("base", r.baseline), ("cand", r.candidate)):
+        _glue_sweep(r, out, role, cid)
     if "base_lo_output_tps" in out and "cand_lo_output_tps" in out \
             and out["base_lo_concurrency"] == out["cand_lo_concurrency"]:
         out.of("cand_uplift_lo", out["cand_lo_output_tps"] / out["base_lo_output_tps"],
@@ -363,15 +364,10 @@ def glue_values(r: Results) -> dict:
                         else f"on another platform ({r.config(r.candidate).get('platform') or 'not stated'} against "
                              f"{r.config(r.baseline).get('platform') or 'not stated'})")
     if len(sweeps_):
-        for col in ("input_len", "output_len"):
+        for key, col in (("sweep_input_len", "input_len"), ("sweep_output_len", "output_len")):
             lens = sweeps_[col].dropna().astype(int).unique()
-            out[f"sweep_{col}"] = (f"{lens[0]:,}" if len(lens) == 1 else
-                                   f"{min(lens):,} to {max(lens):,}")
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+            out[key] = f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}"
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
     if r.price is not None:
@@ -379,6 +375,24 @@ def glue_values(r: Results) -> dict:
         out["currency"] = r.currency or "price units"
         out["price_source"] = r.price_source
     return out
+
+
+def _glue_sweep(r: Results, out: Glued, role: str, cid: str | None) -> None:
+    """One configuration's SWEEP_GLUE numbers, its label and how far its output scales."""
+    s = r.runs[(r.runs["kind"] == "sweep") & (r.runs["config"] == cid)].sort_values("concurrency")
+    if not cid or not len(s):
+        return
+    cells, label, scaling = r.cells(r.runs, "runs"), *ROLE_GLUE[role]
+    points = {"lo": s.iloc[0], "hi": s.iloc[-1], "at": nearest(r, cid, r.params["agents"])}
+    out[label] = r.label(cid)
+    for key, (point, column) in SWEEP_GLUE[role].items():
+        row = points[point]
+        if column == "concurrency":
+            out[key] = int(row[column])
+        else:
+            out.cell(key, float(row[column]), cells.at(row.name, column))
+    hi, lo = (next(k for k, v in SWEEP_GLUE[role].items() if v == (p, "output_tps")) for p in ("hi", "lo"))
+    out.of(scaling, out[hi] / out[lo], hi, lo)
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:

@@ -832,11 +832,7 @@ def glue_values(r: Results) -> dict:
                      union(*(r.draw_ids.get(label, ()) for label in busy.index)))
     n = r.busy.groupby(["config", "power_key", "running"]).size()
     out["cells_n"], out["cells_directional"] = int(len(n)), int((n <= r.params["directional_n"]).sum())
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": c for k, c in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     if "stats_interval_s" in v:
         out["stats_interval_s"] = v["stats_interval_s"]
     return out

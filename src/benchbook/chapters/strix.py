@@ -560,6 +560,16 @@ def _caveats(r: Results) -> list[dict]:
 
 # ---- prose numbers and downloads ---------------------------------------------------
 
+# The prompt-processing (`pp`) and generation (`tg`) tests the prose quotes: glue key ->
+# column of per_test (the test's best and worst build and how far apart they are).
+TEST_GLUE = {
+    "pp": {"pp_test": "test", "pp_best_tps": "best_tps", "pp_best_config": "best_config",
+           "pp_worst_tps": "worst_tps", "pp_worst_config": "worst_config", "pp_spread": "spread"},
+    "tg": {"tg_test": "test", "tg_best_tps": "best_tps", "tg_best_config": "best_config",
+           "tg_worst_tps": "worst_tps", "tg_worst_config": "worst_config", "tg_spread": "spread"},
+}
+
+
 def glue_values(r: Results) -> dict:
     """Numbers and names quoted in the chapter's prose, keyed by role.
 
@@ -574,9 +584,11 @@ def glue_values(r: Results) -> dict:
         hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
             row, ids = hit.iloc[0], tests.row(test, "avg_ts")  # best and worst of the test's rates
-            out[f"{role}_test"] = row["test"]
-            for k in ("best_tps", "best_config", "worst_config", "worst_tps", "spread"):
-                out.cell(f"{role}_{k}", row[k], ids)
+            for key, column in TEST_GLUE[role].items():
+                if column == "test":
+                    out[key] = row[column]
+                else:
+                    out.cell(key, row[column], ids)
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
     out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
     out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
@@ -599,11 +611,7 @@ def glue_values(r: Results) -> dict:
             out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "pp_best_tps")
     if r.has("serving"):
         _serving_values(r, out)
-    counts = claims_mod.verdict_counts(r.ledger)
-    out.update({f"claims_{k.replace(' ', '_')}": n for k, n in counts.items()})
-    out["claims_total"] = len(r.ledger)
-    out["cells_total"] = int(r.comparison["within"].notna().sum())
-    out["cells_within"] = int((r.comparison["within"] == True).sum())  # noqa: E712
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     out.update({k: r.params[k] for k in ("agents", "answer_tokens", "prompt_tokens", "long_prompt_tokens")})
     for k, v in out.items():
         if isinstance(v, np.floating):
@@ -614,10 +622,10 @@ def glue_values(r: Results) -> dict:
 def _serving_values(r: Results, out: Glued) -> None:
     """The sequential time for `agents` agents and the fastest batched configuration's."""
     sv, n = serving(r), int(r.params["agents"])
-    for prompt, key in ((r.params["prompt_tokens"], ""), (r.params["long_prompt_tokens"], "long_")):
+    for prompt, key in ((r.params["prompt_tokens"], "strix_s"), (r.params["long_prompt_tokens"], "long_strix_s")):
         rows = sv[(sv["prompt_tokens"] == prompt) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
         if len(rows) and pd.notna(rows["strix_s"].iloc[0]):
-            out.cell(f"{key}strix_s", float(rows["strix_s"].iloc[0]), _strix_ids(r, prompt, "llama-bench"))
+            out.cell(key, float(rows["strix_s"].iloc[0]), _strix_ids(r, prompt, "llama-bench"))
     rows = sv[(sv["prompt_tokens"] == r.params["prompt_tokens"]) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
     if not len(rows) or "strix_s" not in out:
         return

@@ -741,8 +741,8 @@ def glue_values(r: Results) -> dict:
                                     else f"not included: {out['chapters_missing_names']}")
     out["configs"] = len(r.limits)
     c = r.claims[r.claims["status"] == "ok"]
-    for v in claims_mod.VERDICTS:
-        out[f"claims_{v.replace(' ', '_')}"] = int(c[v].sum()) if len(c) else 0
+    for v, key in claims_mod.GLUE_KEYS.items():
+        out[key] = int(c[v].sum()) if len(c) else 0
     out["claims_total"] = int(c["total"].sum()) if len(c) else 0
     out.update(distinct_claim_counts(r.runs))
     out["caveats_total"] = len(r.caveats) + len(r.own_caveats)
@@ -751,7 +751,7 @@ def glue_values(r: Results) -> dict:
     if len(lim):
         out["platforms"] = int(lim["platform_key"].nunique())
         _glue_extremes(r, out, lim)
-        _glue_per_config(r, out, lim)
+        _glue_mtp(r, out, lim)
     api = r.params["api_price"]
     if api in r.facts.sections.get("api", {}):
         e = r.facts.entry("api", api)
@@ -813,22 +813,15 @@ def _glue_extremes(r: Results, out: Glued, lim: pd.DataFrame) -> None:
                prefill_pct_max_label=hi["label"])
 
 
-def _glue_per_config(r: Results, out: Glued, lim: pd.DataFrame) -> None:
-    """MTP's tokens per pass and each configuration's shares of its ceilings."""
+def _glue_mtp(r: Results, out: Glued, lim: pd.DataFrame) -> None:
+    """MTP's tokens per pass (each configuration's shares of its ceilings are in the table,
+    not glued: a key named after a configuration could not be quoted by prose)."""
     mtp = lim[(lim["speculative"].astype(str) != "") & lim["tokens_per_pass"].notna()]
     if len(mtp):
         out.cell("mtp_per_pass", float(mtp["tokens_per_pass"].iloc[0]), row_ids(r, mtp.iloc[0], "pass"))
         out["mtp_label"] = mtp["label"].iloc[0]
         chosen = {x.study for x in r.runs if set(x.assumed_columns) & ACCEPTANCE_COLUMNS}
         out["mtp_assumed"] = str(mtp["study"].iloc[0]) in chosen
-    for _, x in lim.iterrows():
-        key = re.sub(r"\W+", "_", str(x["config"])).strip("_")
-        if pd.notna(x["pct_decode_ceiling"]):
-            out.cell(f"pct__{key}", 100 * float(x["pct_decode_ceiling"]), row_ids(r, x, "share"))
-        if pd.notna(x["plain_ratio"]):
-            out.cell(f"plain__{key}", 100 * float(x["plain_ratio"]), row_ids(r, x, "decode"))
-        if pd.notna(x["tokens_per_pass"]):
-            out.cell(f"per_pass__{key}", float(x["tokens_per_pass"]), row_ids(r, x, "pass"))
 
 
 def _among(r: Results, rows: pd.DataFrame, what: str) -> tuple:
