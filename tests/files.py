@@ -1,9 +1,12 @@
-"""Small file helpers the tests share: write a fixture file, read a folder back as bytes."""
+"""Small file helpers the tests share: write a fixture file, read a folder back as bytes, and
+one small sample of each format the readers know, to show a reader takes only its own."""
 
 from __future__ import annotations
 
 import gzip
 from pathlib import Path
+
+REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def write(tmp_path: Path, name: str, text: str, *, gz: bool = False) -> Path:
@@ -19,3 +22,59 @@ def write(tmp_path: Path, name: str, text: str, *, gz: bool = False) -> Path:
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative path: equal dicts mean byte-identical folders."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# file name -> (the reader that owns it, or "" for none, a few lines of it)
+FORMAT_SAMPLES = {
+    "nvidia.csv": ("nvidia-smi-csv", (
+        "index, timestamp, power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], "
+        "clocks.current.graphics [MHz]\n0, 2019/08/23 14:54:47.307, 208.36 W, 1545 MHz, 6800 MHz, 1545 MHz\n")),
+    "metrics.prom": ("prometheus-text", (
+        "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+        "# TYPE vllm:num_requests_running gauge\n"
+        'vllm:num_requests_running{engine="0",model_name="m"} 1.0\n')),
+    "vllm.log": ("vllm-server-log", (
+        "(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
+        "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+        "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"
+        '(APIServer pid=1) INFO:     172.18.0.3:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')),
+    "bench.csv": ("llama-bench-csv", (
+        "build_commit,build_number,model_type,n_prompt,n_gen,avg_ts\n"
+        '"1c1409e1","6865","gpt-oss 20B F16","512","0","1513.790461"\n')),
+    "bench.md": ("llama-bench-md", (
+        "| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+        "| qwen3moe 30B.A3B Q4_K - Medium | 16.49 GiB | 30.53 B | ROCm | 99 | pp512 | 1000.00 ± 1.00 |\n")),
+    "tools.jsonl": ("tool-call-log",
+                    '{"session": "s1", "model": "m", "tool": "bash", "target": "ls", "allowed": true}\n'),
+    "other.csv": ("", "time, power, memory\n10:00, 200, 1000\n"),
+    "notes.md": ("", "# Notes\n\nSome text about metrics.\n"),
+}
+
+
+def others(reader: str) -> dict[str, str]:
+    """The samples of every format but this reader's."""
+    return {name: text for name, (owner, text) in FORMAT_SAMPLES.items() if owner != reader}
+
+
+def assert_sniffs_no_other_format(module, reader: str) -> None:
+    """The reader's sniff refuses every other format's sample and the committed bench JSON."""
+    for name, text in others(reader).items():
+        assert not module.sniff(text), name
+    for path in sorted(REPO_DATA.glob("*/raw/*/*.json*"))[:4]:
+        with open(path, encoding="utf-8") as fh:
+            assert not module.sniff(fh.read(8192)), path
+
+
+def assert_detect_picks_it_for_no_other_format(module, reader: str, tmp_path: Path) -> None:
+    """benchbook.ingest.detect never hands another format's sample to this reader."""
+    from benchbook import ingest
+    from benchbook.ingest import IngestError
+
+    for name, text in others(reader).items():
+        try:
+            mod = ingest.detect(write(tmp_path, name, text))
+        except IngestError:
+            continue
+        assert mod is not module, name
+    assert ingest.readers()[reader] is module
+

@@ -2,7 +2,8 @@
 
 One helper so every test builds the same way: `copy_project(dest)` copies the real book;
 `copy_project(dest, chapters=[...])` makes a book of just those chapters, so a chapter's
-own build test does not execute every other chapter too.
+own build test does not execute every other chapter too; `one_chapter_book(study)` gives a
+chapter test its module fixtures (that book, and its notebook executed once).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).parents[1]
@@ -65,3 +67,22 @@ def demo_manifest(raw: str) -> str:
     """study.yml of a one-file, one-configuration measured folder (`raw`: its path)."""
     return ("study: demo\ntitle: Demo\nlabel: demo data v1\nreconstructed: false\n"
             f"configs:\n  a: {{platform: X}}\nfiles:\n  - {{path: {raw}, config: a, name: one}}\n")
+
+
+def one_chapter_book(study: str):
+    """Module fixtures `project` (a book of this chapter only) and `executed` (its notebook,
+    run once): `project, executed = one_chapter_book(STUDY)` in a chapter's test module."""
+    @pytest.fixture(scope="module")
+    def project(tmp_path_factory):
+        return copy_project(tmp_path_factory.mktemp(f"{study}-book"), chapters=[study])
+
+    @pytest.fixture(scope="module")
+    def executed(project):
+        import nbformat
+
+        from benchbook.runner import Chapter
+
+        return nbformat.read(Chapter(project, study).execute(log=lambda msg: None), as_version=4)
+
+    return project, executed
+

@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,7 +25,6 @@ import yaml
 import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook import report
 from benchbook.chapters import dense_sparse as ds
-from benchbook.runner import Chapter
 from benchbook.study import write_checksums
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
@@ -40,20 +38,7 @@ MIB_TO_GB = 1.048576e-3
 # ---------------------------------------------------------------- the project copy
 
 
-def copy_project(dest: Path, with_toc_entry: bool = False) -> Path:
-    """A book of this chapter only (see tests/projects.py)."""
-    return projects.copy_project(dest, chapters=[STUDY])
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("ds-book"))
-
-
-@pytest.fixture(scope="module")
-def executed(project):
-    out = Chapter(project, STUDY).execute(log=lambda msg: None)
-    return nbformat.read(out, as_version=4)
+project, executed = projects.one_chapter_book(STUDY)
 
 
 def nb_text(nb) -> str:
@@ -245,7 +230,7 @@ def test_the_chapter_follows_changed_data(tmp_path):
 
 @pytest.mark.build
 def test_benchbook_run_and_book_build_show_the_chapter(tmp_path):
-    project = copy_project(tmp_path, with_toc_entry=True)
+    project = projects.copy_project(tmp_path, chapters=[STUDY])
     proc = subprocess.run([str(BIN / "benchbook"), "run", STUDY], cwd=project, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

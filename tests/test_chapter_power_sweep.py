@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,7 +21,6 @@ import yaml
 
 from benchbook.chapters import power_sweep as ps
 from benchbook.published import load_published
-from benchbook.runner import Chapter
 from benchbook.study import load_study
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -47,20 +45,7 @@ parts:
 """
 
 
-def copy_project(dest: Path) -> Path:
-    """A book of this chapter only (see tests/projects.py)."""
-    return projects.copy_project(dest, chapters=[STUDY])
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("power-book"))
-
-
-@pytest.fixture(scope="module")
-def executed(project):
-    out = Chapter(project, STUDY).execute(log=lambda msg: None)
-    return nbformat.read(out, as_version=4)
+project, executed = projects.one_chapter_book(STUDY)
 
 
 # ---------------------------------------------------------------- independent recomputation

@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,7 +20,6 @@ import yaml
 
 import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.published import parse_quantity
-from benchbook.runner import Chapter
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).parents[1]
@@ -36,20 +34,7 @@ AGENTS, ANSWER, LONG_PROMPT = 16, 200, 4096  # the notebook's default parameters
 # ---------------------------------------------------------------- the project copy
 
 
-def copy_project(dest: Path) -> Path:
-    """A book of this chapter only (see tests/projects.py)."""
-    return projects.copy_project(dest, chapters=[STUDY])
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("strix-book"))
-
-
-@pytest.fixture(scope="module")
-def executed(project):
-    out = Chapter(project, STUDY).execute(log=lambda msg: None)
-    return nbformat.read(out, as_version=4)
+project, executed = projects.one_chapter_book(STUDY)
 
 
 # ---------------------------------------------------------------- independent recomputation

@@ -56,13 +56,15 @@ def with_(fields, **changes):
     return [(k, v) for k, v in out if v is not None]
 
 
-def json_text(objects):
-    """`-o json`: json_printer from llama-bench.cpp."""
+def json_text(objects, samples=None):
+    """`-o json`: json_printer from llama-bench.cpp: each object's fields (JSON literals), then
+    its two sample arrays (`samples`: (ns, ts) per object; SAMPLES_NS / SAMPLES_TS by default)."""
     parts = []
-    for fields in objects:
+    for i, fields in enumerate(objects):
+        ns, ts = samples[i] if samples else (SAMPLES_NS, SAMPLES_TS)
         body = "".join(f'    "{k}": {v},\n' for k, v in fields)
-        body += f'    "samples_ns": [ {", ".join(map(str, SAMPLES_NS))} ],\n'
-        body += f'    "samples_ts": [ {", ".join(map(str, SAMPLES_TS))} ]\n'
+        body += f'    "samples_ns": [ {", ".join(map(str, ns))} ],\n'
+        body += f'    "samples_ts": [ {", ".join(map(str, ts))} ]\n'
         parts.append("  {\n" + body + "  }")
     return "[\n" + ",\n".join(parts) + "\n]\n"
 
@@ -380,15 +382,8 @@ def _json_literal(v):
 
 def _as_json(records):
     """`-o json`: one field per line, then the two sample arrays."""
-    parts = []
-    for rec in records:
-        fields = [(k, v) for k, v in rec if not k.startswith("samples_")]
-        arrays = dict(rec)
-        body = "".join(f'    "{k}": {_json_literal(v)},\n' for k, v in fields)
-        body += f'    "samples_ns": [ {", ".join(arrays["samples_ns"])} ],\n'
-        body += f'    "samples_ts": [ {", ".join(arrays["samples_ts"])} ]\n'
-        parts.append("  {\n" + body + "  }")
-    return "[\n" + ",\n".join(parts) + "\n]\n"
+    fields = [[(k, _json_literal(v)) for k, v in rec if not k.startswith("samples_")] for rec in records]
+    return json_text(fields, [(dict(rec)["samples_ns"], dict(rec)["samples_ts"]) for rec in records])
 
 
 def _as_csv(records):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import math
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,9 +16,12 @@ import pytest
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import nvidia_smi as smi
-from files import write  # noqa: E402  (tests/ is on sys.path)
+from files import (  # noqa: E402  (tests/ is on sys.path)
+    assert_detect_picks_it_for_no_other_format,
+    assert_sniffs_no_other_format,
+    write,
+)
 
-REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 QUERY = ["index", "timestamp", "name", "power.draw [W]", "power.limit [W]", "memory.used [MiB]",
          "memory.total [MiB]", "utilization.gpu [%]", "temperature.gpu", "clocks.current.sm [MHz]",
          "pstate"]
@@ -212,22 +214,6 @@ def test_empty_file_is_an_error(tmp_path):
 
 # ---------------------------------------------------------------- format detection
 
-OTHER_FORMATS = {
-    "metrics.prom": ("# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
-                     "# TYPE vllm:num_requests_running gauge\n"
-                     'vllm:num_requests_running{engine="0",model_name="m"} 1.0\n'),
-    "vllm.log": ("(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
-                 "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
-                 "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"),
-    "bench.csv": ("build_commit,build_number,model_type,n_prompt,n_gen,avg_ts\n"
-                  '"1c1409e1","6865","gpt-oss 20B F16","512","0","1513.790461"\n'),
-    "other.csv": "time, power, memory\n10:00, 200, 1000\n",
-    "bench.md": ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
-                 "| qwen3moe 30B.A3B Q4_K - Medium | 16.49 GiB | 30.53 B | ROCm | 99 | pp512 | 1000.00 ± 1.00 |\n"),
-    "tools.jsonl": '{"session": "s1", "model": "m", "tool": "bash", "target": "ls", "allowed": true}\n',
-}
-
-
 def test_sniff_matrix():
     assert smi.sniff(power_log())
     assert smi.sniff(power_log(units=False))
@@ -236,23 +222,13 @@ def test_sniff_matrix():
     assert smi.sniff("memory.used [MiB]\n1003 MiB\n")
     assert not smi.sniff("\n".join(power_log().splitlines()[1:]))  # noheader: nothing to go by
     assert not smi.sniff("name, pstate\n")  # too little to tell
-    for name, text in OTHER_FORMATS.items():
-        assert not smi.sniff(text), name
-    for path in sorted(REPO_DATA.glob("*/raw/*/*.json*"))[:4]:
-        with open(path, encoding="utf-8") as fh:
-            assert not smi.sniff(fh.read(8192)), path
+    assert_sniffs_no_other_format(smi, "nvidia-smi-csv")
 
 
 def test_detect_picks_this_reader_only_for_nvidia_smi_csv(tmp_path):
     assert ingest.detect(write(tmp_path, "u.csv", power_log())) is smi
     assert ingest.detect(write(tmp_path, "n.csv", power_log(units=False))) is smi
-    for name, text in OTHER_FORMATS.items():
-        try:
-            mod = ingest.detect(write(tmp_path, name, text))
-        except IngestError:
-            continue
-        assert mod is not smi, name
-    assert ingest.readers()["nvidia-smi-csv"] is smi
+    assert_detect_picks_it_for_no_other_format(smi, "nvidia-smi-csv", tmp_path)
 
 
 def test_a_study_reads_its_power_logs_with_manifest_context(tmp_path):

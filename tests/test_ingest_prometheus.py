@@ -7,7 +7,6 @@ followed by a `..._created` gauge, histograms as `_bucket{le}` / `_count` / `_su
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,12 +14,15 @@ import pytest
 from benchbook import ingest
 from benchbook.ingest import IngestError
 from benchbook.ingest import prometheus as prom
-from files import write  # noqa: E402  (tests/ is on sys.path)
+from files import (  # noqa: E402  (tests/ is on sys.path)
+    assert_detect_picks_it_for_no_other_format,
+    assert_sniffs_no_other_format,
+    write,
+)
 
 MODEL = "Qwen/Qwen3.6-35B-A3B-FP8"
 TTFT_BUCKETS = ("0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.5,0.75,1.0,2.5,5.0,7.5,10.0,"
                 "20.0,40.0,80.0,160.0,640.0,2560.0").split(",")
-REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _labels(**labels) -> str:
@@ -415,46 +417,19 @@ def test_label_values_are_redacted(tmp_path):
 
 # ---------------------------------------------------------------- format detection
 
-OTHER_FORMATS = {
-    "nvidia.csv": ("index, timestamp, power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], "
-                   "clocks.current.graphics [MHz]\n0, 2019/08/23 14:54:47.307, 208.36 W, 1545 MHz, 6800 MHz, 1545 MHz\n"),
-    "vllm.log": ("(APIServer pid=1) INFO 05-30 07:55:21 [loggers.py:271] Engine 000: Avg prompt throughput: "
-                 "0.0 tokens/s, Avg generation throughput: 54.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
-                 "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n"
-                 '(APIServer pid=1) INFO:     172.18.0.3:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'),
-    "bench.csv": ("build_commit,build_number,model_type,n_prompt,n_gen,avg_ts\n"
-                  '"1c1409e1","6865","gpt-oss 20B F16","512","0","1513.790461"\n'),
-    "bench.md": ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
-                 "| qwen3moe 30B.A3B Q4_K - Medium | 16.49 GiB | 30.53 B | ROCm | 99 | pp512 | 1000.00 ± 1.00 |\n"),
-    "notes.md": "# Notes\n\nSome text about metrics.\n",
-    "tools.jsonl": '{"session": "s1", "model": "m", "tool": "bash", "target": "ls", "allowed": true}\n',
-}
-
-
 def test_sniff_matrix(tmp_path):
     assert prom.sniff(vllm_dump())
     assert prom.sniff("# dump 2026-06-05\n" + vllm_dump())
     assert prom.sniff("\ufeff# TYPE vllm:num_requests_running gauge\n")
     assert prom.sniff('vllm:num_requests_running{engine="0",model_name="m"} 1.0\n')
     assert not prom.sniff('process_resident_memory_bytes 1.0\n')  # bare non-vLLM sample: too little
-    for name, text in OTHER_FORMATS.items():
-        assert not prom.sniff(text), name
-    for path in sorted(REPO_DATA.glob("*/raw/*/*.json*"))[:4]:
-        with open(path, encoding="utf-8") as fh:
-            assert not prom.sniff(fh.read(8192)), path
+    assert_sniffs_no_other_format(prom, "prometheus-text")
 
 
 def test_detect_picks_this_reader_only_for_dumps(tmp_path):
     for i, text in enumerate((vllm_dump(), "# dump 1\n" + vllm_dump() + vllm_dump())):
         assert ingest.detect(write(tmp_path, f"m{i}.prom", text)) is prom
-    for name, text in OTHER_FORMATS.items():
-        path = write(tmp_path, name, text)
-        try:
-            mod = ingest.detect(path)
-        except IngestError:
-            continue
-        assert mod is not prom, name
-    assert "prometheus-text" in ingest.readers()
+    assert_detect_picks_it_for_no_other_format(prom, "prometheus-text", tmp_path)
 
 
 def test_a_study_reads_its_dumps(tmp_path):

@@ -236,35 +236,34 @@ def load_published(path: str | Path) -> Published:
     )
 
 
+def _cited(items, section: str, noun: str, keys: tuple[str, ...], path: Path, sources: dict) -> dict:
+    """A mapping name -> {keys...}, each entry citing one of the listed sources."""
+    if items is None:
+        return {}
+    if not isinstance(items, dict):
+        raise PublishedError(f"{path}: {section}: expected a mapping of {noun} -> {{{', '.join(keys)}}}")
+    need = ", ".join(f"'{k}'" for k in keys[:-1]) + f" and '{keys[-1]}'"
+    for name, item in items.items():
+        if not isinstance(item, dict) or not set(keys) <= set(item):
+            raise PublishedError(f"{path}: {section}.{name}: expected a mapping with {need}")
+        if item["source"] not in sources:
+            raise PublishedError(f"{path}: {section}.{name}: unknown source '{item['source']}'")
+    return items
+
+
 def _parse_parameters(params, path: Path, sources: dict) -> dict:
     """name -> {value, source, ...}: a setting the write-up used, with where it says so."""
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise PublishedError(f"{path}: parameters: expected a mapping of name -> {{value, source}}")
-    for name, p in params.items():
-        if not isinstance(p, dict) or "value" not in p or "source" not in p:
-            raise PublishedError(f"{path}: parameters.{name}: expected a mapping with 'value' and 'source'")
-        if p["source"] not in sources:
-            raise PublishedError(f"{path}: parameters.{name}: unknown source '{p['source']}'")
-    return params
+    return _cited(params, "parameters", "name", ("value", "source"), path, sources)
 
 
 def _parse_plausible(ranges, path: Path, sources: dict) -> dict:
     """name -> {low, high, source}: each a cited range with low below high."""
-    if ranges is None:
-        return {}
-    if not isinstance(ranges, dict):
-        raise PublishedError(f"{path}: plausible: expected a mapping of parameter -> {{low, high, source}}")
+    ranges = _cited(ranges, "plausible", "parameter", ("low", "high", "source"), path, sources)
     for name, r in ranges.items():
-        if not isinstance(r, dict) or not {"low", "high", "source"} <= set(r):
-            raise PublishedError(f"{path}: plausible.{name}: expected a mapping with 'low', 'high' and 'source'")
         if not all(isinstance(r[k], (int, float)) and not isinstance(r[k], bool) for k in ("low", "high")) \
                 or not r["low"] < r["high"]:
             raise PublishedError(f"{path}: plausible.{name}: expected numbers with low below high, "
                                  f"got low {r['low']!r}, high {r['high']!r}")
-        if r["source"] not in sources:
-            raise PublishedError(f"{path}: plausible.{name}: unknown source '{r['source']}'")
     return ranges
 
 

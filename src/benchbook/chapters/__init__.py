@@ -70,3 +70,31 @@ def accelerator_count(text) -> int:
 
     m = re.match(r"\s*(\d+)\s*[x×]", str(text or ""))
     return int(m.group(1)) if m else 1
+
+
+def speculative(c: dict) -> str:
+    """A configuration's speculative decoding as its study.yml entry says it; empty without."""
+    spec = str(c.get("speculative") or "")
+    return "" if spec.lower().startswith("none") else spec
+
+
+def decode_context(run) -> float:
+    """Mean context while a run decodes: its prompt and half of its answer after the first token."""
+    return float(run["input_len"]) + (float(run["output_len"]) - 1) / 2
+
+
+# key_figures columns a chapter that did not measure them leaves at these values
+UNMEASURED = dict(ttft_s=float("nan"), ttft_input_tokens=float("nan"), cost_per_m=float("nan"), currency="",
+                  power_w=float("nan"), power_kind="")
+
+
+def key_figure_row(study: str, config: str, c: dict, **columns) -> dict:
+    """One key_figures row: what the configuration's study.yml entry `c` says (platform,
+    model, weight format, devices, KV type, speculative decoding), what the chapter measured
+    (`columns`, which win), UNMEASURED for the rest, in the order of KEY_FIGURES."""
+    row = dict(study=study, config=config, platform=c.get("platform"), model=c.get("model"),
+               quantisation=c.get("quantisation"), accelerators=accelerator_count(c.get("accelerators")),
+               kv_dtype=c.get("kv_dtype") or "", speculative=speculative(c)) | UNMEASURED | columns
+    order = [*KEY_FIGURES, *KEY_FIGURES_OPTIONAL]
+    return {k: row[k] for k in order if k in row} | {k: v for k, v in row.items() if k not in order}
+

@@ -960,7 +960,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     request at the longest prompt measured (closest to the 4k the other chapters use). The
     best aggregate is the highest output t/s of any run, with its concurrency.
     """
-    from . import accelerator_count
+    from . import accelerator_count, decode_context, key_figure_row, speculative
 
     rows, cells = [], run_cells(r)
     for short, cid in r.speed_configs().items():
@@ -974,22 +974,15 @@ def key_figures(r: Results) -> pd.DataFrame:
         t = single.loc[(single["input_len"] - 4096).abs().idxmin()] if len(single) else None
         pre = runs[runs["kind"] == "prefill"]
         best = runs.loc[runs["output_tps"].idxmax()]
-        spec = str(c.get("speculative") or "")
-        mtp = bool(spec) and not spec.lower().startswith("none")
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        rows.append(key_figure_row(
+            STUDY, cid, c,
             single_stream_decode_tps=Shown(float(d["decode_tps"]), cells.at(d.name, "decode_tps")),
-            acceptance_length=_cell(cells, d if mtp else None, "spec_acceptance_length"),
+            acceptance_length=_cell(cells, d if speculative(c) else None, "spec_acceptance_length"),
             ttft_s=_cell(cells, t, "median_ttft_s"),
             ttft_input_tokens=float(t["input_len"]) if t is not None else float("nan"),
             best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
-            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="speed",
-            label=f"{platform_short(c)}, {r.label_of(short)}",
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
-            speculative=spec if mtp else "",
-            decode_context_tokens=float(d["input_len"]) + (float(d["output_len"]) - 1) / 2,
+            anchor="speed", label=f"{platform_short(c)}, {r.label_of(short)}", decode_context_tokens=decode_context(d),
             decode_basis=f"1 / median TPOT, one client, {int(d['input_len']):,}-token prompts",
             prefill_tps=_cell(cells, pre.iloc[0] if len(pre) else None, "prefill_tps"),
             prefill_tokens=float(pre["input_len"].iloc[0]) if len(pre) else float("nan"),

@@ -953,7 +953,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     prompts: the only single-client test). The best aggregate is the highest output t/s of
     any run of the configuration (one seed, not a mean over seeds).
     """
-    from . import accelerator_count
+    from . import decode_context, key_figure_row, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid, c in r.data.study.configs.items():
@@ -963,11 +963,9 @@ def key_figures(r: Results) -> pd.DataFrame:
             continue
         one = a.iloc[0]
         best = runs.loc[runs["output_tps"].idxmax()]
-        spec = str(c.get("speculative") or "")
-        mtp = bool(spec) and not spec.lower().startswith("none")
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        mtp = bool(speculative(c))
+        rows.append(key_figure_row(
+            STUDY, cid, c,
             single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
             acceptance_length=Shown(float(one["spec_acceptance_length"]) if mtp else float("nan"),
                                     cells.at(one.name, "spec_acceptance_length") if mtp else ()),
@@ -975,12 +973,9 @@ def key_figures(r: Results) -> pd.DataFrame:
             ttft_input_tokens=float(one["input_len"]),
             best_aggregate_tps=Shown(float(best["output_tps"]), cells.union("output_tps", runs.index)),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), cells.union("output_tps", runs.index)),
-            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
             anchor="changes-against-the-noise",
             label=f"{platform_short(c)}, {r.labels.get(ROLE_KEYS.get(r.roles.of_config.get(cid)), cid)}",
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
-            speculative=spec if mtp else "",
-            decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
+            decode_context_tokens=decode_context(one),
             decode_basis=f"1 / median TPOT of test A (one client, {int(one['input_len']):,}-token prompts)",
             prefill_tps=Shown(float(one["prefill_tps"]), cells.at(one.name, "prefill_tps")),
             prefill_tokens=float(one["input_len"]),

@@ -416,7 +416,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     and the run's acceptance length says how many. The best aggregate is over the sweep
     runs, not the short-prompt run.
     """
-    from . import accelerator_count
+    from . import decode_context, key_figure_row, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
@@ -437,23 +437,18 @@ def key_figures(r: Results) -> pd.DataFrame:
             prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
                 f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
             pre_ids = cells.at(one.name, "prefill_tps")
-        spec = c.get("speculative") or ""
         price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=cid, model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        rows.append(key_figure_row(
+            STUDY, cid, c,
             single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
-            acceptance_length=Shown(float(one["spec_acceptance_length"]) if spec not in ("", "none") else float("nan"),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if speculative(c) else float("nan"),
                                     cells.at(one.name, "spec_acceptance_length")),
             ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
             ttft_input_tokens=float(one["input_len"]),
             best_aggregate_tps=Shown(float(best["output_tps"]), top),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
             cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
-            power_w=float("nan"), power_kind="", anchor="concurrency",
-            label=r.label(cid), accelerators=accelerator_count(c.get("accelerators")),
-            kv_dtype=c.get("kv_dtype") or "", speculative="" if spec == "none" else spec,
-            decode_context_tokens=float(one["input_len"]) + (float(one["output_len"]) - 1) / 2,
+            anchor="concurrency", label=r.label(cid), decode_context_tokens=decode_context(one),
             decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
                          f"{int(one['input_len']):,}-token prompts",
             prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,

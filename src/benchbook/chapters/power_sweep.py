@@ -462,35 +462,36 @@ def concurrency_table(r: Results, config: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def threeway_table(r: Results, key: str) -> pd.DataFrame:
-    """One power limit, the models side by side: average aggregate and per-request t/s."""
+def _models_by_concurrency(r: Results, key: str, cells) -> pd.DataFrame:
+    """One power limit, a row per number of requests running, the models side by side:
+    `cells(label, windows, running)` gives one model's columns from its windows there."""
     w = r.busy[r.busy["power_key"] == key]
     rows = []
     for c in sorted(w["running"].unique()):
         row = {"concurrent": int(c)}
         for cid in r.models["config"]:
-            g = w[(w["config"] == cid) & (w["running"] == c)]
-            lab = _label(r, cid)
-            row[f"{lab} t/s (n)"] = f"{g['generation_tps'].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
-            row[f"{lab} per request"] = fmt_rate(g["generation_tps"].mean() / c, 0) if len(g) else "–"
+            row.update(cells(_label(r, cid), w[(w["config"] == cid) & (w["running"] == c)], c))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _mean_n(r: Results, g: pd.DataFrame, column: str) -> str:
+    """A column's mean over windows with their number, '–' without any."""
+    return f"{g[column].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
+
+
+def threeway_table(r: Results, key: str) -> pd.DataFrame:
+    """One power limit, the models side by side: average aggregate and per-request t/s."""
+    return _models_by_concurrency(r, key, lambda lab, g, c: {
+        f"{lab} t/s (n)": _mean_n(r, g, "generation_tps"),
+        f"{lab} per request": fmt_rate(g["generation_tps"].mean() / c, 0) if len(g) else "–"})
 
 
 def prefill_table(r: Results, key: str) -> pd.DataFrame:
     """Sustained (all windows) and active-only (prefill > 0) prefill by concurrency."""
-    w = r.busy[r.busy["power_key"] == key]
-    rows = []
-    for c in sorted(w["running"].unique()):
-        row = {"concurrent": int(c)}
-        for cid in r.models["config"]:
-            g = w[(w["config"] == cid) & (w["running"] == c)]
-            lab = _label(r, cid)
-            act = g[g["prompt_tps"] > 0]
-            row[f"{lab} all windows (n)"] = f"{g['prompt_tps'].mean():,.0f} ({_dagger(r, len(g))})" if len(g) else "–"
-            row[f"{lab} active (n)"] = f"{act['prompt_tps'].mean():,.0f} ({_dagger(r, len(act))})" if len(act) else "–"
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return _models_by_concurrency(r, key, lambda lab, g, c: {
+        f"{lab} all windows (n)": _mean_n(r, g, "prompt_tps"),
+        f"{lab} active (n)": _mean_n(r, g[g["prompt_tps"] > 0], "prompt_tps")})
 
 
 def completions_table(r: Results) -> pd.DataFrame:
@@ -881,7 +882,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     synthesis then leaves KV reads out), and TTFT and prefill are not measured per request.
     With MTP, the acceptance length is 1 + accepted / drafts over the log's SpecDecoding lines.
     """
-    from . import accelerator_count
+    from . import key_figure_row, speculative
 
     busy = r.busy
     spec = r.data["spec_decode"]
@@ -892,24 +893,19 @@ def key_figures(r: Results) -> pd.DataFrame:
         one = w[w["running"] == 1]
         buckets = w.groupby("running").agg(gen=("generation_tps", "mean"), draw=("draw_w", "mean"))
         top = buckets["gen"].idxmax()
-        spec_text = str(c.get("speculative") or "")
-        mtp = bool(spec_text) and not spec_text.lower().startswith("none")
-        al = _acceptance_length(r, spec, w) if mtp and len(spec) else Shown(float("nan"))
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=f"{cid}@{key}", model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        al = _acceptance_length(r, spec, w) if speculative(c) and len(spec) else Shown(float("nan"))
+        rows.append(key_figure_row(
+            STUDY, f"{cid}@{key}", c,
             single_stream_decode_tps=float(one["generation_tps"].mean()) if len(one) else float("nan"),
-            acceptance_length=al, ttft_s=float("nan"), ttft_input_tokens=float("nan"),
-            best_aggregate_tps=float(buckets.loc[top, "gen"]), best_aggregate_concurrency=float(top),
-            cost_per_m=float("nan"), currency="",
+            acceptance_length=al, best_aggregate_tps=float(buckets.loc[top, "gen"]),
+            best_aggregate_concurrency=float(top),
             power_w=Shown(float(buckets.loc[top, "draw"]),
                           union(*(r.draw_ids.get(label, ()) for label in w[w["running"] == top].index))),
             power_kind="measured" if pd.notna(buckets.loc[top, "draw"]) else "",
             anchor="generation-by-concurrency",
             label=f"{platform_short(c)} " + (f"at {int(limit)} W" if pd.notna(limit) else "(power limit unknown)")
                   + f", {_label(r, cid)}",
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
-            speculative=spec_text if mtp else "", decode_context_tokens=float("nan"),
+            decode_context_tokens=float("nan"),
             decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",
             notes="live agent traffic; power: mean draw of all cards in the nvidia-smi log at the best bucket",
         ))

@@ -688,7 +688,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     context. llama.cpp serves one request at a time here, so the best aggregate is the
     single stream.
     """
-    from . import accelerator_count
+    from . import decode_context, key_figure_row
 
     rows, tests = [], per_test_cells(r)
     t = per_test(r.llama)
@@ -701,17 +701,13 @@ def key_figures(r: Results) -> pd.DataFrame:
         c = r.data.study.configs.get(cid, {})
         n_gen = int(best["test"][2:])
         pre = pp.iloc[0] if len(pp) else None
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=best["best_config"], model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        rows.append(key_figure_row(
+            STUDY, best["best_config"], c,
             single_stream_decode_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
-            acceptance_length=float("nan"), ttft_s=float("nan"), ttft_input_tokens=float("nan"),
+            acceptance_length=float("nan"),
             best_aggregate_tps=Shown(float(best["best_tps"]), tests.row(tg_name, "avg_ts")),
-            best_aggregate_concurrency=1.0,
-            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
-            anchor="llama-bench-across-backends",
+            best_aggregate_concurrency=1.0, anchor="llama-bench-across-backends",
             label=f"{_short_platform(r, c)}, {c.get('model') or best['best_config']}, llama-bench (best of backends)",
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
             speculative="", decode_context_tokens=(n_gen - 1) / 2,
             decode_basis=f"llama-bench {best['test']}, best of {int(best['backends'])} backends",
             prefill_tps=Shown(float(pre["best_tps"]) if pre is not None else float("nan"),
@@ -723,19 +719,15 @@ def key_figures(r: Results) -> pd.DataFrame:
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         c = r.data.study.configs.get(s["config"], {})
-        rows.append(dict(
-            study=STUDY, platform=c.get("platform"), config=s["config"], model=c.get("model"),
-            quantisation=c.get("quantisation"),
+        rows.append(key_figure_row(
+            STUDY, s["config"], c,
             single_stream_decode_tps=Shown(1.0 / float(s["median_tpot_s"]), cells.at(s.name, "median_tpot_s")),
             acceptance_length=float("nan"), ttft_s=Shown(float(s["median_ttft_s"]), cells.at(s.name, "median_ttft_s")),
             ttft_input_tokens=float(s["input_len"]),
             best_aggregate_tps=Shown(float(s["output_tps"]), cells.at(s.name, "output_tps")),
-            best_aggregate_concurrency=float(s["concurrency"]),
-            cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="",
-            anchor="time-to-first-token-and-decode-step",
+            best_aggregate_concurrency=float(s["concurrency"]), anchor="time-to-first-token-and-decode-step",
             label=f"{_short_platform(r, c)}, {c.get('model') or s['config']}, llama-server",
-            accelerators=accelerator_count(c.get("accelerators")), kv_dtype=c.get("kv_dtype") or "",
-            speculative="", decode_context_tokens=float(s["input_len"]) + (float(s["output_len"]) - 1) / 2,
+            speculative="", decode_context_tokens=decode_context(s),
             decode_basis=f"1 / median TPOT, one client, {int(s['input_len']):,}-token prompts",
             prefill_tps=Shown(float(s["prefill_tps"]), cells.at(s.name, "prefill_tps")),
             prefill_tokens=float(s["input_len"]), notes="prefill as input / TTFT of the llama-server run",
