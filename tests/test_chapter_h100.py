@@ -1,0 +1,99 @@
+"""The H100 chapter's module (benchbook.chapters.h100) on its data folder, without running its
+notebook (the book builds in test_build.py and test_real_data.py run it): the sweep numbers
+its prose quotes come from the raw `vllm bench serve` files by role, stay right on a sweep at
+other concurrencies, and its key figures carry each configuration's own facts."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchbook.chapters import KEY_FIGURES, KEY_FIGURES_OPTIONAL, h100, key_figure_row
+from benchbook.study import write_checksums
+
+ROOT = Path(__file__).parents[1]
+DATA = ROOT / "data" / "h100-dense-vs-moe-mtp"
+STRIX = ROOT / "data" / "strix-halo-baseline"
+
+
+def analyse(data: Path = DATA, **kw):
+    return h100.analyse(data, STRIX, data / "published.yml", **kw)
+
+
+def raw_sweep(config: str, data: Path = DATA) -> dict[int, dict]:
+    """concurrency -> the bench JSON of a configuration's sweep runs, read without benchbook."""
+    files = yaml.safe_load((data / "study.yml").read_text(encoding="utf-8"))["files"]
+    return {f["concurrency"]: json.loads((data / f["path"]).read_text(encoding="utf-8"))
+            for f in files if f["config"] == config and f["kind"] == "sweep"}
+
+
+def test_sweep_numbers_come_from_the_raw_runs_by_role():
+    g = h100.glue_values(analyse())
+    base, cand = raw_sweep("h100-dense"), raw_sweep("h100-moe-mtp")
+    lo, hi = min(base), max(base)
+    assert (g["base_lo_concurrency"], g["base_hi_concurrency"]) == (lo, hi)
+    assert g["base_lo_output_tps"] == pytest.approx(base[lo]["output_throughput"], rel=1e-12)
+    assert g["base_hi_p99_ttft_s"] == pytest.approx(base[hi]["p99_ttft_ms"] / 1000, rel=1e-12)
+    assert g["base_scaling"] == pytest.approx(base[hi]["output_throughput"] / base[lo]["output_throughput"])
+    assert g["cand_hi_p99_ttft_s"] == pytest.approx(cand[max(cand)]["p99_ttft_ms"] / 1000, rel=1e-12)
+    assert g["cand_scaling"] == pytest.approx(cand[max(cand)]["output_throughput"] / cand[min(cand)]["output_throughput"])
+    assert g["base_at_concurrency"] == min(base, key=lambda c: (abs(c - 16), c))  # nearest the 16 agents
+    assert g["cand_uplift_lo"] == pytest.approx(cand[min(cand)]["output_throughput"] / base[lo]["output_throughput"])
+    assert g["where"] == "on the same platform"
+    assert g["sweep_input_len"] == "4,096" and g["sweep_output_len"] == "512"
+
+
+def test_the_agents_parameter_moves_the_point_the_prose_quotes():
+    base = raw_sweep("h100-dense")
+    g = h100.glue_values(analyse(agents=5))
+    assert g["base_at_concurrency"] == min(base, key=lambda c: (abs(c - 5), c)) == 4
+
+
+def test_a_sweep_at_other_concurrencies_moves_the_roles_not_the_prose(tmp_path):
+    """Without the dense model's one-client run its lowest point is the next one, and the
+    uplift at one client (which needs both models at the same lowest point) is not glued."""
+    data = tmp_path / "h100"
+    shutil.copytree(DATA, data)
+    study = yaml.safe_load((data / "study.yml").read_text(encoding="utf-8"))
+    drop = [f for f in study["files"] if f["config"] == "h100-dense" and f["kind"] == "sweep"
+            and f["concurrency"] == 1]
+    assert len(drop) == 1
+    study["files"].remove(drop[0])
+    (data / drop[0]["path"]).unlink()
+    (data / "study.yml").write_text(yaml.safe_dump(study, sort_keys=False), encoding="utf-8")
+    write_checksums(data)
+    base = raw_sweep("h100-dense", data)
+    g = h100.glue_values(analyse(data))
+    assert g["base_lo_concurrency"] == min(base) == 4
+    assert g["base_lo_output_tps"] == pytest.approx(base[4]["output_throughput"], rel=1e-12)
+    assert "cand_uplift_lo" not in g and "where" not in g
+    assert g["cand_lo_concurrency"] == 1
+
+
+def test_key_figures_carry_each_configuration_s_own_facts():
+    frame = h100.key_figures(analyse())
+    kf = frame.set_index("config")
+    configs = yaml.safe_load((DATA / "study.yml").read_text(encoding="utf-8"))["configs"]
+    for cid, c in configs.items():
+        row = kf.loc[cid]
+        assert (row["platform"], row["model"], row["quantisation"]) == (c["platform"], c["model"], c["quantisation"])
+        assert row["accelerators"] == 1 and row["kv_dtype"] == c["kv_dtype"]
+    assert kf.loc["h100-dense", "speculative"] == "" and math.isnan(float(kf.loc["h100-dense", "acceptance_length"]))
+    assert kf.loc["h100-moe-mtp", "speculative"] == configs["h100-moe-mtp"]["speculative"]
+    assert float(kf.loc["h100-moe-mtp", "acceptance_length"]) > 1
+    assert list(frame.columns[:len(KEY_FIGURES)]) == list(KEY_FIGURES)
+
+
+def test_key_figure_row_lets_the_chapter_s_values_win_and_keeps_the_contract_order():
+    c = {"platform": "p", "model": "m", "quantisation": "q", "accelerators": "4x GPU", "speculative": "None"}
+    row = key_figure_row("s", "cfg", c, notes="n", best_aggregate_tps=3.0, extra=1, speculative="MTP")
+    order = [k for k in [*KEY_FIGURES, *KEY_FIGURES_OPTIONAL] if k in row]
+    assert list(row)[:len(order)] == order and list(row)[-1] == "extra"
+    assert row["accelerators"] == 4 and row["speculative"] == "MTP" and row["best_aggregate_tps"] == 3.0
+    assert math.isnan(row["cost_per_m"]) and row["currency"] == ""  # not measured: the contract's defaults
+    assert key_figure_row("s", "cfg", c)["speculative"] == ""  # "None" in study.yml: no speculative decoding
