@@ -1079,8 +1079,9 @@ def _frame(table: str, cols: dict, n: int, source: str) -> pd.DataFrame:
     millions of access lines. Columns outside the schema are kept at the end."""
     index = pd.RangeIndex(n)
     out = {}
-    specs = [*SCHEMAS[table], *(Column(name, "string" if getattr(values, "dtype", None) is np.dtype(object) else None, "")
-                                for name, values in cols.items() if name not in columns(table))]
+    extra = [Column(name, "string" if getattr(values, "dtype", None) is np.dtype(object) else None, "")
+             for name, values in cols.items() if name not in columns(table)]
+    specs = [*SCHEMAS[table], *extra]
     for col in specs:
         values = source if col.name == "source_file" else cols.get(col.name)
         if isinstance(values, str):
