@@ -391,8 +391,9 @@ def _glue_sweep(r: Results, out: Glued, role: str, cid: str | None) -> None:
             out[key] = int(row[column])
         else:
             out.cell(key, float(row[column]), cells.at(row.name, column))
-    hi, lo = (next(k for k, v in SWEEP_GLUE[role].items() if v == (p, "output_tps")) for p in ("hi", "lo"))
-    out.of(scaling, out[hi] / out[lo], hi, lo)
+    hi, lo = points["hi"], points["lo"]
+    out.cell(scaling, float(hi["output_tps"]) / float(lo["output_tps"]),
+             union(cells.at(hi.name, "output_tps"), cells.at(lo.name, "output_tps")))
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
