@@ -97,10 +97,14 @@ def lb_jsonl(*lines: str, end: str = "\n") -> bytes:
 TG = dict(n_prompt=0, n_gen=128, avg_ts=50.0, stddev_ts=0.04)
 
 LB_MD = (
-    "| model                          |       size |     params | backend    | ngl |            test |                  t/s |\n"
-    "| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |\n"
-    "| qwen3moe 30B.A3B Q4_K - Medium |  16.49 GiB |    30.53 B | Vulkan     |  99 |           pp512 |      1513.79 ± 5.25 |\n"
-    "| qwen3moe 30B.A3B Q4_K - Medium |  16.49 GiB |    30.53 B | Vulkan     |  99 |           tg128 |         50.00 ± 0.04 |\n"
+    "| model                          |       size |     params | backend    | ngl |            test |"
+    "                  t/s |\n"
+    "| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: |"
+    " -------------------: |\n"
+    "| qwen3moe 30B.A3B Q4_K - Medium |  16.49 GiB |    30.53 B | Vulkan     |  99 |           pp512 |"
+    "      1513.79 ± 5.25 |\n"
+    "| qwen3moe 30B.A3B Q4_K - Medium |  16.49 GiB |    30.53 B | Vulkan     |  99 |           tg128 |"
+    "         50.00 ± 0.04 |\n"
     "\n"
     "build: 0253fb21f (10269)\n"
 )
@@ -140,11 +144,13 @@ _append = vllm_json() + b"\n" + _cut(vllm_json(completed=2), 0.6)
 
 FILE_CASES: list[Case] = [
     # --- vllm bench serve JSON
-    Case("vllm-truncated-json", "run.json", _cut(vllm_json()), Error(("line 1, column", "truncated JSON", "expected a `vllm bench serve")),
+    Case("vllm-truncated-json", "run.json", _cut(vllm_json()),
+         Error(("line 1, column", "truncated JSON", "expected a `vllm bench serve")),
          what="bench JSON cut off mid-file"),
     Case("vllm-truncated-append", "appended.json", _append, Error(("line 2, column", "truncated JSON")),
          what="`--append-result` file whose second object is cut off"),
-    Case("vllm-throughput-json", "throughput.json", THROUGHPUT_JSON, Error(("line 1", "unrecognised format", "vllm-bench-serve")),
+    Case("vllm-throughput-json", "throughput.json", THROUGHPUT_JSON,
+         Error(("line 1", "unrecognised format", "vllm-bench-serve")),
          what="`vllm bench throughput` JSON (another tool)"),
     Case("vllm-throughput-json-forced", "throughput.json", THROUGHPUT_JSON,
          Error(("line 1", "missing key(s) 'completed', 'num_prompts', 'duration'", "has 'completed'")),
@@ -172,13 +178,16 @@ FILE_CASES: list[Case] = [
          fmt="vllm-bench-serve", what="gzip stream cut off"),
     Case("vllm-unknown-keys", "future.json", vllm_json(new_metric_2031={"x": 1}, goodput_slo_ms=[1, 2]),
          Reads(4, {"runs.completed": 3}), what="keys from a newer vLLM"),
-    Case("vllm-missing-core-array", "noitls.json", json.dumps({k: v for k, v in vllm_result().items() if k != "itls"}).encode(),
+    Case("vllm-missing-core-array", "noitls.json",
+         json.dumps({k: v for k, v in vllm_result().items() if k != "itls"}).encode(),
          Error(("line 1, key 'itls'", "missing while 'input_lens' is present")),
          what="per-request arrays with `itls` missing"),
-    Case("vllm-missing-core-key", "old.json", json.dumps({k: v for k, v in vllm_result().items() if k not in ("completed", "duration")}).encode(),
+    Case("vllm-missing-core-key", "old.json",
+         json.dumps({k: v for k, v in vllm_result().items() if k not in ("completed", "duration")}).encode(),
          Error(("line 1", "missing key(s) 'completed', 'duration'")), fmt="vllm-bench-serve",
          what="summary without `completed` and `duration`"),
-    Case("vllm-array-length", "short.json", vllm_json(ttfts=[0.1, 0.2]), Error(("key 'ttfts'", "has 2 entries; expected 3")),
+    Case("vllm-array-length", "short.json", vllm_json(ttfts=[0.1, 0.2]),
+         Error(("key 'ttfts'", "has 2 entries; expected 3")),
          what="one per-request array shorter than the others"),
     Case("vllm-negative-ttft", "neg.json", vllm_json(ttfts=[0.1, -0.2, 0.3]),
          Skip({"request excluded from metrics: ttft negative": 1}, read=4), what="TTFT < 0 in one request"),
@@ -195,8 +204,8 @@ FILE_CASES: list[Case] = [
     # --- llama-bench
     Case("lb-partial-last-line", "cut.jsonl", lb_jsonl(lb_line(), lb_line(**TG), end="\n")[:-40],
          Skip({"partial last line": 1}, read=1), what="JSONL whose last line was cut off"),
-    Case("lb-crlf", "crlf.jsonl", lb_jsonl(lb_line(), lb_line(**TG), end="\r\n"), Reads(2, {"llama_bench.avg_ts": 1513.790461}),
-         what="JSONL with CRLF line ends"),
+    Case("lb-crlf", "crlf.jsonl", lb_jsonl(lb_line(), lb_line(**TG), end="\r\n"),
+         Reads(2, {"llama_bench.avg_ts": 1513.790461}), what="JSONL with CRLF line ends"),
     Case("lb-ansi-banner", "ansi.md", (ANSI_BANNER + LB_MD).encode(), Skip({"non-table line": 1}, read=2),
          what="markdown after a colour-coded device banner (2>&1)"),
     Case("lb-md-crlf", "crlf.md", LB_MD.replace("\n", "\r\n").encode(), Reads(2, {"llama_bench.avg_ts": 1513.79}),
@@ -207,22 +216,26 @@ FILE_CASES: list[Case] = [
          what="markdown with ± as a latin-1 byte"),
     Case("lb-gzip", "run.jsonl.gz", _gz(lb_jsonl(lb_line(), lb_line(**TG))), Reads(2, {"llama_bench.n_prompt": 512}),
          what="gzip JSONL"),
-    Case("lb-truncated-json", "cut.json", _cut(("[\n" + json.dumps(LB_FIELDS, indent=4) + ",\n" + json.dumps(LB_FIELDS, indent=4) + "\n]\n").encode(), 0.75),
+    Case("lb-truncated-json", "cut.json",
+         _cut(("[\n" + json.dumps(LB_FIELDS, indent=4) + ",\n" + json.dumps(LB_FIELDS, indent=4) + "\n]\n").encode(),
+              0.75),
          Error(("line", "broken JSON", "expected the array written by llama-bench -o json")),
          what="`-o json` array cut off"),
     Case("lb-absurd-ts", "fast.jsonl", lb_jsonl(lb_line(avg_ts=2e7), lb_line(**TG)),
          Skip({"avg_ts out of range": 1}, read=1), what="t/s > 1e7"),
     Case("lb-negative-ts", "neg.jsonl", lb_jsonl(lb_line(avg_ts=-5.0), lb_line(**TG)),
          Skip({"avg_ts out of range": 1}, read=1), what="negative t/s"),
-    Case("lb-nan-ts", "nan.csv", lb_csv('"abc","1","ROCm","m","512","0","nan","0"', '"abc","1","ROCm","m","0","128","50.0","0.1"'),
+    Case("lb-nan-ts", "nan.csv",
+         lb_csv('"abc","1","ROCm","m","512","0","nan","0"', '"abc","1","ROCm","m","0","128","50.0","0.1"'),
          Skip({"avg_ts is not a number": 1}, read=1), what="CSV row with t/s `nan`"),
     Case("lb-csv-short-row", "short.csv", lb_csv('"abc","1","ROCm"', '"abc","1","ROCm","m","0","128","50.0","0.1"'),
          Skip({"CSV line has 3 values, header has 8": 1}, read=1), what="CSV row with too few values"),
-    Case("lb-unknown-field", "new.jsonl", lb_jsonl(lb_line(fancy_new_knob=7)), Reads(1, {"llama_bench.params": "fancy_new_knob=7;n_threads=16"}),
-         what="a field from a newer build"),
+    Case("lb-unknown-field", "new.jsonl", lb_jsonl(lb_line(fancy_new_knob=7)),
+         Reads(1, {"llama_bench.params": "fancy_new_knob=7;n_threads=16"}), what="a field from a newer build"),
     Case("lb-missing-n-gen", "nogen.jsonl", lb_jsonl(lb_line(n_gen=None), lb_line(**TG)),
          Skip({"missing n_prompt/n_gen": 1}, read=1), what="one row without n_gen"),
-    Case("lb-missing-avg-ts-key", "noavg.jsonl", lb_jsonl(lb_line(avg_ts=None)), Error(("line 1", "not llama-bench output")),
+    Case("lb-missing-avg-ts-key", "noavg.jsonl", lb_jsonl(lb_line(avg_ts=None)),
+         Error(("line 1", "not llama-bench output")),
          fmt="llama-bench-jsonl", what="no row has avg_ts (core key)"),
     Case("lb-banner-only", "stderr.txt", (ANSI_BANNER + "llama-bench: benchmark 1/2: starting\n").encode(),
          Error(("unrecognised format",)), what="only the stderr banner was captured"),
@@ -249,7 +262,8 @@ ONE = {"raw/one.jsonl": lb_jsonl(lb_line(), lb_line(**TG))}
 STUDY_CASES: list[StudyCase] = [
     StudyCase("m-valid", MANIFEST, ONE, (), what="a valid study (control)"),
     StudyCase("m-missing-fields", MANIFEST.replace("title: Demo\n", "").replace("label: demo data v1\n", ""), ONE,
-              ("study.yml: missing key 'title'", "study.yml: missing key 'label'"), what="manifest without title and label"),
+              ("study.yml: missing key 'title'", "study.yml: missing key 'label'"),
+              what="manifest without title and label"),
     StudyCase("m-unknown-key", MANIFEST + "colour: blue\n", ONE, ("study.yml: unknown key 'colour' (known:",),
               what="unknown top-level key"),
     StudyCase("m-unknown-file-key", MANIFEST.replace("name: one}", "name: one, speed: 3}"), ONE,
@@ -263,7 +277,8 @@ STUDY_CASES: list[StudyCase] = [
     StudyCase("m-listed-missing", MANIFEST + "  - {path: raw/two.jsonl, config: a, name: two}\n", ONE,
               ("files[1]: listed file 'raw/two.jsonl' does not exist",), what="a listed file is missing"),
     StudyCase("m-unlisted", MANIFEST, {**ONE, "raw/extra.jsonl": lb_jsonl(lb_line())},
-              ("raw/extra.jsonl: present in the data folder but not listed in study.yml",), what="a file present but not listed"),
+              ("raw/extra.jsonl: present in the data folder but not listed in study.yml",),
+              what="a file present but not listed"),
     StudyCase("m-not-yaml", MANIFEST + "files: [\n", ONE, ("study.yml:", "not valid YAML"), what="broken YAML"),
     StudyCase("m-empty-manifest", "", ONE, ("study.yml: expected a mapping at the top level",), what="empty study.yml"),
     StudyCase("m-binary-manifest", bytes(range(256)), ONE, ("study.yml:byte", "not UTF-8"), what="binary study.yml"),
@@ -271,8 +286,10 @@ STUDY_CASES: list[StudyCase] = [
     StudyCase("m-crlf-manifest", MANIFEST.replace("\n", "\r\n"), ONE, (), what="study.yml with CRLF (reads)"),
     StudyCase("m-config-not-mapping", MANIFEST.replace("a: {platform: X}", "a: [1, 2]"), ONE,
               ("configs.a: expected a mapping",), what="a config that is a list"),
-    StudyCase("m-checksum-changed", MANIFEST, ONE, ("raw/one.jsonl: content changed since its checksum", "--update-checksums"),
-              after={"raw/one.jsonl": lb_jsonl(lb_line(avg_ts=1600.0), lb_line(**TG))}, what="a raw file edited after checksumming"),
+    StudyCase("m-checksum-changed", MANIFEST, ONE,
+              ("raw/one.jsonl: content changed since its checksum", "--update-checksums"),
+              after={"raw/one.jsonl": lb_jsonl(lb_line(avg_ts=1600.0), lb_line(**TG))},
+              what="a raw file edited after checksumming"),
     StudyCase("m-no-checksums", MANIFEST, ONE, ("SHA256SUMS: missing", "--update-checksums"), checksums=False,
               what="no SHA256SUMS"),
     StudyCase("m-bad-checksums", MANIFEST, ONE, ("SHA256SUMS:1: expected '<sha256>  <path>'",),

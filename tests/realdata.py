@@ -49,7 +49,8 @@ FOLDERS = {
     "power-sweep": {
         "close": ([LOGS / "vllm_43295_mtp-slow.log", LOGS / "genesis-vllm-patches_24_3090-tp8.log"], []),
         # a server log and an nvidia-smi log of another machine and day, side by side
-        "other": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"],
+        "other": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log",
+                   REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"],
                   []),
     },
     "gb10-mtp": {

@@ -129,9 +129,10 @@ def test_validate_reports_every_problem_at_once(tmp_path, capsys):
         "raw/junk.jsonl": bytes(range(256)),
         "raw/stray.txt": b"notes\n",
     }
-    manifest = "colour: red\n" + corpus.MANIFEST.replace("  - {path: raw/one.jsonl, config: a, name: one}\n", "") + "".join(
-        f"  - {{path: {p}, config: a}}\n" for p in ("raw/good.jsonl", "raw/cut.jsonl", "raw/changed.jsonl",
-                                                   "raw/run.json", "raw/junk.jsonl", "raw/gone.jsonl"))
+    manifest = ("colour: red\n" + corpus.MANIFEST.replace("  - {path: raw/one.jsonl, config: a, name: one}\n", "")
+                + "".join(f"  - {{path: {p}, config: a}}\n"
+                          for p in ("raw/good.jsonl", "raw/cut.jsonl", "raw/changed.jsonl",
+                                    "raw/run.json", "raw/junk.jsonl", "raw/gone.jsonl")))
     root = corpus.write_study(corpus.StudyCase("all", manifest, files, (), after={
         "raw/changed.jsonl": corpus.lb_jsonl(corpus.lb_line(avg_ts=1.0))}), tmp_path)
     assert main(["validate", str(root)]) == 1
@@ -289,7 +290,8 @@ def test_generic_encodings_read_like_the_clean_file(reader, variant, tmp_path):
     assert (got.read, got.ignored) == (clean.read, clean.ignored), (got.summary(), clean.summary())
     for name, df in clean.tables.items():
         drop = [c for c in ("source_file", "run_id") if c in df.columns]
-        pd.testing.assert_frame_equal(got.tables[name].drop(columns=drop), df.drop(columns=drop), obj=f"{variant}: {name}")
+        pd.testing.assert_frame_equal(got.tables[name].drop(columns=drop), df.drop(columns=drop),
+                                      obj=f"{variant}: {name}")
 
 
 # ---------------------------------------------------------------- the vLLM log reader (once it has landed)

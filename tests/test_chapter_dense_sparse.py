@@ -107,9 +107,11 @@ def fisher(k1, n1, k2, n2):
 def test_speed_glue_and_table_match_the_raw_runs(executed, raw):
     g, s = glued(executed), raw["speed"]
     assert g["adv_ttft_short"] == pytest.approx(s["dense_ttft_short"]["ttft"] / s["moe_ttft_short"]["ttft"], rel=1e-9)
-    assert g["adv_decode_single"] == pytest.approx(s["moe_decode_single"]["decode"] / s["dense_decode_single"]["decode"], rel=1e-9)
+    assert g["adv_decode_single"] == pytest.approx(
+        s["moe_decode_single"]["decode"] / s["dense_decode_single"]["decode"], rel=1e-9)
     assert g["adv_prefill"] == pytest.approx(s["dense_prefill_3525"]["ttft"] / s["moe_prefill_3525"]["ttft"], rel=1e-9)
-    assert g["adv_decode_long"] == pytest.approx(s["moe_decode_long"]["decode"] / s["dense_decode_long"]["decode"], rel=1e-9)
+    assert g["adv_decode_long"] == pytest.approx(
+        s["moe_decode_long"]["decode"] / s["dense_decode_long"]["decode"], rel=1e-9)
     assert g["adv_concurrent"] == pytest.approx(s["moe_c4"]["agg"] / s["dense_c4"]["agg"], rel=1e-9)
     assert g["adv_min_metric"] == "Throughput @ 4 concurrent" and g["adv_max_metric"].startswith("Prefill TTFT")
     assert g["prefill_prompt"] == 3525  # from the prefill run's context, not typed
@@ -127,7 +129,8 @@ def test_memory_and_kv_cross_check_follow_the_logs_and_architecture(executed, ra
         bpt = 2 * m["full_attention_layers"]["value"] * m["kv_heads"]["value"] * m["head_dim"]["value"] * 1
         assert g[f"{short}_kv_bytes_per_token"] == bpt
         assert g[f"{short}_kv_cache_tokens"] == b[short]["tokens"]
-        assert g[f"{short}_conc_over_tokens"] == pytest.approx(b[short]["conc"] / (b[short]["tokens"] / b[short]["ctx"]))
+        assert g[f"{short}_conc_over_tokens"] == pytest.approx(
+            b[short]["conc"] / (b[short]["tokens"] / b[short]["ctx"]))
         assert g[f"{short}_reserved_over_needed"] == pytest.approx(b[short]["gib"] * 2**30 / (b[short]["tokens"] * bpt))
         assert g[f"{short}_vram_per_card_gb"] == pytest.approx(np.mean(raw["vram"][short]))
         assert g[f"{short}_vram_total_gb"] == pytest.approx(np.sum(raw["vram"][short]))
@@ -221,7 +224,8 @@ def test_the_chapter_follows_changed_data(tmp_path):
     assert r.values["qwen35_27b_errors"] == 8
     assert r.values["qwen35_27b_per100_blocked_read_path"] == pytest.approx(200 / 161)
     bad = report.mismatches(r.comparison)
-    assert {("qwen3.5-27b (dense)", "Errors"), ("Read tool with blocked path", "27B")} <= set(zip(bad["row"], bad["column"]))
+    assert ({("qwen3.5-27b (dense)", "Errors"), ("Read tool with blocked path", "27B")}
+            <= set(zip(bad["row"], bad["column"])))
     assert r.ledger.set_index("id").loc["read-42pct-27b", "recomputed"] == "25%"
 
 

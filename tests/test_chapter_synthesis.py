@@ -367,7 +367,8 @@ def test_book_counts_are_of_distinct_statements_and_say_which_could_have_failed(
                    ("cost", cl.HOLDS, cl.MEASURED, ""), ("kv", cl.UNKNOWN, "", "")])
     strix = ledger([("strix-gap", cl.HOLDS, cl.BY_CONSTRUCTION, f"{H100}:gap"),
                     ("spread", cl.HOLDS, cl.GENERATOR, ""), ("other", cl.NOT_COMPARABLE, "", "")])
-    runs = [ChapterRun(H100, "ok", ledger=h100), ChapterRun(STRIX, "ok", ledger=strix), ChapterRun("gb10-mtp", "missing")]
+    runs = [ChapterRun(H100, "ok", ledger=h100), ChapterRun(STRIX, "ok", ledger=strix),
+            ChapterRun("gb10-mtp", "missing")]
     n = distinct_claim_counts(runs)
     assert n["claims_distinct"] == 5  # gap (3 rows), cost, kv, spread, other
     assert n["claims_checked"] == 2 and n["claims_checked_hold"] == 1  # gap's own twin does not hold

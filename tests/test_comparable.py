@@ -136,7 +136,8 @@ def test_a_role_the_setup_does_not_name_is_not_compared():
 
 
 def test_a_config_matches_the_best_of_several_entries():
-    setup = {"model": [{"model": "Qwen3.5-27B", "platform": "H100"}, {"model": "Qwen3.6-35B-A3B", "quantisation": "FP8"}]}
+    setup = {"model": [{"model": "Qwen3.5-27B", "platform": "H100"},
+                       {"model": "Qwen3.6-35B-A3B", "quantisation": "FP8"}]}
     ok = compare_setup(setup, {"a": {"model": "Qwen3.5-27B", "platform": "H100"}, "b": H100_MOE},
                        {"a": "model", "b": "model"})
     assert ok.comparable

@@ -216,7 +216,8 @@ def test_available_says_what_is_lacking_and_how():
     assert got["many"].text() == "This section needs two sweeps."  # no `how`: nothing appended
     assert got["spread"].lacking == ["two configurations"]
     assert got["cross"].lacking == ["the data folder of parameter other_dir"]
-    assert got["cross"].text().startswith("This section needs the data folder") and "Give the other" in got["cross"].text()
+    assert (got["cross"].text().startswith("This section needs the data folder")
+            and "Give the other" in got["cross"].text())
 
 
 def test_any_of_needs_only_one_of_its_needs():

@@ -164,7 +164,8 @@ def test_the_write_up_against_itself_is_judged_by_the_rounding_of_its_printed_nu
     row = check_claim(claim(kind="consistency", published="8", stated={"n": "3"}, recompute="1 + 2 * n"), {}, {}, {})
     assert row["verdict"] == FAILS
     # the same average printed twice, 163.0 and 162: no rounding reconciles them
-    row = check_claim(claim(kind="consistency", published="162 t/s", stated={"x": "163.0 t/s"}, recompute="x"), {}, {}, {})
+    row = check_claim(claim(kind="consistency", published="162 t/s", stated={"x": "163.0 t/s"}, recompute="x"),
+                      {}, {}, {})
     assert row["verdict"] == FAILS
 
 
@@ -209,7 +210,8 @@ def test_a_claim_that_only_an_implausible_parameter_could_rescue_does_not_hold()
     plausible = {"usd_per_eur": {"low": 0.8252, "high": 1.599, "source": "ecb"}}
     row = check_claim(claim, {"cost": 0.73}, {}, {}, None, plausible)
     assert row["verdict"] == "does not hold"
-    assert "holds only at usd_per_eur = 0.192" in row["note"] and "outside its plausible range 0.8252-1.599" in row["note"]
+    assert ("holds only at usd_per_eur = 0.192" in row["note"]
+            and "outside its plausible range 0.8252-1.599" in row["note"])
     # a claim some plausible rate makes true stays open: it needs the rate
     near = dict(claim, published="~15×")
     row = check_claim(near, {"cost": 0.73}, {}, {}, None, plausible)

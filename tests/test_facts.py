@@ -205,7 +205,8 @@ CITED = {"value": 3.35e12, "unit": "B/s", "source": "spec-sheet", "date": "2024-
       "f.yml: k: no source; give 'source' (an id in sources.yml) and 'date', or mark it 'assumed: true' "
       "with its 'reasoning'"]),
     ({"source": "blog", "date": "May"},
-     ["f.yml: k.source: 'blog' is not defined in sources.yml", "f.yml: k.date: 'May' is not a date (YYYY-MM or YYYY-MM-DD)"]),
+     ["f.yml: k.source: 'blog' is not defined in sources.yml",
+      "f.yml: k.date: 'May' is not a date (YYYY-MM or YYYY-MM-DD)"]),
     ({"date": None}, ["f.yml: k: cited from 'spec-sheet' without a 'date'"]),
     ({"assumed": True, "reasoning": " "}, ["f.yml: k: assumed values need their 'reasoning'"]),
     ({"low": 4e12}, ["f.yml: k: value 3350000000000.0 lies outside its range [4000000000000.0, None]"]),

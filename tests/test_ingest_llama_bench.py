@@ -232,19 +232,29 @@ MD = """\
 ggml_cuda_init: found 1 ROCm devices (Total VRAM: 126976 MiB):
   Device 0: AMD Radeon 8060S Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32, VRAM: 126976 MiB
 llama-bench: benchmark 1/3: starting
-| model                          |       size |     params | backend    | ngl | fa | mmap |            test |                  t/s |
-| ------------------------------ | ---------: | ---------: | ---------- | --: | -: | ---: | --------------: | -------------------: |
-| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |           pp512 |        812.34 ± 3.21 |
+| model                          |       size |     params | backend    | ngl | fa | mmap |\
+            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | -: | ---: |\
+ --------------: | -------------------: |
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |\
+           pp512 |        812.34 ± 3.21 |
 llama-bench: benchmark 2/3: starting
-| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |           tg128 |         45.67 ± 0.12 |
-| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 | pp2048 @ d32768 |        109.96 ± 0.16 |
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |\
+           tg128 |         45.67 ± 0.12 |
+| deepseek2 30B.A3B BF16         |  55.79 GiB |    29.94 B | ROCm       |  99 |  1 |    0 |\
+ pp2048 @ d32768 |        109.96 ± 0.16 |
 
 build: 0253fb21f (9187)
-ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
-| model                          |       size |     params | backend    | ngl | threads |          test |              t/s |
-| ------------------------------ | ---------: | ---------: | ---------- | --: | ------: | ------------: | ---------------: |
-| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |        pp 512 |  1234.56 ± 12.34 |
-| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |   pp512+tg128 |    300.00 ± 1.00 |
+ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 |\
+ shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
+| model                          |       size |     params | backend    | ngl | threads |\
+          test |              t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------: |\
+ ------------: | ---------------: |
+| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |\
+        pp 512 |  1234.56 ± 12.34 |
+| qwen2 0.5B Q8_0                | 638.72 MiB |   494.03 M | Vulkan     |  99 |       8 |\
+   pp512+tg128 |    300.00 ± 1.00 |
 
 build: 1234abcd (1500)
 """
@@ -468,7 +478,8 @@ GEERLING = REAL / "geerlingguy_ai-benchmarks_20_rx580_vulkan.log"
 VK_CMD = "$ ./build/bin/llama-bench -m models/Llama-3.2-3B-Instruct-Q4_K_M.gguf -p 512 -n 0 -ngl 99\n"
 VK_BANNER = """\
 ggml_vulkan: Found 1 Vulkan devices:
-ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 | shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
+ggml_vulkan: 0 = AMD Radeon 8060S Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 64 |\
+ shared memory: 65536 | int dot: 1 | matrix cores: KHR_coopmat
 load_backend: loaded Vulkan backend from /opt/llama.cpp/build/bin/libggml-vulkan.so
 load_backend: loaded CPU backend from /opt/llama.cpp/build/bin/libggml-cpu-zen4.so
 """
@@ -499,8 +510,10 @@ ROCm error: out of memory
 Segmentation fault (core dumped)
 """
 ASSERT = """\
-/src/llama.cpp/ggml/src/ggml-vulkan/ggml-vulkan.cpp:5123: GGML_ASSERT(buf != nullptr && "failed to allocate buffer") failed
-#0  0x00007f3c1d2a6bbb in __GI___wait4 (pid=1234, stat_loc=0x0, options=0, usage=0x0) at ../sysdeps/unix/sysv/linux/wait4.c:30
+/src/llama.cpp/ggml/src/ggml-vulkan/ggml-vulkan.cpp:5123:\
+ GGML_ASSERT(buf != nullptr && "failed to allocate buffer") failed
+#0  0x00007f3c1d2a6bbb in __GI___wait4 (pid=1234, stat_loc=0x0, options=0, usage=0x0)\
+ at ../sysdeps/unix/sysv/linux/wait4.c:30
 #1  0x00007f3c1d2a701f in ggml_print_backtrace () from /src/llama.cpp/build/bin/libggml-base.so
 Aborted (core dumped)
 """

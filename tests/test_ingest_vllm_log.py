@@ -96,7 +96,8 @@ VARIANTS = [
      dict(log_format="v1-0.12")),
     ("0.20-0.22.1 deferred",
      stats(TAG + "INFO 04-11 11:00:00 [loggers.py:271] ",
-           "Running: 2 reqs, Waiting: 2 reqs, Deferred: 1 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 50.0%"),
+           "Running: 2 reqs, Waiting: 2 reqs, Deferred: 1 reqs, GPU KV cache usage: 4.0%, "
+           "Prefix cache hit rate: 50.0%"),
      dict(log_format="v1-0.20", deferred=1, waiting=2)),
     ("real 0.22.1 line", REAL_STATS,
      dict(log_format="v1-0.20", process="APIServer", time="05-30 07:55:21", prompt_tps=0.0, generation_tps=54.2,
@@ -203,7 +204,8 @@ def test_access_lines_belong_to_the_next_stats_line(tmp_path):
         # uvicorn on a TTY colours the level, the request line and the status
         '\x1b[32mINFO\x1b[0m:     10.1.2.3:5000 - "\x1b[1mGET /metrics?x=1 HTTP/1.0\x1b[0m" \x1b[32m200 OK\x1b[0m',  # 6
         later,                                                                              # 7
-        '(APIServer pid=1) INFO:     203.0.113.9:1234 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',  # 8
+        '(APIServer pid=1) INFO:     203.0.113.9:1234 - "POST /v1/chat/completions HTTP/1.1" '
+        '500 Internal Server Error',                                                        # 8
         "(APIServer pid=1) INFO:     Shutting down",                                        # 9
     ]
     res = read(tmp_path, lines)
@@ -464,7 +466,8 @@ def test_invalid_utf8_is_counted_not_replaced(tmp_path):
 NOT_LOGS = {
     "bench.json": '{"date": "20260722-060114", "endpoint_type": "openai", "num_prompts": 10, "completed": 10}',
     "llama.json": '[\n  {\n    "build_commit": "1c1409e1",\n    "build_number": 6865\n  }\n]\n',
-    "llama.md": "| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n",
+    "llama.md": "| model | size | params | backend | ngl | test | t/s |\n"
+                "| --- | ---: | ---: | --- | --: | ---: | ---: |\n",
     "smi.csv": "timestamp, index, name, power.draw [W], power.limit [W]\n"
                "2026/05/30 07:55:21.123, 0, NVIDIA GeForce RTX 3090, 245.12 W, 250.00 W\n",
     "metrics.txt": "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
@@ -920,7 +923,8 @@ PROGRESS_LINES = [
     "\x1b[0;36m(EngineCore_DP0 pid=205)\x1b[0;0m Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): "
     "100%|\u2588\u2588\u2588\u2588| 11/11 [00:07<00:00,  1.49it/s]",
     "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL):  57%|\u2588\u2588  | 4/7 [00:01<00:01,  2.48it/s]",
-    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL): 100%|\u2588\u2588\u2588\u2588| 7/7 [00:02<00:00,  2.48it/s]",
+    "(EngineCore_DP0 pid=205) Capturing CUDA graphs (decode, FULL): "
+    "100%|\u2588\u2588\u2588\u2588| 7/7 [00:02<00:00,  2.48it/s]",
     "(EngineCore_DP0 pid=205) Loading pt checkpoint shards: 100% Completed | 3/4 [00:02<00:00,  1.1s/it]",
 ]
 

@@ -111,7 +111,8 @@ def test_no_table_is_empty_and_no_number_is_nan(built):
             rows = table.findall(".//tbody/tr")
             assert rows, (chapter, caption.text_content() if caption is not None else "?")
         prose = " ".join(p.text_content() for p in article.iter("p"))
-        assert not re.search(r"\bnan\b|\bNone\b|\binf\b", prose), (chapter, re.findall(r".{40}\b(?:nan|None|inf)\b.{20}", prose))
+        assert not re.search(r"\bnan\b|\bNone\b|\binf\b", prose), (
+            chapter, re.findall(r".{40}\b(?:nan|None|inf)\b.{20}", prose))
 
 
 def test_sections_the_data_cannot_fill_say_so(built):

@@ -48,7 +48,8 @@ CASES = {
     "github-token": ("pushed with ghp_PlantedGithubToken0123456789abcdefgh", "ghp_PlantedGithubToken0123456789abcdefgh",
                      "pushed with"),
     "aws-key-id": ("aws key AKIAPLANTED0000KEYID in env", "AKIAPLANTED0000KEYID", "aws key [REDACTED-KEY] in env"),
-    "bearer-token": ("401 for Bearer plantedBearerToken.abc123", "plantedBearerToken.abc123", "401 for Bearer [REDACTED]"),
+    "bearer-token": ("401 for Bearer plantedBearerToken.abc123", "plantedBearerToken.abc123",
+                     "401 for Bearer [REDACTED]"),
     "token-arg": ("vllm serve m --hf-token plantedTokenArg8888", "plantedTokenArg8888", "--hf-token [REDACTED]"),
     "private-ip": ('INFO:     10.77.66.55:48374 - "POST /v1/chat/completions HTTP/1.1" 200 OK', "10.77.66.55",
                    '[private-ip] - "POST /v1/chat/completions HTTP/1.1" 200 OK'),
@@ -61,9 +62,12 @@ MORE = [  # further forms of the same kinds, as real logs print them
     ("Namespace(host=None, api_key='plantedNsKey', hf_token='hf_PlantedHuggingFaceToken0123456789')",
      ["plantedNsKey", "hf_PlantedHuggingFaceToken0123456789"], "Namespace(host=None"),
     ('{"authorization": "Bearer plantedJsonBearer99"}', ["plantedJsonBearer99"], '"authorization"'),
-    ("OPENAI_API_KEY=sk-x HF_TOKEN=plainvalue12 AWS_SECRET_ACCESS_KEY=abc/def+ghi", ["plainvalue12", "abc/def+ghi"], "HF_TOKEN="),
-    ("peers 172.20.1.9, 192.168.77.12:9000 and tailscale 100.101.5.6", ["172.20.1.9", "192.168.77.12", "100.101.5.6"], "peers"),
-    ("nfs at nas01.lan, k8s vllm.svc.cluster.local, box.internal", ["nas01.lan", "svc.cluster.local", "box.internal"], "nfs at"),
+    ("OPENAI_API_KEY=sk-x HF_TOKEN=plainvalue12 AWS_SECRET_ACCESS_KEY=abc/def+ghi",
+     ["plainvalue12", "abc/def+ghi"], "HF_TOKEN="),
+    ("peers 172.20.1.9, 192.168.77.12:9000 and tailscale 100.101.5.6",
+     ["172.20.1.9", "192.168.77.12", "100.101.5.6"], "peers"),
+    ("nfs at nas01.lan, k8s vllm.svc.cluster.local, box.internal",
+     ["nas01.lan", "svc.cluster.local", "box.internal"], "nfs at"),
 ]
 
 BENIGN = [  # must come through unchanged
@@ -185,7 +189,8 @@ def test_vllm_log_keeps_no_secret(tmp_path):
     path = tmp_path / "server.log"
     path.write_text(LOG)
     text = cells(ingest.read(path))
-    for secret in (PLANT["api-key"], PLANT["hf-token"], "gpu-node-7.corp", "192.168.77.12", PLANT["private-ip"], "172.20.1.9"):
+    for secret in (PLANT["api-key"], PLANT["hf-token"], "gpu-node-7.corp", "192.168.77.12", PLANT["private-ip"],
+                   "172.20.1.9"):
         assert secret not in text, secret
 
 

@@ -193,7 +193,8 @@ class Tab:
 
     def __init__(self, page):
         self.page, self.errors = page, []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text} ({m.location.get('url')})"))
+        page.on("console", lambda m: m.type == "error"
+                and self.errors.append(f"console: {m.text} ({m.location.get('url')})"))
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
         page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED"  # cancelled by a navigation
                 and self.errors.append(f"request failed: {r.url} {r.failure}"))

@@ -73,7 +73,8 @@ def test_content_hash_changes_with_any_file(tmp_path):
 
 def test_two_configurations_with_one_label_are_refused(tmp_path):
     """Pages and tables name configurations by their label; two alike would merge their rows."""
-    manifest = MANIFEST.replace("  a: {platform: X}\n", "  a: {platform: X, label: Same}\n  b: {label: Same}\n  c: {}\n")
+    manifest = MANIFEST.replace("  a: {platform: X}\n",
+                                "  a: {platform: X, label: Same}\n  b: {label: Same}\n  c: {}\n")
     with pytest.raises(StudyError) as err:
         load_study(make(tmp_path, manifest))
     assert err.value.problems == [f"{tmp_path / 'study.yml'}: configs.b: label 'Same' is also configs.a's; "

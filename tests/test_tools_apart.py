@@ -50,7 +50,8 @@ def test_no_library_file_names_the_tools_package():
 
 def test_the_wheel_packages_only_benchbook():
     """The packages setuptools finds with pyproject's own settings: what the wheel ships."""
-    find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    find = (tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+            ["tool"]["setuptools"]["packages"]["find"])
     where = [ROOT / w for w in find["where"]]
     found = [p for w in where for p in setuptools.find_packages(str(w), include=find.get("include", ("*",)),
                                                                   exclude=find.get("exclude", ()))]
@@ -84,5 +85,6 @@ def test_no_document_names_the_old_library_path():
     docs = [ROOT / "README.md", ROOT / "Makefile", *(ROOT / "book").glob("*.md"), *(ROOT / "notebooks").glob("*.md"),
             *(ROOT / "data").glob("*/*.yml"), *(ROOT / "data").glob("*/*.md"), *(ROOT / "tools").rglob("*.py"),
             *(ROOT / "tools").rglob("*.j2")]
-    stale = [str(p.relative_to(ROOT)) for p in docs if re.search(r"benchbook[./]reconstruct", p.read_text(encoding="utf-8"))]
+    stale = [str(p.relative_to(ROOT)) for p in docs
+             if re.search(r"benchbook[./]reconstruct", p.read_text(encoding="utf-8"))]
     assert len(docs) > 40 and stale == []

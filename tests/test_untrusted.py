@@ -16,7 +16,8 @@ from benchbook import untrusted
 HOSTILE = [
     '<img src=x onerror="alert(1)">', "<script>alert(1)</script>", "[x](javascript:alert(1))",
     "{download}`passwd <../../etc/passwd>`", "$\\frac{a}{b}$", "{{ sub }}", "**bold** _it_ ~~s~~",
-    "```{raw} html\n<script>x</script>\n```", ":::{note}\nx\n:::", "# heading", "1. list", "- item", "+ item", "![i](x.png)", "see (a) [b] (c)",
+    "```{raw} html\n<script>x</script>\n```", ":::{note}\nx\n:::", "# heading", "1. list", "- item", "+ item",
+    "![i](x.png)", "see (a) [b] (c)",
     "| a | b |", "    indented", "a\\*b", "R&D &amp; &lt;b&gt;", "<https://example.org>", "a`b``c", "trailing \\",
 ]
 
@@ -92,5 +93,6 @@ def test_downloads_never_hand_a_spreadsheet_a_formula(tmp_path):
     write_downloads({"t": df}, tmp_path, "bundle")
     back = pd.read_csv(tmp_path / "t.csv")
     assert list(back.columns) == ["model", "'=cmd|x!A", "tps"]
-    assert back["model"].tolist()[:4] == ["'=HYPERLINK(\"http://x\")", "--ignore-eos", "'@SUM(1)", "'+cmd|' /C calc'!A0"]
+    assert back["model"].tolist()[:4] == ["'=HYPERLINK(\"http://x\")", "--ignore-eos", "'@SUM(1)",
+                                          "'+cmd|' /C calc'!A0"]
     assert back["tps"].tolist() == [1.5, -2.0, 3.0, 4.0, 5.0]  # numbers untouched

@@ -239,7 +239,8 @@ def stated_range(claim: dict) -> tuple[float, float] | None:
     print like its stated ones (each within half a unit of its last digit)."""
     import itertools
 
-    stated = {k: parse_quantity(v, f"claim {claim.get('id')}, stated {k}") for k, v in (claim.get("stated") or {}).items()}
+    stated = {k: parse_quantity(v, f"claim {claim.get('id')}, stated {k}")
+              for k, v in (claim.get("stated") or {}).items()}
     if claim.get("kind") != "consistency" or not stated:
         return None
     names = list(stated)

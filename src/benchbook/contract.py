@@ -318,7 +318,8 @@ class Missing:
         return f"This section needs {what}.{how}"
 
 
-def available(contract: Contract, runs: pd.DataFrame, reads: dict[str, bool] | None = None) -> dict[str, Missing | None]:
+def available(contract: Contract, runs: pd.DataFrame,
+              reads: dict[str, bool] | None = None) -> dict[str, Missing | None]:
     """Section id -> None when the data can fill it, else what it lacks.
 
     `runs` has one row per run with at least `kind` and `role` (and the context columns

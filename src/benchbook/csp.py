@@ -64,7 +64,8 @@ def template(page: str) -> Template:
                 parts = urlsplit(src)
                 if parts.scheme in ("http", "https") and parts.netloc:
                     origins.add(f"{parts.scheme}://{parts.netloc}")
-            elif (el.get("type") or "text/javascript").lower() in ("text/javascript", "module", "application/javascript"):
+            elif (el.get("type") or "text/javascript").lower() in (
+                    "text/javascript", "module", "application/javascript"):
                 inline.add(_sha(el.text or ""))
         for name, value in el.attrib.items():
             if name.lower().startswith("on"):

@@ -98,4 +98,5 @@ def _eval(node: ast.AST, values: dict):
         and not node.keywords
     ):
         return _FUNCS[node.func.id](*(_eval(a, values) for a in node.args))
-    raise ExpressionError(f"unsupported element {ast.dump(node)[:60]!r}: use numbers, names, + - * / ** and min/max/abs")
+    raise ExpressionError(f"unsupported element {ast.dump(node)[:60]!r}: "
+                          "use numbers, names, + - * / ** and min/max/abs")

@@ -78,7 +78,8 @@ def published_quantity(headline: dict, data_root: str | Path = "data") -> Quanti
         text = row[table.columns.index(pub["column"])]
     q = parse_quantity(text, f"{path}, headline value")
     if q.unit and q.unit != headline["unit"]:
-        raise PublishedError(f"{path}: {text!r} is in {q.unit}; independent.yml gives the headline in {headline['unit']}")
+        raise PublishedError(f"{path}: {text!r} is in {q.unit}; "
+                             f"independent.yml gives the headline in {headline['unit']}")
     return q
 
 
@@ -97,7 +98,8 @@ def _link(source: dict) -> str:
     """The source as an HTML link built here (title escaped, only http(s) targets)."""
     target = untrusted.url(source.get("url"))
     title = untrusted.html(source.get("title", ""))
-    where = f" ({untrusted.html(source['path'])} @ {untrusted.html(source['commit'][:12])})" if source.get("repo") else ""
+    where = (f" ({untrusted.html(source['path'])} @ {untrusted.html(source['commit'][:12])})"
+             if source.get("repo") else "")
     return f'<a href="{untrusted.html(target)}">{title}</a>{where}' if target else title + where
 
 

@@ -147,7 +147,8 @@ def parse_quantity(text: str | float | int, where: str = "") -> Quantity:
     unit_text = (m.group("unit") or "").strip()
     key = _unit_key(unit_text)
     if key is None:
-        raise PublishedError(f"{where}: unknown unit {unit_text!r} in {text!r}; known: {', '.join(k for k in UNITS if k)}")
+        raise PublishedError(f"{where}: unknown unit {unit_text!r} in {text!r}; "
+                             f"known: {', '.join(k for k in UNITS if k)}")
     unit, factor = UNITS[key]
     num = m.group("num").replace(",", "")
     value = float(num) * factor

@@ -327,7 +327,8 @@ STRIX_HEADLINES = (
 CHAPTERS: tuple[ChapterSpec, ...] = (
     ChapterSpec("h100-dense-vs-moe-mtp", "h100", "H100: dense 27B against MoE 35B-A3B with MTP", H100,
                 reads={"strix_data_dir": "strix-halo-baseline"},
-                key_numbers=(KeyNumbers("runs", ("run_id",), ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
+                key_numbers=(KeyNumbers("runs", ("run_id",),
+                                        ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
                              VERDICTS),
                 headlines=H100_HEADLINES),
     ChapterSpec("3090-dense-vs-sparse", "dense_sparse", "Two RTX 3090s: dense against sparse", DENSE_SPARSE,
@@ -348,7 +349,8 @@ CHAPTERS: tuple[ChapterSpec, ...] = (
                 )),
     ChapterSpec("gb10-mtp", "gb10", "DGX Spark (GB10): Qwen3.6 and MTP", GB10,
                 key_numbers=(KEY_FIGURES, VERDICTS), headlines=(
-                    Headline("headline-c-throughput", "Output throughput, 16 clients (test C), {mtp} against {vanilla}"),
+                    Headline("headline-c-throughput",
+                             "Output throughput, 16 clients (test C), {mtp} against {vanilla}"),
                     Headline("headline-c-ttft", "Mean time to first token, test C, {mtp} against {vanilla}"),
                     Headline("a-gain-prose", "Output throughput, one client (test A), {mtp} against {vanilla}"),
                     Headline("b-throughput-prose", "Output throughput, long prompts (test B), {mtp} against {vanilla}"),

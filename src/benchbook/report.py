@@ -273,7 +273,8 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
                          "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
 
 
-def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (), links: dict[str, str] | None = None) -> pd.DataFrame:
+def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
+                   links: dict[str, str] | None = None) -> pd.DataFrame:
     """The claims ledger as shown: verdict beside the numbers; `extra` columns after it.
 
     `links` (claim id -> anchor on the page, benchbook.independent.ledger_links) adds an
@@ -602,8 +603,8 @@ def sources_html(r) -> HTML:
             continue
         title = src.get("title") or sid
         who = ", ".join(escape(untrusted.visible(str(v))) for v in (src.get("author"), src.get("date")) if v)
-        items.append(f"<li>[{escape(untrusted.visible(str(sid)))}] "
-                     f"<em>{link(src.get('url'), title) if src.get('url') else escape(untrusted.visible(str(title)))}</em>"
+        items.append(f"<li>[{escape(untrusted.visible(str(sid)))}] <em>"
+                     f"{link(src.get('url'), title) if src.get('url') else escape(untrusted.visible(str(title)))}</em>"
                      + (f", {who}" if who else "") + ("" if src.get("url") else " (no address published)") + "</li>")
     writeups = f"<p><strong>Write-ups checked on this page:</strong></p><ul>{''.join(items)}</ul>" if items else ""
     if others:

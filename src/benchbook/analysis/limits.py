@@ -17,7 +17,8 @@ from ..facts import Facts
 from . import roofline as rl
 
 LIMIT_COLUMNS = [
-    "platform_key", "model_key", "quant_key", "kv_key", "bandwidth_gbs", "devices", "gb_weights", "gb_head", "gb_kv", "gb_per_pass",
+    "platform_key", "model_key", "quant_key", "kv_key", "bandwidth_gbs", "devices",
+    "gb_weights", "gb_head", "gb_kv", "gb_per_pass",
     "decode_ceiling_tps", "tokens_per_pass", "mtp_status", "decode_ceiling_mtp_tps",
     "plain_ratio", "pct_decode_ceiling", "prefill_dtype", "prefill_peak_tflops", "prefill_peak_assumed",
     "prefill_ceiling_tps", "pct_prefill_ceiling", "issues",
@@ -95,7 +96,8 @@ def _row(facts: Facts, r: pd.Series) -> dict:
         bw = facts.fact("platforms", p, "memory_bandwidth").value
         out["bandwidth_gbs"] = bw
         b = decode_bytes(facts, m, q, None if _missing(r["kv_key"]) else r["kv_key"], r["decode_context_tokens"])
-        out.update(gb_weights=b.weights / rl.GB, gb_head=b.head / rl.GB, gb_kv=b.kv / rl.GB, gb_per_pass=b.total / rl.GB)
+        out.update(gb_weights=b.weights / rl.GB, gb_head=b.head / rl.GB, gb_kv=b.kv / rl.GB,
+                   gb_per_pass=b.total / rl.GB)
         plain = rl.decode_ceiling_tps(bw * rl.GB, b.total, out["devices"])
         out["decode_ceiling_tps"] = plain
         measured = r["single_stream_decode_tps"]

@@ -230,7 +230,8 @@ def memory_table(r: Results) -> pd.DataFrame:
     for short, cid in r.speed_configs().items():
         c = r.configs[cid]
         util = (c.get("serve_args") or {}).get("gpu_memory_utilization")
-        tokens, conc, ctx = v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"), v.get(f"{short}_max_model_len")
+        tokens, conc, ctx = (v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"),
+                             v.get(f"{short}_max_model_len"))
         rows.append({
             "model": c.get("model"),
             "KV cache (log), tokens": fmt_rate(tokens),
@@ -240,7 +241,8 @@ def memory_table(r: Results) -> pd.DataFrame:
             "weights per GPU (log)": fmt_unit(v.get(f"{short}_weights_gib"), "GiB", 2),
             "memory used per card (nvidia-smi)": fmt_unit(v.get(f"{short}_vram_per_card_gb"), "GB", 1),
             "both cards": fmt_unit(v.get(f"{short}_vram_total_gb"), "GB", 1),
-            "utilisation budget per card": fmt_unit(util * v[f"{short}_card_total_gb"], "GB", 1) if util and v.get(f"{short}_card_total_gb") else "–",
+            "utilisation budget per card": (fmt_unit(util * v[f"{short}_card_total_gb"], "GB", 1)
+                                            if util and v.get(f"{short}_card_total_gb") else "–"),
         })
     return pd.DataFrame(rows)
 
@@ -252,7 +254,8 @@ def kv_check(r: Results) -> pd.DataFrame:
     for short, cid in r.speed_configs().items():
         m = r.arch["models"].get(short)
         v = r.values
-        tokens, conc, ctx = v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"), v.get(f"{short}_max_model_len")
+        tokens, conc, ctx = (v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"),
+                             v.get(f"{short}_max_model_len"))
         reserved = v.get(f"{short}_kv_cache_gib_all_gpus")
         row = {"short": short, "model": (m or {}).get("model", r.configs[cid].get("model"))}
         if m:
@@ -273,7 +276,8 @@ def kv_check(r: Results) -> pd.DataFrame:
                     "tokens / max model len": tokens / ctx if tokens and ctx else None})
         if reserved and "GiB the printed tokens need" in row:
             row["reserved / needed"] = reserved / row["GiB the printed tokens need"]
-            row["concurrency the reserved memory allows"] = row["tokens the reserved memory holds"] / ctx if ctx else None
+            row["concurrency the reserved memory allows"] = (row["tokens the reserved memory holds"] / ctx
+                                                             if ctx else None)
         if conc and row["tokens / max model len"]:
             row["printed concurrency / (tokens / max len)"] = conc / row["tokens / max model len"]
         rows.append(row)
@@ -286,8 +290,9 @@ def kv_check_display(r: Results) -> pd.DataFrame:
         return k
     out = pd.DataFrame({
         "model": k["model"],
-        "full-attn layers × KV heads × head dim": [f"{a} × {b} × {c}" for a, b, c in
-                                                    zip(k.get("full-attention layers"), k.get("KV heads"), k.get("head dim"))],
+        "full-attn layers × KV heads × head dim": [
+            f"{a} × {b} × {c}"
+            for a, b, c in zip(k.get("full-attention layers"), k.get("KV heads"), k.get("head dim"))],
         "KV per token": [f"{x / 1024:.0f} KiB" if pd.notna(x) else "–" for x in k.get("KV bytes per token")],
         "printed KV tokens": k["printed KV tokens"].map(fmt_rate),
         "memory those tokens need": k["GiB the printed tokens need"].map(lambda v: fmt_unit(v, "GiB", 2)),
@@ -392,7 +397,8 @@ def speed_figure(r: Results) -> plt.Figure:
         if not len(part):
             ax.set_axis_off()
             continue
-        long = part.melt(id_vars=["metric"], value_vars=list(names), var_name="model", value_name="v").dropna(subset=["v"])
+        long = part.melt(id_vars=["metric"], value_vars=list(names), var_name="model",
+                         value_name="v").dropna(subset=["v"])
         long["v"] = long["v"] * scale
         long["model"] = long["model"].map(names)
         sns.barplot(data=long, y="metric", x="v", hue="model", hue_order=list(names.values()), ax=ax,
@@ -459,7 +465,8 @@ def gauntlet_table(r: Results) -> pd.DataFrame:
         for p in part.itertuples():
             short = served.get(p.model, p.model)
             label = r.label_of(short) if short in ("dense", "moe") else p.model
-            met = "–" if pd.isna(p.checks_met) else f"{int(p.checks_met)}/{int(p.checks_total) if pd.notna(p.checks_total) else '?'}"
+            met = ("–" if pd.isna(p.checks_met)
+                   else f"{int(p.checks_met)}/{int(p.checks_total) if pd.notna(p.checks_total) else '?'}")
             verified = {True: ", self-verified", False: ", not self-verified"}.get(
                 None if pd.isna(p.self_verified) else bool(p.self_verified), "")
             answer = f", answer {p.answer}" if isinstance(p.answer, str) else ""
@@ -615,7 +622,8 @@ def rates_figure(r: Results) -> plt.Figure:
     t = reliability_table(r)
     fig, ax = plt.subplots(figsize=(7, 2.8))
     y = np.arange(len(t))
-    ax.errorbar(t["error rate"] * 100, y, xerr=[(t["error rate"] - t["low"]) * 100, (t["high"] - t["error rate"]) * 100],
+    ax.errorbar(t["error rate"] * 100, y,
+                xerr=[(t["error rate"] - t["low"]) * 100, (t["high"] - t["error rate"]) * 100],
                 fmt="o", capsize=4)
     ax.set_yticks(y, t["model"])
     ax.set_xlabel(f"tool-call error rate, % ({r.params['confidence']:.0%} Wilson interval)")
@@ -670,11 +678,14 @@ def recovery_display(r: Results) -> pd.DataFrame:
 
     return pd.DataFrame({
         "model": rec["model"], "denied calls": rec["denied calls"],
-        "next call denied again (retry)": [share(k, n) for k, n in zip(rec["next call denied again"], rec["denied calls"])],
+        "next call denied again (retry)": [
+            share(k, n) for k, n in zip(rec["next call denied again"], rec["denied calls"])],
         "next call allowed": [share(k, n) for k, n in zip(rec["next call allowed"], rec["denied calls"])],
-        "…with another script or tool (pivot)": [share(k, n) for k, n in zip(rec["of which another script or tool"], rec["denied calls"])],
+        "…with another script or tool (pivot)": [
+            share(k, n) for k, n in zip(rec["of which another script or tool"], rec["denied calls"])],
         "longest run of denials": rec["longest run of denials"],
-        "ralf stages closed with all 3 handshake calls": [f"{c} of {s}" for c, s in zip(rec["closed with all 3 handshake calls"], rec["ralf stage sessions"])],
+        "ralf stages closed with all 3 handshake calls": [
+            f"{c} of {s}" for c, s in zip(rec["closed with all 3 handshake calls"], rec["ralf stage sessions"])],
     })
 
 
@@ -704,7 +715,8 @@ def configs_table(r: Results) -> pd.DataFrame:
         rows.append(dict(config=cid, role=r.roles.of_config.get(cid), source=c.get("source"),
                          platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
-                         kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip()))
+                         kv_dtype=c.get("kv_dtype"),
+                         engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip()))
     return pd.DataFrame(rows)
 
 
@@ -735,11 +747,11 @@ def _kv_caveats(r: Results) -> list[dict]:
         if ratio is not None and not math.isnan(ratio) and abs(ratio - 1) > 0.02:
             out.append(_c("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
-                f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a maximum "
-                f"concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid models vLLM "
-                "divides its shared block pool by the number of KV-cache groups when it prints the token count, but "
-                "not when it computes the concurrency (vLLM issue #40691); the concurrency is the figure the "
-                "scheduler uses.")))
+                f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a "
+                f"maximum concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid "
+                "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
+                "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
+                "figure the scheduler uses.")))
         rn = row.get("reserved / needed")
         if rn is not None and not math.isnan(rn) and abs(rn - 1) > 0.05:
             out.append(_c("kv-arithmetic", (
@@ -752,7 +764,8 @@ def _kv_caveats(r: Results) -> list[dict]:
                 "concurrency; the token count understates the capacity.")))
         if row.get("tokens are whole blocks") is False:
             out.append(_c("kv-block-size", (
-                f"{row['model']}: the printed token count is not a whole number of {row['block size (assumed state dtype)']}"
+                f"{row['model']}: the printed token count is not a whole number of "
+                f"{row['block size (assumed state dtype)']}"
                 "-token blocks under the assumed state dtype (architecture.yml); the assumed layout may be wrong.")))
     return out
 
@@ -777,7 +790,8 @@ def _vram_caveat(r: Results) -> list[dict]:
 def _decode_caveat(r: Results) -> list[dict]:
     out = []
     for short, cid in r.speed_configs().items():
-        single, long_ = r.values.get(f"{short}_decode_single_decode_tps"), r.values.get(f"{short}_decode_long_decode_tps")
+        single, long_ = (r.values.get(f"{short}_decode_single_decode_tps"),
+                         r.values.get(f"{short}_decode_long_decode_tps"))
         if single and long_ and long_ > single * 1.02:
             spec = r.configs[cid].get("speculative", "none")
             why = (f"With speculative decoding ({spec}) a higher draft acceptance on the long prompt could explain it."
@@ -804,7 +818,8 @@ def _reliability_caveats(r: Results) -> list[dict]:
         out.append(_c("reliability-models-differ", (
             "The reliability logs come from other servers than the speed runs: "
             + ", ".join(f"{c.get('model')} ({c.get('quantisation')})" for c in rel_configs.values())
-            + f" on {', '.join(sorted(str(x) for x in rigs))}, vLLM {', '.join(sorted(str(v) for v in versions if v))}; "
+            + f" on {', '.join(sorted(str(x) for x in rigs))}, "
+            f"vLLM {', '.join(sorted(str(v) for v in versions if v))}; "
             f"the speed runs used {', '.join(sorted(str(c.get('model')) for c in speed.values()))}. A model's error "
             "rate and its speed here are not measurements of the same deployment.")))
     p = pairwise_tests(r)
@@ -817,14 +832,16 @@ def _reliability_caveats(r: Results) -> list[dict]:
         text = (f"With {n.min()}-{n.max()} tool calls per model, the {r.params['confidence']:.0%} Wilson intervals of "
                 f"the {len(t)} error rates {overlap}. ")
         if len(sig):
-            text += ("Fisher's exact test puts " + "; ".join(f"{row.pair} at p = {row.p_fisher:.3f}" for row in sig.itertuples())
+            text += ("Fisher's exact test puts "
+                     + "; ".join(f"{row.pair} at p = {row.p_fisher:.3f}" for row in sig.itertuples())
                      + " below 0.05 on its own, " + ("and it stays there" if len(sig_holm) else
                                                     f"but not after a Holm correction for the {len(p)} comparisons")
                      + ". ")
         others = p[p["p_fisher"] >= 0.05]
         if len(others):
-            text += "The other differences (" + "; ".join(f"{row.pair}: p = {row.p_fisher:.2f}" for row in others.itertuples()) \
-                    + ") are within what chance gives at these sample sizes."
+            text += ("The other differences ("
+                     + "; ".join(f"{row.pair}: p = {row.p_fisher:.2f}" for row in others.itertuples())
+                     + ") are within what chance gives at these sample sizes.")
         out.append(_c("small-error-counts", text))
     return out
 

@@ -781,7 +781,8 @@ def fig_itl(r: Results) -> plt.Figure:
     for run, flat in _test_b_gaps(r):
         flat = np.sort(flat)
         seed = f", seed {int(run['seed'])}" if pd.notna(run.get("seed")) else ""
-        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
+        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat),
+                label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
     plots.log_scale(ax, "x")
     plots.log_scale(ax, "y")

@@ -176,7 +176,8 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
         x for x in (r.strix.study.configs.get(r.strix.roles.first("backend") or "", {}).get("model"),) if x
     ) if r.strix is not None else "Strix Halo"
     out = []
-    first = [(f"Prefill rate (llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps", f"strix_best_{pp}_tps", "tps", False),
+    first = [(f"Prefill rate (llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps",
+              f"strix_best_{pp}_tps", "tps", False),
              (f"Single-request generation rate (llama-bench {tg})", f"{BASE_KEY}_c1_output_tps",
               f"strix_best_{tg}_tps", "tps", False)]
     if r.baseline:

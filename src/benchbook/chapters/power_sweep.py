@@ -108,7 +108,8 @@ def _folder(path) -> str:
     return str(PurePosixPath(str(path)).parent)
 
 
-def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame, study) -> tuple[pd.DataFrame, pd.DataFrame]:
+def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
+               study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each window's power limit and mean GPU draw, from the nvidia-smi log beside its log.
 
     The log beside a server log is the GPU log in the same folder (else the one with the
@@ -391,15 +392,18 @@ def configs_table(r: Results) -> pd.DataFrame:
     for cid, c in r.data.study.configs.items():
         rows.append(dict(config=cid, model=c.get("model"), architecture=c.get("model_arch"),
                          quantisation=c.get("quantisation"), speculative=c.get("speculative"),
-                         kv_dtype=c.get("kv_dtype"), engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
-                         cards=", ".join(str(g) for g in c.get("gpus") or []), serve_args=fmt_args(c.get("serve_args"))))
+                         kv_dtype=c.get("kv_dtype"),
+                         engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
+                         cards=", ".join(str(g) for g in c.get("gpus") or []),
+                         serve_args=fmt_args(c.get("serve_args"))))
     return pd.DataFrame(rows)
 
 
 def files_table(r: Results) -> pd.DataFrame:
     """Per server log: what it holds, and where its power limit came from."""
     boot = r.data["boot"]
-    starts = boot[boot["fact"] == "kv_cache_tokens"].groupby("source_file").size() if len(boot) else pd.Series(dtype=int)
+    starts = (boot[boot["fact"] == "kv_cache_tokens"].groupby("source_file").size() if len(boot)
+              else pd.Series(dtype=int))
     cells = r.cells(boot, "boot")  # a start-up is a fact of the log: the generator may have made it (a restart)
     start_ids = {f: cells.union("fact", g.index) for f, g in boot[boot["fact"] == "kv_cache_tokens"].groupby(
         "source_file", observed=True)} if len(boot) else {}
@@ -435,7 +439,8 @@ def summary_table(r: Results, config: str) -> pd.DataFrame:
             continue
         v = r.values
         rows.append({"power limit": key, "windows": int(v[f"{p}_gen_n"]),
-                     "avg gen t/s": fmt_rate(v.get(f"{p}_gen_mean"), 1), "median gen": fmt_rate(v.get(f"{p}_gen_median"), 1),
+                     "avg gen t/s": fmt_rate(v.get(f"{p}_gen_mean"), 1),
+                     "median gen": fmt_rate(v.get(f"{p}_gen_median"), 1),
                      "P95 gen": fmt_rate(v.get(f"{p}_gen_p95"), 1),
                      "avg prefill (active)": fmt_rate(v.get(f"{p}_prefill_active_mean"), 1),
                      "median prefill (active)": fmt_rate(v.get(f"{p}_prefill_active_median"), 1),
@@ -504,7 +509,9 @@ def completions_table(r: Results) -> pd.DataFrame:
             for key in limits_order(r):
                 g = busy[(busy["config"] == cid) & (busy["power_key"] == key) & (busy["running"] == c)]
                 lab = f"{_label(r, cid)} {key}"
-                row[lab] = f"{6 * g['completions'].sum() / len(g):.1f}" + (" †" if len(g) <= r.params["directional_n"] else "") if len(g) else "–"
+                row[lab] = (f"{6 * g['completions'].sum() / len(g):.1f}"
+                            + (" †" if len(g) <= r.params["directional_n"] else "")
+                            if len(g) else "–")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -568,7 +575,8 @@ def mix_distances(r: Results) -> pd.DataFrame:
         for i, a in enumerate(models):
             for b in models[i + 1:]:
                 if a in at and b in at:
-                    rows.append(dict(power=key, a=_label(r, a), b=_label(r, b), distance=0.5 * float((at[a] - at[b]).abs().sum())))
+                    rows.append(dict(power=key, a=_label(r, a), b=_label(r, b),
+                                     distance=0.5 * float((at[a] - at[b]).abs().sum())))
     return pd.DataFrame(rows, columns=["power", "a", "b", "distance"])
 
 
@@ -656,7 +664,8 @@ def _pooled_cross_model_claims(r) -> list[str]:
 
     ids = []
     for c in r.published.claims:
-        names = re.findall(r"(q\d+_\d+b)_\d+W_(?:gen_mean|prefill_active_mean|prefill_sustained_mean)\b", str(c.get("recompute", "")))
+        names = re.findall(r"(q\d+_\d+b)_\d+W_(?:gen_mean|prefill_active_mean|prefill_sustained_mean)\b",
+                           str(c.get("recompute", "")))
         if len(set(names)) >= 2:
             ids.append(c["id"])
     return ids
@@ -757,7 +766,8 @@ def _restarts(r):
     if many.empty:
         return []
     return [_c("engine-restarts", (
-        f"{len(many)} server logs contain more than one engine start-up ({', '.join(f'{f} ({n})' for f, n in many.items())}): "
+        f"{len(many)} server logs contain more than one engine start-up "
+        f"({', '.join(f'{f} ({n})' for f, n in many.items())}): "
         "the engine was started again within one log (after a crash or by hand; the lines before each start say "
         "which), so requests in flight then may have failed and a burst may end without its usual last lines."),
         reads=("boot.fact",))]

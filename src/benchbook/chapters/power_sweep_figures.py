@@ -143,7 +143,8 @@ def tokens_per_kw(r: Results) -> plt.Figure:
         return plt.figure()
     num = lambda s: pd.to_numeric(s.str.replace(",", ""), errors="coerce")  # noqa: E731
     df = pd.DataFrame({"model": t["model"], "power": t["power limit"], "range": t["concurrent"] + " requests",
-                       "nominal": num(t["gen t/kW (nominal)"]), "measured": num(t["gen tokens/kWh (logged draw)"]) / 3600})
+                       "nominal": num(t["gen t/kW (nominal)"]),
+                       "measured": num(t["gen tokens/kWh (logged draw)"]) / 3600})
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, rng in zip(axes, sorted(df["range"].unique())):
         d = df[df["range"] == rng]

@@ -163,7 +163,8 @@ def per_test(llama: pd.DataFrame) -> pd.DataFrame:
             test=test, backends=int(g["variant"].nunique()),
             best_config=best["variant"], best_backend=best["backend"],
             best_build=int(best["build_number"]) if pd.notna(best["build_number"]) else None,
-            best_tps=float(best["avg_ts"]), best_stddev=float(best["stddev_ts"]) if pd.notna(best["stddev_ts"]) else 0.0,
+            best_tps=float(best["avg_ts"]),
+            best_stddev=float(best["stddev_ts"]) if pd.notna(best["stddev_ts"]) else 0.0,
             worst_config=worst["variant"], worst_tps=float(worst["avg_ts"]),
             spread=float(best["avg_ts"] / worst["avg_ts"]),
         ))
@@ -421,7 +422,8 @@ def serving(r: Results) -> pd.DataFrame:
     """Time to serve `agents` agents, per scenario, with the H100's advantage (numbers)."""
     n, rows = int(r.params["agents"]), []
     if not r.has("serving"):
-        return pd.DataFrame(columns=["scenario", "agents", "prompt_tokens", "answer_tokens", "strix_prefill", "strix_s"])
+        return pd.DataFrame(columns=["scenario", "agents", "prompt_tokens", "answer_tokens",
+                                     "strix_prefill", "strix_s"])
     for label, prompt, source in _scenarios(r):
         row = dict(scenario=label, agents=n, prompt_tokens=prompt, answer_tokens=r.params["answer_tokens"],
                    strix_prefill=source if prompt else "", strix_s=_strix_time(r, n, prompt, source))

@@ -272,7 +272,8 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
     lim, rows = r.limits, []
     if not len(lim):
         return pd.DataFrame()
-    api = r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {}) else None
+    api = (r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {})
+           else None)
     for key, entry in r.facts.sections.get("hourly", {}).items():
         for path in ("price", "price_low", "price_high"):
             f = r.facts.get("hourly", key, path)
@@ -552,7 +553,8 @@ def cost_table(r: Results) -> pd.DataFrame:
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    api = r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {}) else None
+    api = (r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {})
+           else None)
     api_label = f"{api['name'].split('(')[0].strip()} output price ÷ ours" if api else "API ÷ ours"
     out = pd.DataFrame({
         "configuration": lim["label"],
@@ -953,7 +955,8 @@ def prefill_remark(r: Results) -> str:
         return ""
     from .. import untrusted
 
-    items = "; ".join(f"{untrusted.md(x['label'])}, {100 * x['pct_prefill_ceiling']:.0f} % ({untrusted.md_code(x['notes'])})"
+    items = "; ".join(f"{untrusted.md(x['label'])}, {100 * x['pct_prefill_ceiling']:.0f} % "
+                      f"({untrusted.md_code(x['notes'])})"
                       for _, x in near.iterrows())
     return (f"Close to the ceiling: {items}. A bound this generous is rarely approached, so such a rate may not "
             "measure a full prefill (a prompt cache, or a time to first token that misses part of the work).")

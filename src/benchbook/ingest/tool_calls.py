@@ -83,9 +83,11 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
             if n == len(lines) and not text.endswith("\n"):
                 result.ignore("last line cut short (no closing newline; the writer stopped mid-record)")
                 continue
-            raise IngestError(path, f"line {n}", f"not a JSON object ({exc.msg}); expected one tool-call log record per line") from exc
+            raise IngestError(path, f"line {n}",
+                              f"not a JSON object ({exc.msg}); expected one tool-call log record per line") from exc
         if not isinstance(rec, dict):
-            raise IngestError(path, f"line {n}", f"found a JSON {type(rec).__name__}; expected one record object per line")
+            raise IngestError(path, f"line {n}",
+                              f"found a JSON {type(rec).__name__}; expected one record object per line")
         result.read += 1
         event = rec.get("event")
         if event == "permissions":
@@ -157,7 +159,8 @@ def _row(n: int, rec: dict, path: Path, known, allowed_scripts) -> dict:
                               f"missing; a tool-call record needs {', '.join(_REQUIRED)}")
     message = rec.get("message")
     if message is not None and (isinstance(message, bool) or not isinstance(message, int) or message < 0):
-        raise IngestError(path, f"line {n}, key 'message'", f"expected a message index (whole number >= 0), found {message!r}")
+        raise IngestError(path, f"line {n}, key 'message'",
+                          f"expected a message index (whole number >= 0), found {message!r}")
     tool = str(rec["tool"])
     allowed = _decision(rec["decision"], path, n)
     target = _target(tool.lower(), rec.get("args"))
