@@ -36,6 +36,17 @@ from .targets import Target
 
 SEED = 20260608
 STUDY = "3090-dense-vs-sparse"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability"
+DESCRIPTION = (
+    "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
+    "the dense Qwen3.6-27B (AutoRound INT4, MTP with 3 speculative tokens) and the 35B-A3B MoE "
+    "(AWQ INT4, no MTP): five speed measurements each, the start-up logs' KV cache figures, GPU "
+    "memory and a hand-graded three-task gauntlet. Seed 003 (reliability parts): orchestrator "
+    "tool-call logs of Qwen3.6-35B-A3B, Qwen3.5-27B and Qwen3.5-122B-A10B on 4x RTX 3090 (vLLM "
+    "0.19.0). The raw files are reconstructed from the published tables, not measured; see "
+    "PROVENANCE.md.")
+SOURCES = ("seed-002", "seed-003")
 
 ASSUMPTIONS = {
     "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell"),
@@ -113,61 +124,68 @@ ROWS = {
 
 _RIG2 = "2x RTX 3090 24GB (TP=2, PCIe 4.0, no NVLink), AMD EPYC 7532, driver 580 / CUDA 13"
 _RIG4 = "4x RTX 3090 24GB (one a 3090 Ti; two NVLinked), TP=4"
+# The launch arguments of the two seed-002 servers, in their order: a model's own values fill the
+# None entries; one its launch does not set stays None and is left out (docs.serve_args).
+_SERVE_ARGS = {
+    "tensor_parallel_size": 2,
+    "max_model_len": 262144,
+    "gpu_memory_utilization": 0.92,
+    "kv_cache_dtype": "fp8_e5m2",
+    "max_num_seqs": None,
+    "max_num_batched_tokens": 8192,
+    "quantization": None,
+    "dtype": None,
+    "mamba_cache_mode": "align",
+    "enable_prefix_caching": True,
+    "disable_custom_all_reduce": True,
+    "speculative_config": None,
+}
+
+
+def _server(role: str, label: str, short: str, model: dict, **serve_args) -> dict:
+    """A seed-002 server in study.yml: the two cards and vLLM 0.20.0 both ran on, `model` (the
+    model's own facts, in order), its launch arguments (_SERVE_ARGS with `serve_args`)."""
+    return {"role": role, "label": label, "platform": _RIG2,
+            "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM", "engine_version": "0.20.0",
+            **model, "serve_args": docs.serve_args(_SERVE_ARGS, **serve_args), "short": short, "source": "seed-002"}
+
+
+def _agent(label: str, **model) -> dict:
+    """A seed-003 model whose tool-call log is sampled: 4x 3090, vLLM 0.19.0, the same harness."""
+    return {"role": "agent", "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", **model,
+            "harness": "OpenCode agents under a tight allow list (~150 subagents)", "label": label,
+            "source": "seed-003"}
+
+
 CONFIGS = {
-    "dense-27b-int4-mtp": {
-        "role": "dense",
-        "label": "27B dense INT4 + MTP",
-        "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
-        "engine_version": "0.20.0", "model": "Qwen3.6-27B (AutoRound INT4)", "served_model_name": "qwen3.6-27b-coder",
-        "model_arch": "dense, 27B parameters; 64 layers (16 full attention)", "quantisation": "INT4 AutoRound",
-        "speculative": "MTP, num_speculative_tokens=3", "kv_dtype": "fp8_e5m2",
-        "serve_args": {"tensor_parallel_size": 2, "max_model_len": 262144, "gpu_memory_utilization": 0.92,
-                       "kv_cache_dtype": "fp8_e5m2", "max_num_seqs": 4, "max_num_batched_tokens": 8192,
-                       "quantization": "auto_round", "dtype": "float16", "mamba_cache_mode": "align",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True,
-                       "speculative_config": {"method": "mtp", "num_speculative_tokens": 3}},
-        "short": "dense", "source": "seed-002",
-    },
-    "moe-35b-a3b-awq": {
-        "role": "sparse",
-        "label": "35B-A3B MoE AWQ INT4",
-        "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
-        "engine_version": "0.20.0", "model": "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit", "served_model_name": "qwen3.6-35b-a3b",
-        "model_arch": "MoE, 35B total / 3B active; 40 layers (10 full attention)", "quantisation": "INT4 AWQ (Marlin)",
-        "speculative": "none (the AWQ checkpoint has no MTP module)", "kv_dtype": "fp8_e5m2",
-        "serve_args": {"tensor_parallel_size": 2, "max_model_len": 262144, "gpu_memory_utilization": 0.92,
-                       "kv_cache_dtype": "fp8_e5m2", "max_num_seqs": 16, "max_num_batched_tokens": 8192,
-                       "quantization": "awq_marlin", "mamba_cache_mode": "align",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True},
-        "short": "moe", "source": "seed-002",
-    },
+    "dense-27b-int4-mtp": _server(
+        "dense", "27B dense INT4 + MTP", "dense",
+        {"model": "Qwen3.6-27B (AutoRound INT4)", "served_model_name": "qwen3.6-27b-coder",
+         "model_arch": "dense, 27B parameters; 64 layers (16 full attention)", "quantisation": "INT4 AutoRound",
+         "speculative": "MTP, num_speculative_tokens=3", "kv_dtype": "fp8_e5m2"},
+        max_num_seqs=4, quantization="auto_round", dtype="float16",
+        speculative_config={"method": "mtp", "num_speculative_tokens": 3}),
+    "moe-35b-a3b-awq": _server(
+        "sparse", "35B-A3B MoE AWQ INT4", "moe",
+        {"model": "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit", "served_model_name": "qwen3.6-35b-a3b",
+         "model_arch": "MoE, 35B total / 3B active; 40 layers (10 full attention)", "quantisation": "INT4 AWQ (Marlin)",
+         "speculative": "none (the AWQ checkpoint has no MTP module)", "kv_dtype": "fp8_e5m2"},
+        max_num_seqs=16, quantization="awq_marlin"),
     "gauntlet-hand-run": {
         "role": "gauntlet",
         "platform": _RIG2, "engine": "vLLM", "engine_version": "0.20.0",
         "model": "both servers above, identical prompts", "source": "seed-002",
     },
-    "qwen36-35b-a3b-fp8-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "Qwen/Qwen3.6-35B-A3B-FP8",
-        "model_arch": "MoE, 35B total / 3B active", "quantisation": "FP8 weights", "kv_dtype": "auto (FP16)",
-        "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.6-35b-a3b (MoE)", "source": "seed-003",
-    },
-    "qwen35-27b-int8-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8",
-        "model_arch": "dense, 27B parameters", "quantisation": "INT8 (AWQ-BF16-INT8)", "kv_dtype": "fp8",
-        "speculative": "MTP (qwen3_next_mtp), num_speculative_tokens=2",
-        "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.5-27b (dense)", "source": "seed-003",
-    },
-    "qwen35-122b-awq-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "QuantTrio/Qwen3.5-122B-A10B-AWQ",
-        "model_arch": "MoE, 122B total / 10B active", "quantisation": "INT4 AWQ (Marlin)", "kv_dtype": "fp8",
-        "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.5-122b (MoE)", "source": "seed-003",
-    },
+    "qwen36-35b-a3b-fp8-agent": _agent(
+        "qwen3.6-35b-a3b (MoE)", model="Qwen/Qwen3.6-35B-A3B-FP8", model_arch="MoE, 35B total / 3B active",
+        quantisation="FP8 weights", kv_dtype="auto (FP16)", speculative="none"),
+    "qwen35-27b-int8-agent": _agent(
+        "qwen3.5-27b (dense)", model="cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", model_arch="dense, 27B parameters",
+        quantisation="INT8 (AWQ-BF16-INT8)", kv_dtype="fp8",
+        speculative="MTP (qwen3_next_mtp), num_speculative_tokens=2"),
+    "qwen35-122b-awq-agent": _agent(
+        "qwen3.5-122b (MoE)", model="QuantTrio/Qwen3.5-122B-A10B-AWQ", model_arch="MoE, 122B total / 10B active",
+        quantisation="INT4 AWQ (Marlin)", kv_dtype="fp8", speculative="none"),
 }
 SPEED = {"dense": "dense-27b-int4-mtp", "moe": "moe-35b-a3b-awq"}
 TOOL_LOGS = {"qwen36_35b": "qwen36-35b-a3b-fp8-agent", "qwen35_27b": "qwen35-27b-int8-agent",
@@ -565,7 +583,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     problems = _check(values, T, found, reliability_targets(published))
     if problems:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(problems))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, facts, found, layouts), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -582,27 +601,6 @@ def _check(values: dict, T: dict, found: dict, wanted: dict) -> list[str]:
             if got[key] != want[key]:
                 out.append(f"{name} {key}: the classifier finds {got[key]}, published {want[key]}")
     return out
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
-            "the dense Qwen3.6-27B (AutoRound INT4, MTP with 3 speculative tokens) and the 35B-A3B MoE "
-            "(AWQ INT4, no MTP): five speed measurements each, the start-up logs' KV cache figures, GPU "
-            "memory and a hand-graded three-task gauntlet. Seed 003 (reliability parts): orchestrator "
-            "tool-call logs of Qwen3.6-35B-A3B, Qwen3.5-27B and Qwen3.5-122B-A10B on 4x RTX 3090 (vLLM "
-            "0.19.0). The raw files are reconstructed from the published tables, not measured; see "
-            "PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-002", "seed-003")),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _provenance(published, seed: int, T, values, facts, found, layouts) -> docs.Provenance:

@@ -33,6 +33,16 @@ from .mtp_steps import plan as step_plan
 
 SEED = 20260419
 STUDY = "gb10-mtp"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "DGX Spark (GB10): Qwen3.5 vs Qwen3.6-35B-A3B-FP8, with and without MTP (vLLM nightly)"
+DESCRIPTION = (
+    "vllm bench serve tests A (512/512, 1 client), B (8192/256, 4), C (2048/512, 16) and D "
+    "(2048/256, 2) on one DGX Spark for four configurations: Qwen3.5-35B-A3B-FP8 on a "
+    "two-week-old and on a fresh vLLM nightly (the control), Qwen3.6-35B-A3B-FP8 vanilla and "
+    "with MTP (2 speculative tokens); tests B-D with seeds 42 and 123 on the fresh stack. "
+    "Each server's log and the MTP server's /metrics dumps are included. The raw files are "
+    "reconstructed from seed 004's tables, not measured; see PROVENANCE.md.")
+SOURCES = ("seed-004",)
 K = 2  # num_speculative_tokens
 CFGS = ("old", "fresh", "van", "mtp")
 CONFIG_ID = {"old": "q35-old-stack", "fresh": "q35-fresh-stack", "van": "q36-vanilla", "mtp": "q36-mtp"}
@@ -1065,6 +1075,12 @@ def _serve_args(cfg: str) -> dict:
     return args
 
 
+def _configs() -> dict:
+    """study.yml's configs: what the four share, each one's own facts, its serve arguments."""
+    return {cid: {**_COMMON, **c, "serve_args": _serve_args(cfg)}
+            for cfg, cid in CONFIG_ID.items() for c in [CONFIGS[cid]]}
+
+
 def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     """Write raw/, study.yml, PROVENANCE.md and SHA256SUMS into out_dir (published.yml kept)."""
     out_dir = Path(out_dir)
@@ -1113,30 +1129,10 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             missed.append(f"change {cell}: computed {100 * got:+.3f} %")
     if missed:
         raise MeanFitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(pub, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(pub, SOURCES), configs=_configs(), files=entries))
     docs.finish(out_dir, _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, edged,
                                      sessions, tick, acc), ASSUMPTIONS, SHOWS_IN, ROWS)
-
-
-def _study(pub, seed: int, entries: list[dict]) -> dict:
-    configs = {cid: {**_COMMON, **c, "serve_args": _serve_args(cfg)}
-               for cfg, cid in CONFIG_ID.items() for c in [CONFIGS[cid]]}
-    return {
-        "study": STUDY,
-        "title": "DGX Spark (GB10): Qwen3.5 vs Qwen3.6-35B-A3B-FP8, with and without MTP (vLLM nightly)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "vllm bench serve tests A (512/512, 1 client), B (8192/256, 4), C (2048/512, 16) and D "
-            "(2048/256, 2) on one DGX Spark for four configurations: Qwen3.5-35B-A3B-FP8 on a "
-            "two-week-old and on a fresh vLLM nightly (the control), Qwen3.6-35B-A3B-FP8 vanilla and "
-            "with MTP (2 speculative tokens); tests B-D with seeds 42 and 123 on the fresh stack. "
-            "Each server's log and the MTP server's /metrics dumps are included. The raw files are "
-            "reconstructed from seed 004's tables, not measured; see PROVENANCE.md."),
-        "sources": docs.sources(pub, ("seed-004",)),
-        "configs": configs,
-        "files": entries,
-    }
 
 
 # ---------------------------------------------------------------- PROVENANCE.md

@@ -21,6 +21,16 @@ from .targets import Target, split_name, targets
 
 SEED = 20260605
 STUDY = "h100-dense-vs-moe-mtp"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)"
+DESCRIPTION = (
+    "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
+    "concurrency 1-32 with 4k-token random prompts and 512-token answers: the dense "
+    "27B FP8 model (seed 001, 2026-06-01) and the 35B-A3B MoE FP8 model with MTP "
+    "speculative decoding (seed 000, 2026-06-05), plus the dense prefill and short-prompt "
+    "points. The raw files are reconstructed from the published tables, not measured; "
+    "see PROVENANCE.md.")
+SOURCES = ("seed-001", "seed-000")
 SWEEP = (1, 4, 8, 16, 32)
 
 # Everything below is our choice, not a published number. (value, why)
@@ -223,7 +233,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     missed = check.problems(values, T)
     if missed:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, records), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -234,26 +245,6 @@ def _values(records) -> dict[str, float]:
         for metric, v in check.vllm_values(path).items():
             out[f"{plan.name}_{metric}"] = v
     return out
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
-            "concurrency 1-32 with 4k-token random prompts and 512-token answers: the dense "
-            "27B FP8 model (seed 001, 2026-06-01) and the 35B-A3B MoE FP8 model with MTP "
-            "speculative decoding (seed 000, 2026-06-05), plus the dense prefill and short-prompt "
-            "points. The raw files are reconstructed from the published tables, not measured; "
-            "see PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-001", "seed-000")),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _run_of(name: str) -> str:

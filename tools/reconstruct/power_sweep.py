@@ -34,6 +34,17 @@ from .window_fit import CellSpec, Conflict, FitError, GroupSpec, Interval, Range
 
 SEED = 20260407
 STUDY = "power-sweep"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = ("4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W "
+         "(vLLM 0.19, live agent logs)")
+DESCRIPTION = (
+    "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
+    "run for a working session of live multi-agent traffic at a GPU power limit of 200, 250 "
+    "and 300 W (seed 003). Per model and limit: the server's log (10-second engine stats "
+    "lines, uvicorn access lines, start-up and errors) and the nvidia-smi log that ran "
+    "beside it. The files are reconstructed from the published tables, not measured; see "
+    "PROVENANCE.md.")
+SOURCES = ("seed-003",)
 LIMITS = (200, 250, 300)
 
 # Everything below is our choice, not a published number. (value, why)
@@ -407,53 +418,56 @@ def _assign(slots: list[Slot], gen: np.ndarray, prefill: np.ndarray, rng) -> dic
     return out
 
 
+# What the three compose files share: the host, vLLM 0.19.0 over the four 3090s, and the vLLM
+# arguments, in the files' order. A model's own values fill the None entries; an argument its file
+# does not set stays None and is left out (docs.serve_args).
+_PLATFORM = "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models"
+_SERVE_ARGS = {
+    "tensor_parallel_size": 4,
+    "enable_expert_parallel": True,
+    "max_model_len": 262144,
+    "gpu_memory_utilization": None,
+    "max_num_seqs": None,
+    "max_num_batched_tokens": 8192,
+    "kv_cache_dtype": "fp8",
+    "enable_prefix_caching": True,
+    "disable_custom_all_reduce": True,
+    "optimization_level": 3,
+    "attention_backend": "FLASHINFER",
+    "cudagraph_capture_sizes": None,
+    "speculative_config": None,
+}
+
+
+def _config(model: dict, **serve_args) -> dict:
+    """A model's entry in study.yml: the shared host and engine, `model` (the model's own facts, in
+    order), its vLLM arguments (_SERVE_ARGS with `serve_args`). Built afresh on each call, so that
+    no two entries share a list (YAML would print an alias)."""
+    args = docs.serve_args(_SERVE_ARGS, **serve_args)
+    parallel = "tensor parallel 4, expert parallel" if args.get("enable_expert_parallel") else "tensor parallel 4"
+    return {"role": "model", "platform": _PLATFORM,
+            "accelerators": f"4x NVIDIA GeForce RTX 3090 24 GB ({parallel})", "cards": 4, "gpus": [0, 2, 3, 4],
+            "engine": "vLLM", "engine_version": "0.19.0", **model, "serve_args": args, "source": "seed-003"}
+
+
 CONFIGS = {
-    "q35-27b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "model_label": "Qwen3.5-27B",
-        "model_arch": "dense, 27B parameters", "quantisation": "INT8 weights (AWQ-BF16-INT8, compressed-tensors)",
-        "speculative": "MTP (qwen3_next_mtp), 2 speculative tokens", "kv_dtype": "fp8",
-        "serve_args": {"tensor_parallel_size": 4, "max_model_len": 262144, "gpu_memory_utilization": 0.9,
-                       "max_num_seqs": 12, "max_num_batched_tokens": 8192, "kv_cache_dtype": "fp8",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True, "optimization_level": 3,
-                       "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8, 12],
-                       "speculative_config": {"method": "qwen3_next_mtp", "num_speculative_tokens": 2}},
-        "source": "seed-003",
-    },
-    "q35-122b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "QuantTrio/Qwen3.5-122B-A10B-AWQ", "model_label": "Qwen3.5-122B-A10B",
-        "model_arch": "MoE, 122B total / 10B active parameters", "quantisation": "AWQ INT4 (awq_marlin)",
-        "speculative": "none", "kv_dtype": "fp8",
-        "serve_args": {"tensor_parallel_size": 4, "enable_expert_parallel": True, "max_model_len": 262144,
-                       "gpu_memory_utilization": 0.94, "max_num_seqs": 8, "max_num_batched_tokens": 8192,
-                       "kv_cache_dtype": "fp8", "enable_prefix_caching": True, "disable_custom_all_reduce": True,
-                       "optimization_level": 3, "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8]},
-        "source": "seed-003",
-    },
-    "q36-35b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "Qwen/Qwen3.6-35B-A3B-FP8", "model_label": "Qwen3.6-35B-A3B",
-        "model_arch": "MoE, 35B total / 3B active parameters", "quantisation": "FP8 weights",
-        "speculative": "none", "kv_dtype": "auto (FP16)",
-        "serve_args": {"tensor_parallel_size": 4, "enable_expert_parallel": True, "max_model_len": 262144,
-                       "gpu_memory_utilization": 0.94, "max_num_seqs": 8, "max_num_batched_tokens": 8192,
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True, "optimization_level": 3,
-                       "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8]},
-        "source": "seed-003",
-    },
+    "q35-27b": _config(
+        {"model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "model_label": "Qwen3.5-27B",
+         "model_arch": "dense, 27B parameters", "quantisation": "INT8 weights (AWQ-BF16-INT8, compressed-tensors)",
+         "speculative": "MTP (qwen3_next_mtp), 2 speculative tokens", "kv_dtype": "fp8"},
+        enable_expert_parallel=None, gpu_memory_utilization=0.9, max_num_seqs=12,
+        cudagraph_capture_sizes=[1, 2, 4, 8, 12],
+        speculative_config={"method": "qwen3_next_mtp", "num_speculative_tokens": 2}),
+    "q35-122b": _config(
+        {"model": "QuantTrio/Qwen3.5-122B-A10B-AWQ", "model_label": "Qwen3.5-122B-A10B",
+         "model_arch": "MoE, 122B total / 10B active parameters", "quantisation": "AWQ INT4 (awq_marlin)",
+         "speculative": "none", "kv_dtype": "fp8"},
+        gpu_memory_utilization=0.94, max_num_seqs=8, cudagraph_capture_sizes=[1, 2, 4, 8]),
+    "q36-35b": _config(
+        {"model": "Qwen/Qwen3.6-35B-A3B-FP8", "model_label": "Qwen3.6-35B-A3B",
+         "model_arch": "MoE, 35B total / 3B active parameters", "quantisation": "FP8 weights",
+         "speculative": "none", "kv_dtype": "auto (FP16)"},
+        gpu_memory_utilization=0.94, max_num_seqs=8, kv_cache_dtype=None, cudagraph_capture_sizes=[1, 2, 4, 8]),
 }
 
 
@@ -562,7 +576,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             days[(m.prefix, plan.limit)] = day
     values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
     report = verify(T, values, plans)
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -603,26 +618,6 @@ def _show(text: str, value: float, derived: str) -> str:
     elif derived.startswith("/ "):
         value /= float(derived[2:])
     return q.display(value)
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W (vLLM 0.19, live agent logs)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
-            "run for a working session of live multi-agent traffic at a GPU power limit of 200, 250 "
-            "and 300 W (seed 003). Per model and limit: the server's log (10-second engine stats "
-            "lines, uvicorn access lines, start-up and errors) and the nvidia-smi log that ran "
-            "beside it. The files are reconstructed from the published tables, not measured; see "
-            "PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-003",)),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _provenance(published, seed: int, T, values, missed, plans, days) -> docs.Provenance:

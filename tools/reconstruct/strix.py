@@ -23,6 +23,15 @@ from .targets import split_name, targets
 
 SEED = 20260605
 STUDY = "strix-halo-baseline"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)"
+DESCRIPTION = (
+    "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
+    "write-ups compare against: llama-bench prefill (pp512) and generation (tg128) on "
+    "three llama.cpp backends, whose best-of the seeds quote, and a single-client "
+    "llama-server run for the 4k-prompt TTFT and TPOT. The raw files are reconstructed "
+    "from the published figures, not measured; see PROVENANCE.md.")
+SOURCES = ("seed-001", "seed-000")
 GGUF = "Qwen3.6-35B-A3B-Q8_0.gguf"
 BACKENDS = ("strix-rocm-pr21344", "strix-vulkan-radv", "strix-rocm-723")
 TESTS = {"pp512": {"n_prompt": 512, "n_gen": 0}, "tg128": {"n_prompt": 0, "n_gen": 128}}
@@ -211,27 +220,9 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     missed = check.problems(values, T)
     if missed:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=configs(), files=entries))
     docs.finish(out_dir, _provenance(seed, T, values, rates_by), ASSUMPTIONS, SHOWS_IN, ROWS)
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
-            "write-ups compare against: llama-bench prefill (pp512) and generation (tg128) on "
-            "three llama.cpp backends, whose best-of the seeds quote, and a single-client "
-            "llama-server run for the 4k-prompt TTFT and TPOT. The raw files are reconstructed "
-            "from the published figures, not measured; see PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-001", "seed-000")),
-        "configs": configs(),
-        "files": entries,
-    }
 
 
 def _provenance(seed: int, T, values, rates_by) -> docs.Provenance:
