@@ -20,13 +20,12 @@ import pytest
 
 from benchbook.published import load_published, parse_quantity
 from benchbook.study import load_study, read_checksums
-from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from reconstructed import assert_deterministic, generate_twice  # noqa: E402  (tests/ is on sys.path)
 from tools.reconstruct import power_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "power-sweep"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 PREFIX = {"q35-27b": "q35_27b", "q35-122b": "q35_122b", "q36-35b": "q36_35b"}
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -58,23 +57,15 @@ EXPECTED_MISSES = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
-    dirs = []
-    for k in range(2):
-        d = tmp_path_factory.mktemp(f"power{k}")
-        power_sweep.generate(d, PUBLISHED, seed=power_sweep.SEED)
-        dirs.append(d)
-    return tuple(dirs)
+    return generate_twice(tmp_path_factory, power_sweep, PUBLISHED, "power")
 
 
 # ---------------------------------------------------------------- determinism
 
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
-    first, second = built
-    assert tree_bytes(first) == tree_bytes(second)
-    for name in GENERATED:
-        assert (first / name).read_bytes() == (DATA / name).read_bytes(), \
-            f"{DATA / name} differs from what the generator writes; regenerate it"
+    assert_deterministic(built, DATA)
+    first = built[0]
     sums = read_checksums(DATA)
     assert sums == read_checksums(first)
     for rel in sums:
