@@ -253,7 +253,8 @@ def test_counters_reconcile_across_json_log_and_metrics():
         assert b["spec_decode_draft_tokens"] == 2 * b["spec_decode_num_drafts"]
         per_pos = [round(x * b["spec_decode_num_drafts"]) for x in b["spec_decode_per_position_acceptance_rates"]]
         assert sum(per_pos) == b["spec_decode_accepted_tokens"]
-        assert b["spec_decode_acceptance_length"] == pytest.approx(1 + b["spec_decode_accepted_tokens"] / b["spec_decode_num_drafts"])
+        assert b["spec_decode_acceptance_length"] == pytest.approx(
+            1 + b["spec_decode_accepted_tokens"] / b["spec_decode_num_drafts"])
 
 
 def test_start_up_logs_carry_the_stated_facts():
@@ -310,7 +311,8 @@ def test_readers_agree_with_the_independent_numbers(values):
     data = ingest_study(DATA)
     runs = data["runs"].set_index("name")
     for name in runs.index:
-        for metric in ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s", "p99_itl_s"):
+        for metric in ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s",
+                       "p99_itl_s"):
             assert runs.loc[name, metric] == pytest.approx(values[f"{name}_{metric}"], rel=1e-9), (name, metric)
     boot = data["boot"]
     for cfg in gb10.CFGS:

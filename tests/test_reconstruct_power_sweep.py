@@ -39,16 +39,25 @@ _DONE = re.compile(r'^(?:\(\w+ pid=\d+\) )?INFO: +\S+ - "POST /v1/chat/completio
 # each proven contradictory below.
 EXPECTED_MISSES = {
     # the 122B's tokens-per-kW averages contradict its concurrency tables
-    *{("tokens-per-kw-c1-3", ("122B", p), col) for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
-    *{("tokens-per-kw-c1-6", ("122B", p), col) for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
-    ("tokens-per-kw-c1-3", ("122B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-3", ("122B", "250W"), "Prefill t/kW"),
-    ("tokens-per-kw-c1-6", ("122B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-6", ("122B", "250W"), "Prefill t/kW"),
-    ("tokens-per-kw-c1-6", ("122B", "300W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-6", ("122B", "300W"), "Prefill t/kW"),
+    *{("tokens-per-kw-c1-3", ("122B", p), col)
+      for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
+    *{("tokens-per-kw-c1-6", ("122B", p), col)
+      for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
+    ("tokens-per-kw-c1-3", ("122B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-3", ("122B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-6", ("122B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-6", ("122B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-6", ("122B", "300W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-6", ("122B", "300W"), "Prefill t/kW"),
     # the 3.6-35B: power-table averages keep the 1-3 (and 1-6) request cells out of reach
-    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Avg Gen t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Gen t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Avg Gen t/s"), ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Prefill t/kW"),
     # per-request cells against their own average (or the power table's average)
     ("concurrency-36-35b", ("250W", "3"), "Per-request t/s"), ("concurrency-36-35b", ("250W", "5"), "Per-request t/s"),
     ("concurrency-36-35b", ("200W", "2"), "Per-request t/s"),
@@ -354,7 +363,8 @@ def test_gpu_logs_carry_the_limit_beside_each_server_log():
         assert set(vllm["power.limit [W]"]) == {175.0, float(e.context["power_limit_w"])}  # set before the run
         assert set(smi[smi["index"] == 1]["power.limit [W]"]) == {140.0}  # the A4000 is not in the group
         assert (vllm["power.draw [W]"] <= vllm["power.limit [W]"] * 1.01).all()
-        log = next(f for f in study.files if f.context["kind"] == "server-log" and Path(f.path).parent == Path(e.path).parent)
+        log = next(f for f in study.files
+                   if f.context["kind"] == "server-log" and Path(f.path).parent == Path(e.path).parent)
         windows = parse_log(study.path(log), 2026)
         assert smi["timestamp"].min() < windows["time"].min() and smi["timestamp"].max() > windows["time"].max()
 

@@ -49,59 +49,117 @@ LIMITS = (200, 250, 300)
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each value sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell, so recomputed values read like measurements"),
-    "approx_band": (0.02, "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
+    "target_band": ((0.2, 0.8),
+                    "each value sits at a seeded point in the middle 60 % of the interval of numbers "
+                    "that print like the published cell, so recomputed values read like measurements"),
+    "approx_band": (0.02,
+                    "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
     "cards": (4, "the tensor-parallel group is four cards (the write-up's 800/1000/1200 W), so GPU power = 4 x limit"),
-    "gpu_indices": ([0, 2, 3, 4], "NVIDIA_VISIBLE_DEVICES=0,2,3,4 from the published compose file; host index 1 is the A4000, which nvidia-smi on the host also lists"),
+    "gpu_indices": ([0, 2, 3, 4],
+                    "NVIDIA_VISIBLE_DEVICES=0,2,3,4 from the published compose file; "
+                    "host index 1 is the A4000, which nvidia-smi on the host also lists"),
     "c7_c8_windows": ({"q35-122b": {200: (29, 35), 250: (7, 8), 300: (2, 2)}},
-                      "the 122B (max-num-seqs 8) also ran 7 and 8 requests; the write-up gives only their total (power-table samples minus the concurrency table), split here between 7 and 8"),
+                      "the 122B (max-num-seqs 8) also ran 7 and 8 requests; the write-up gives only their "
+                      "total (power-table samples minus the concurrency table), split here between 7 and 8"),
     "c7_c8_gen_mean": ({200: (20.0, 26.5), 250: (5.0, 90.0), 300: (5.0, 90.0)},
-                       "range allowed for the mean generation of the 7- and 8-request windows; at 200 W the write-up says those cells 'collapse to ~20-26 t/s'"),
+                       "range allowed for the mean generation of the 7- and 8-request "
+                       "windows; at 200 W the write-up says those cells 'collapse to ~20-26 t/s'"),
     "c7_c8_completions_per_min": ({200: 4.2, 250: 9.0, 300: 10.0},
-                                  "completions per minute in the 7- and 8-request windows (unpublished; near the 5-6 request cells)"),
+                                  "completions per minute in the 7- and 8-request "
+                                  "windows (unpublished; near the 5-6 request cells)"),
     "c7_c8_idle_share": (0.2, "share of 7- and 8-request windows without prompt throughput (unpublished)"),
-    "idle_share_from_250w": (True, "at 200 and 300 W, where only pooled prefill is published, the share of windows without prefill at each concurrency follows the same model's 250 W table"),
-    "prefill_profile_from_250w": (True, "at 200 and 300 W the relative prefill rate of each concurrency cell follows the same model's 250 W active-only table before the published means pull it into place"),
-    "prefill_cell_box": ((0.15, 4.0), "an unpublished cell's mean prefill stays within this multiple of its group's published mean"),
+    "idle_share_from_250w": (True,
+                             "at 200 and 300 W, where only pooled prefill is published, the share of windows "
+                             "without prefill at each concurrency follows the same model's 250 W table"),
+    "prefill_profile_from_250w": (True,
+                                  "at 200 and 300 W the relative prefill rate of each "
+                                  "concurrency cell follows the same model's 250 W active-only "
+                                  "table before the published means pull it into place"),
+    "prefill_cell_box": ((0.15, 4.0),
+                         "an unpublished cell's mean prefill stays within this multiple of its group's published mean"),
     "prefill_floor": (5.0, "smallest non-zero prompt throughput of a window, t/s"),
     "prefill_sigma": (0.75, "log-normal spread of prompt throughput within a cell"),
     "gen_sigma_unpublished": (0.7, "log-normal spread of generation within the unpublished 7- and 8-request cells"),
     "prefill_peak_cell": ({"q35-27b": (250, 5), "q35-122b": (200, 4)},
-                          "which limit and concurrency holds each model's largest prefill window (the write-up names only the peak)"),
-    "tail_gen_tps": ((2.0, 45.0), "generation in a burst's last window, logged after the last request finished (Running 0)"),
-    "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0}, "mean length of a burst of agent activity, in 10-second windows"),
-    "p95_method": (P95_METHOD, "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
-    "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"), 300: ("2026-04-09", "09:31:02")},
-              "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"), 300: ("2026-04-15", "14:26:50")},
-              "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"), 300: ("2026-04-22", "10:12:48")}},
-             "date and local start time of each server run (the write-up gives no dates: Qwen3.5 runs first, the 3.6-35B after its release)"),
-    "gaps": ({"q35-27b": {"first_gap_ticks": 18, "mean_gap_ticks": 30.0, "long_gap_after": 6, "long_gap_ticks": 330.0, "tail_idle_s": 420.0},
+                          "which limit and concurrency holds each model's largest "
+                          "prefill window (the write-up names only the peak)"),
+    "tail_gen_tps": ((2.0, 45.0),
+                     "generation in a burst's last window, logged after the last request finished (Running 0)"),
+    "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0},
+                           "mean length of a burst of agent activity, in 10-second windows"),
+    "p95_method": (P95_METHOD,
+                   "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): "
+                   "with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together "
+                   "with its concurrency table (PROVENANCE.md shows why)"),
+    "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"),
+                          300: ("2026-04-09", "09:31:02")},
+              "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"),
+                           300: ("2026-04-15", "14:26:50")},
+              "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"),
+                          300: ("2026-04-22", "10:12:48")}},
+             "date and local start time of each server run (the write-up "
+             "gives no dates: Qwen3.5 runs first, the 3.6-35B after its release)"),
+    "gaps": ({"q35-27b": {"first_gap_ticks": 18, "mean_gap_ticks": 30.0, "long_gap_after": 6,
+                          "long_gap_ticks": 330.0, "tail_idle_s": 420.0},
               "q35-122b": {"first_gap_ticks": 12, "mean_gap_ticks": 22.0, "tail_idle_s": 300.0},
-              "q36-35b": {"first_gap_ticks": 15, "mean_gap_ticks": 26.0, "long_gap_after": 9, "long_gap_ticks": 240.0, "tail_idle_s": 360.0}},
-             "idle time between bursts, in 10-second ticks (exponential around the mean, at least 3; one long break on the daily-driver days), before the first burst, and after the last before shutdown"),
-    "tick_drift_s": (0.0023, "the stats loop sleeps 10 s plus its own run time, so the printed second drifts forward now and then"),
-    "log_style": ({"q35-27b": {"colour": False, "request_log": True, "gz": True, "extra_fields": False, "tool_errors": 0, "bad_requests": 2},
-                   "q35-122b": {"colour": True, "request_log": False, "gz": True, "extra_fields": False, "tool_errors": 3, "bad_requests": 0},
-                   "q36-35b": {"colour": False, "request_log": False, "gz": False, "extra_fields": True, "tool_errors": 0, "bad_requests": 1}},
-                  "how each server's log looks: the 27B ran with --enable-log-requests; the 122B container had a TTY (tty: true), so vLLM and uvicorn wrote ANSI colours; the 122B's garbled tool calls show as parser tracebacks; logs of the Qwen3.5 runs were kept gzipped"),
-    "engine": ({"q35-27b": {"kv_tokens": 1084832, "kv_gib": 9.71, "weights_gib": 7.9231, "load_s": 38.4, "compile_s": 71.2, "graph_s": 14, "graph_gib": 0.69, "boot_s": 168.0, "restart_boot_s": 96.0},
-                "q35-122b": {"kv_tokens": 1431520, "kv_gib": 6.12, "weights_gib": 16.4187, "load_s": 71.9, "compile_s": 118.6, "graph_s": 19, "graph_gib": 0.83, "boot_s": 262.0, "restart_boot_s": 141.0},
-                "q36-35b": {"kv_tokens": 912384, "kv_gib": 11.38, "weights_gib": 9.1446, "load_s": 29.7, "compile_s": 66.4, "graph_s": 12, "graph_gib": 0.61, "boot_s": 151.0, "restart_boot_s": 88.0}},
-               "start-up facts printed by each server (KV cache size, memory, load and compile times): plausible for these models on 4x 24 GB, not published"),
-    "context_tokens": ((30000, 60000), "prompt length of a request (the write-up's 30-60k tokens), for the KV-cache usage column and the request log's max_tokens"),
-    "prefix_hit_rate": ({"q35-27b": 91.0, "q35-122b": 88.5, "q36-35b": 90.0}, "level of the logged prefix-cache hit rate, which wanders a little around it"),
-    "spec_acceptance": ((2.35, 0.09), "MTP (2 speculative tokens) on agent text: mean acceptance length per window ~ normal(2.35, 0.09); position 0 accepts ~60 % of the accepted tokens"),
-    "gpu_host": ([{"index": 0, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 24.0, "demand_w": 292.0},
-                  {"index": 1, "name": "NVIDIA RTX A4000", "mem_total": 16376, "limit": 140.0, "draw": (11.0, 38.0), "mem_used": 5234},
-                  {"index": 2, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 22.0, "demand_w": 286.0},
-                  {"index": 3, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 25.0, "demand_w": 289.0},
-                  {"index": 4, "name": "NVIDIA GeForce RTX 3090 Ti", "mem_total": 24564, "idle_w": 31.0, "demand_w": 318.0}],
-                 "the host's cards as nvidia-smi lists them (four 3090s, one a Ti, plus the A4000 at index 1); idle draw with a model loaded and the draw a card would reach unlimited under full load"),
-    "previous_limit_w": (175, "the limit the cards were pinned at before each run (the author's usual 175 W); `nvidia-smi -pl` switches it shortly before the server starts"),
+              "q36-35b": {"first_gap_ticks": 15, "mean_gap_ticks": 26.0, "long_gap_after": 9,
+                          "long_gap_ticks": 240.0, "tail_idle_s": 360.0}},
+             "idle time between bursts, in 10-second ticks (exponential around the mean, at least 3; one long "
+             "break on the daily-driver days), before the first burst, and after the last before shutdown"),
+    "tick_drift_s": (0.0023,
+                     "the stats loop sleeps 10 s plus its own run time, so "
+                     "the printed second drifts forward now and then"),
+    "log_style": ({"q35-27b": {"colour": False, "request_log": True, "gz": True, "extra_fields": False,
+                               "tool_errors": 0, "bad_requests": 2},
+                   "q35-122b": {"colour": True, "request_log": False, "gz": True, "extra_fields": False,
+                                "tool_errors": 3, "bad_requests": 0},
+                   "q36-35b": {"colour": False, "request_log": False, "gz": False, "extra_fields": True,
+                               "tool_errors": 0, "bad_requests": 1}},
+                  "how each server's log looks: the 27B ran with --enable-log-requests; the 122B container "
+                  "had a TTY (tty: true), so vLLM and uvicorn wrote ANSI colours; the 122B's garbled tool "
+                  "calls show as parser tracebacks; logs of the Qwen3.5 runs were kept gzipped"),
+    "engine": ({"q35-27b": {"kv_tokens": 1084832, "kv_gib": 9.71, "weights_gib": 7.9231, "load_s": 38.4,
+                            "compile_s": 71.2, "graph_s": 14, "graph_gib": 0.69, "boot_s": 168.0,
+                            "restart_boot_s": 96.0},
+                "q35-122b": {"kv_tokens": 1431520, "kv_gib": 6.12, "weights_gib": 16.4187, "load_s": 71.9,
+                             "compile_s": 118.6, "graph_s": 19, "graph_gib": 0.83, "boot_s": 262.0,
+                             "restart_boot_s": 141.0},
+                "q36-35b": {"kv_tokens": 912384, "kv_gib": 11.38, "weights_gib": 9.1446, "load_s": 29.7,
+                            "compile_s": 66.4, "graph_s": 12, "graph_gib": 0.61, "boot_s": 151.0,
+                            "restart_boot_s": 88.0}},
+               "start-up facts printed by each server (KV cache size, memory, load and "
+               "compile times): plausible for these models on 4x 24 GB, not published"),
+    "context_tokens": ((30000, 60000),
+                       "prompt length of a request (the write-up's 30-60k tokens), "
+                       "for the KV-cache usage column and the request log's max_tokens"),
+    "prefix_hit_rate": ({"q35-27b": 91.0, "q35-122b": 88.5, "q36-35b": 90.0},
+                        "level of the logged prefix-cache hit rate, which wanders a little around it"),
+    "spec_acceptance": ((2.35, 0.09),
+                        "MTP (2 speculative tokens) on agent text: mean acceptance length per "
+                        "window ~ normal(2.35, 0.09); position 0 accepts ~60 % of the accepted tokens"),
+    "gpu_host": ([{"index": 0, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 24.0, "demand_w": 292.0},
+                  {"index": 1, "name": "NVIDIA RTX A4000", "mem_total": 16376,
+                   "limit": 140.0, "draw": (11.0, 38.0), "mem_used": 5234},
+                  {"index": 2, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 22.0, "demand_w": 286.0},
+                  {"index": 3, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 25.0, "demand_w": 289.0},
+                  {"index": 4, "name": "NVIDIA GeForce RTX 3090 Ti", "mem_total": 24564,
+                   "idle_w": 31.0, "demand_w": 318.0}],
+                 "the host's cards as nvidia-smi lists them (four 3090s, one a Ti, plus the A4000 at index 1); "
+                 "idle draw with a model loaded and the draw a card would reach unlimited under full load"),
+    "previous_limit_w": (175,
+                         "the limit the cards were pinned at before each run (the author's "
+                         "usual 175 W); `nvidia-smi -pl` switches it shortly before the server starts"),
     "nvidia_smi": ({"interval_s": 5.0, "pre_roll_s": 150.0, "limit_set_before_s": 60.0, "post_roll_s": 45.0},
-                   "nvidia-smi -l 5, started 150 s before the server, limit set 60 s before it, stopped 45 s after shutdown"),
-    "gpu_memory_utilization": ({"q35-27b": 0.9, "q35-122b": 0.94, "q36-35b": 0.94}, "from the published compose files: memory.used of a vLLM card"),
-    "crash": ({"q35-122b": (200, 8)}, "the write-up says both MoE models crash under heavy load: one engine crash (worker CUDA error) at 8 requests in the 122B's 200 W log, followed by the container's automatic restart"),
+                   "nvidia-smi -l 5, started 150 s before the server, "
+                   "limit set 60 s before it, stopped 45 s after shutdown"),
+    "gpu_memory_utilization": ({"q35-27b": 0.9, "q35-122b": 0.94, "q36-35b": 0.94},
+                               "from the published compose files: memory.used of a vLLM card"),
+    "crash": ({"q35-122b": (200, 8)},
+              "the write-up says both MoE models crash under heavy load: one engine crash (worker CUDA "
+              "error) at 8 requests in the 122B's 200 W log, followed by the container's automatic restart"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -196,15 +254,16 @@ def _levels(T, m: Model, limit: int) -> dict[int, int]:
     return counts
 
 
-def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float, direct_only: frozenset = frozenset()) -> GroupSpec:
+def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float,
+             direct_only: frozenset = frozenset()) -> GroupSpec:
     """Generation targets of one group; cells in `direct_only` leave out their per-request
     cell (used when, together with it, the power table's mean cannot be met)."""
     p = f"{m.prefix}_{limit}W"
     cells = {}
     for c, n in counts.items():
         if c <= 6:
-            cells[c] = CellSpec(c, n, _t(T, f"{p}_c{c}_gen_mean", direct=c in direct_only), _t(T, f"{p}_c{c}_gen_median"),
-                                _t(T, f"{p}_c{c}_gen_max"))
+            cells[c] = CellSpec(c, n, _t(T, f"{p}_c{c}_gen_mean", direct=c in direct_only),
+                                _t(T, f"{p}_c{c}_gen_median"), _t(T, f"{p}_c{c}_gen_max"))
         else:
             lo, hi = a("c7_c8_gen_mean")[limit]
             cells[c] = CellSpec(c, n, Interval(lo, hi), natural_mean=(lo + hi) / 2)
