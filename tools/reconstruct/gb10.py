@@ -1111,23 +1111,21 @@ def write_runs(out_dir: Path, ses: Session, perf0: float) -> list[dict]:
     return entries
 
 
+_OLD_STACK = "two-week-old cu130-nightly image, NVIDIA driver 580.126.09"
+_FRESH_STACK = "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142"
+
+
+def _config(cfg: str, role: str, label: str, stack: str, speculative: str = "none") -> dict:
+    """A configuration's own facts in study.yml (model and vLLM build of `cfg`)."""
+    return {"role": role, "label": label, "model": MODEL[cfg], "engine_version": VERSION[cfg], "stack": stack,
+            "speculative": speculative}
+
+
 CONFIGS = {
-    "q35-old-stack": {"role": "old-stack", "label": "Qwen3.5, old stack", "model": MODEL["old"],
-                      "engine_version": VERSION["old"],
-                      "stack": "two-week-old cu130-nightly image, NVIDIA driver 580.126.09",
-                      "speculative": "none"},
-    "q35-fresh-stack": {"role": "control", "label": "Qwen3.5, fresh stack", "model": MODEL["fresh"],
-                        "engine_version": VERSION["fresh"],
-                        "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142",
-                        "speculative": "none"},
-    "q36-vanilla": {"role": "vanilla", "label": "Qwen3.6 vanilla", "model": MODEL["van"],
-                    "engine_version": VERSION["van"],
-                    "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142",
-                    "speculative": "none"},
-    "q36-mtp": {"role": "mtp", "label": "Qwen3.6 + MTP", "model": MODEL["mtp"],
-                "engine_version": VERSION["mtp"],
-                "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142",
-                "speculative": "MTP, num_speculative_tokens=2"},
+    "q35-old-stack": _config("old", "old-stack", "Qwen3.5, old stack", _OLD_STACK),
+    "q35-fresh-stack": _config("fresh", "control", "Qwen3.5, fresh stack", _FRESH_STACK),
+    "q36-vanilla": _config("van", "vanilla", "Qwen3.6 vanilla", _FRESH_STACK),
+    "q36-mtp": _config("mtp", "mtp", "Qwen3.6 + MTP", _FRESH_STACK, "MTP, num_speculative_tokens=2"),
 }
 _COMMON = {"platform": "NVIDIA DGX Spark (GB10, SM 12.1, 128 GB unified LPDDR5x)", "accelerators": "1x GB10",
            "engine": "vLLM", "quantisation": "FP8 weights", "kv_dtype": "fp8_e4m3",
