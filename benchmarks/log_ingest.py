@@ -126,32 +126,43 @@ def _boot(w: LogWriter, t: datetime, version: str, spec: bool, rng: random.Rando
     api, core, wk = "APIServer pid=1", "EngineCore_DP0 pid=274", "Worker_TP0 pid=310"
     model = rng.choice(["Qwen/Qwen3.6-35B-A3B-FP8", "Qwen/Qwen3.5-27B", "Qwen/Qwen3.5-122B-A10B"])
     w.log(t, api, "INFO", "api_server.py:1920", f"vLLM API server version {version}")
-    w.log(t, api, "INFO", "utils.py:326", f"non-default args: {{'model': '{model}', 'api_key': ['sk-0123456789abcdef0123'], 'max_model_len': 262144}}")
+    w.log(t, api, "INFO", "utils.py:326", f"non-default args: {{'model': '{model}', "
+          "'api_key': ['sk-0123456789abcdef0123'], 'max_model_len': 262144}")
     w.log(t, api, "INFO", "model.py:547", "Resolved architecture: Qwen3MoeForCausalLM")
     w.log(t, api, "INFO", "model.py:1510", "Using max model len 262144")
     t += timedelta(seconds=3)
     w.log(t, core, "INFO", "core.py:93", f"Initializing a V1 LLM engine (v{version}) with config: model='{model}', "
-          f"speculative_config={'SpeculativeConfig(method=mtp, num_spec_tokens=2)' if spec else None}, tokenizer='{model}', seed=0")
-    w.log(t, wk, "INFO", "parallel_state.py:1208", "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
+          f"speculative_config={'SpeculativeConfig(method=mtp, num_spec_tokens=2)' if spec else None}, "
+          f"tokenizer='{model}', seed=0")
+    w.log(t, wk, "INFO", "parallel_state.py:1208",
+          "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0")
     for pct, k in ((0, 0), (25, 1), (50, 2), (75, 3), (100, 4)):
-        w.raw(wk, f"Loading safetensors checkpoint shards: {pct:3d}% Completed | {k}/4 [00:0{k}<00:0{4 - k},  1.40s/it]\r")
+        w.raw(wk, f"Loading safetensors checkpoint shards: {pct:3d}% Completed | {k}/4 "
+                  f"[00:0{k}<00:0{4 - k},  1.40s/it]\r")
     t += timedelta(seconds=40)
     w.log(t, wk, "INFO", "default_loader.py:267", f"Loading weights took {rng.uniform(20, 60):.2f} seconds")
-    w.log(t, wk, "INFO", "gpu_model_runner.py:2653", f"Model loading took {rng.uniform(15, 70):.4f} GiB memory and {rng.uniform(25, 80):.6f} seconds")
+    w.log(t, wk, "INFO", "gpu_model_runner.py:2653",
+          f"Model loading took {rng.uniform(15, 70):.4f} GiB memory and {rng.uniform(25, 80):.6f} seconds")
     if spec:
-        w.log(t, wk, "WARNING", "compilation.py:1407", "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention "
-              "backend FlashInferBackend (support: AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); setting cudagraph_mode=PIECEWISE")
+        w.log(t, wk, "WARNING", "compilation.py:1407",
+              "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for attention backend "
+              "FlashInferBackend (support: AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE); "
+              "setting cudagraph_mode=PIECEWISE")
     t += timedelta(seconds=30)
     w.log(t, wk, "INFO", "gpu_worker.py:298", f"Available KV cache memory: {rng.uniform(5, 40):.2f} GiB")
     tokens = rng.randrange(200_000, 900_000, 16)
     if version.startswith("0.33"):
-        w.log(t, core, "INFO", "kv_cache_utils.py:1301", f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
+        w.log(t, core, "INFO", "kv_cache_utils.py:1301", f"GPU KV cache size: {tokens:,} tokens, "
+              f"Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
     else:
         w.log(t, core, "INFO", "kv_cache_utils.py:1087", f"GPU KV cache size: {tokens:,} tokens")
-        w.log(t, core, "INFO", "kv_cache_utils.py:1091", f"Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
-    w.raw(wk, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 [00:09<00:00,  7.10it/s]")
+        w.log(t, core, "INFO", "kv_cache_utils.py:1091",
+              f"Maximum concurrency for 262,144 tokens per request: {tokens / 262144:.2f}x")
+    w.raw(wk, "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 "
+              "[00:09<00:00,  7.10it/s]")
     t += timedelta(seconds=12)
-    w.log(t, wk, "INFO", "gpu_model_runner.py:3480", f"Graph capturing finished in {rng.randint(8, 40)} secs, took {rng.uniform(0.3, 2.5):.2f} GiB")
+    w.log(t, wk, "INFO", "gpu_model_runner.py:3480",
+          f"Graph capturing finished in {rng.randint(8, 40)} secs, took {rng.uniform(0.3, 2.5):.2f} GiB")
     w.log(t, core, "INFO", "core.py:210", "init engine (profile, create kv cache, warmup model) took 61.20 seconds")
     for route, methods in (("/openapi.json", "GET, HEAD"), ("/health", "GET"), ("/metrics", "GET"),
                            ("/v1/models", "GET"), ("/v1/chat/completions", "POST"), ("/v1/completions", "POST")):
@@ -163,11 +174,13 @@ def _boot(w: LogWriter, t: datetime, version: str, spec: bool, rng: random.Rando
 
 
 def _stats(fmt: str, p: float, g: float, run: int, wait: int, kv: float, hit: float) -> str:
-    head = f"Engine 000: Avg prompt throughput: {p:.1f} tokens/s, Avg generation throughput: {g:.1f} tokens/s, Running: {run} reqs, Waiting: {wait} reqs"
+    head = (f"Engine 000: Avg prompt throughput: {p:.1f} tokens/s, Avg generation throughput: {g:.1f} tokens/s, "
+            f"Running: {run} reqs, Waiting: {wait} reqs")
     if fmt == "v1-0.20":
         return f"{head}, Deferred: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
     if fmt == "v1-0.33":
-        return f"{head}, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%, KV fetch: 0 waiting to start, 0 in progress, 0 completed waiting"
+        return (f"{head}, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%, "
+                "KV fetch: 0 waiting to start, 0 in progress, 0 completed waiting")
     if fmt == "v1-0.12" and run > 8:
         return f"{head}, Preemptions: 0, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
     return f"{head}, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {hit:.1f}%"
@@ -177,16 +190,19 @@ def _spec(rng: random.Random) -> str:
     drafted = rng.randint(200, 900) // 2 * 2
     pos = [rng.uniform(0.75, 0.9), rng.uniform(0.5, 0.7)]
     acc = int(drafted / 2 * sum(pos))
-    return (f"SpecDecoding metrics: Mean acceptance length: {1 + acc / (drafted / 2):.2f}, Accepted throughput: {acc / 10:.2f} tokens/s, "
+    return (f"SpecDecoding metrics: Mean acceptance length: {1 + acc / (drafted / 2):.2f}, "
+            f"Accepted throughput: {acc / 10:.2f} tokens/s, "
             f"Drafted throughput: {drafted / 10:.2f} tokens/s, Accepted: {acc} tokens, Drafted: {drafted} tokens, "
-            f"Per-position acceptance rate: {pos[0]:.3f}, {pos[1]:.3f}, Avg Draft acceptance rate: {100 * acc / drafted:.1f}%")
+            f"Per-position acceptance rate: {pos[0]:.3f}, {pos[1]:.3f}, "
+            f"Avg Draft acceptance rate: {100 * acc / drafted:.1f}%")
 
 
 def _traceback(w: LogWriter, t: datetime, rng: random.Random) -> None:
     w.log(t, "APIServer pid=1", "ERROR", "serving_chat.py:1150", "Error in chat completion stream generator.")
     w.raw("APIServer pid=1", "Traceback (most recent call last):")
     for fn, ln in (("serving_chat.py", 1120), ("async_llm.py", 412), ("output_processor.py", 388)):
-        w.raw("APIServer pid=1", f'  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/{fn}", line {ln}, in generate')
+        w.raw("APIServer pid=1",
+              f'  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/{fn}", line {ln}, in generate')
         w.raw("APIServer pid=1", "    async for res in result_generator:")
     w.raw("APIServer pid=1", rng.choice(["asyncio.exceptions.CancelledError", "ValueError: prompt too long"]))
     w.raw("", "")
@@ -224,9 +240,11 @@ def generate(path: Path, size_mb: float, seed: int = 1234) -> Path:
                     if log_requests:
                         a = rng.randrange(0, len(corpus) - 4000)
                         prompt = corpus[a:a + rng.randint(200, 3500)]
-                        w.log(t, "APIServer pid=1", "INFO", "logger.py:41", f"Received request {rid}: prompt: '{prompt}', "
-                              "params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, temperature=0.7, "
-                              "top_p=0.8, top_k=20, max_tokens=2048), prompt_token_ids: None, lora_request: None.")
+                        w.log(t, "APIServer pid=1", "INFO", "logger.py:41",
+                              f"Received request {rid}: prompt: '{prompt}', "
+                              "params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, "
+                              "temperature=0.7, top_p=0.8, top_k=20, max_tokens=2048), prompt_token_ids: None, "
+                              "lora_request: None.")
                         w.log(t, "APIServer pid=1", "INFO", "async_llm.py:274", f"Added request {rid}.")
                     port = 30000 + (port - 29999) % 30000
                     client = "172.18.0.1" if rng.random() < 0.8 else "203.0.113.7"
@@ -238,7 +256,8 @@ def generate(path: Path, size_mb: float, seed: int = 1234) -> Path:
                 if int(t.timestamp()) % 30 == 0:
                     w.access(f"10.0.0.5:{port}", "GET", "/metrics", "200 OK")
                 if rng.random() < 0.01:
-                    w.log(t, "APIServer pid=1", "WARNING", "protocol.py:84", "The following fields were present in the request but ignored: {'foo'}")
+                    w.log(t, "APIServer pid=1", "WARNING", "protocol.py:84",
+                          "The following fields were present in the request but ignored: {'foo'}")
                 if rng.random() < 0.002:
                     _traceback(w, t, rng)
                 if busy or not zero_sent:
@@ -246,7 +265,8 @@ def generate(path: Path, size_mb: float, seed: int = 1234) -> Path:
                     g = conc * rng.uniform(20, 60) if busy else 0.0
                     hit = min(99.0, hit + rng.uniform(0, 2))
                     kv = min(99.0, conc * rng.uniform(0.5, 4))
-                    w.log(t, "APIServer pid=1", "INFO", f"loggers.py:{site}", _stats(fmt, p, g, conc, rng.randint(0, 2) if busy else 0, kv, hit))
+                    w.log(t, "APIServer pid=1", "INFO", f"loggers.py:{site}",
+                          _stats(fmt, p, g, conc, rng.randint(0, 2) if busy else 0, kv, hit))
                     if spec and busy:
                         w.log(t, "APIServer pid=1", "INFO", f"metrics.py:{spec_site}", _spec(rng))
                     zero_sent = not busy

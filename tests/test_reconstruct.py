@@ -17,14 +17,13 @@ import pytest
 
 from benchbook.published import load_published, parse_quantity
 from benchbook.study import load_study
-from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from reconstructed import assert_deterministic, generate_twice  # noqa: E402  (tests/ is on sys.path)
 from tools.reconstruct import h100, strix
 
 ROOT = Path(__file__).resolve().parents[1]
 H100_DIR = ROOT / "data" / "h100-dense-vs-moe-mtp"
 STRIX_DIR = ROOT / "data" / "strix-halo-baseline"
 PUBLISHED = H100_DIR / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 
 _RUN_METRIC = re.compile(
     r"^(?P<run>\w+?)_(?P<metric>output_tps|per_agent_tps|median_ttft_s|p99_ttft_s|"
@@ -45,15 +44,8 @@ RESTATED = {"dense-p99-c32-stated-twice": "h100_dense_c32_p99_ttft_s"}
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     """Each study generated twice into fresh folders."""
-    out = {}
-    for key, mod in (("h100", h100), ("strix", strix)):
-        dirs = []
-        for k in range(2):
-            d = tmp_path_factory.mktemp(f"{key}{k}")
-            mod.generate(d, PUBLISHED, seed=mod.SEED)
-            dirs.append(d)
-        out[key] = tuple(dirs)
-    return out
+    return {key: generate_twice(tmp_path_factory, mod, PUBLISHED, key)
+            for key, mod in (("h100", h100), ("strix", strix))}
 
 
 # ---------------------------------------------------------------- determinism
@@ -61,11 +53,7 @@ def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
 
 @pytest.mark.parametrize("key,committed", [("h100", H100_DIR), ("strix", STRIX_DIR)])
 def test_generation_is_deterministic_and_matches_committed_data(built, key, committed):
-    first, second = built[key]
-    assert tree_bytes(first) == tree_bytes(second)
-    for name in GENERATED:
-        assert (first / name).read_bytes() == (committed / name).read_bytes(), \
-            f"{committed / name} differs from what the generator writes; regenerate it"
+    assert_deterministic(built[key], committed)
 
 
 def test_other_seed_gives_other_files_but_same_targets(tmp_path):

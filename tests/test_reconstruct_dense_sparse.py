@@ -21,23 +21,18 @@ from benchbook.analysis import tool_failures as tf
 from benchbook.published import load_published, parse_quantity
 from benchbook.study import load_study, sha256_file
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from reconstructed import assert_deterministic, generate_twice  # noqa: E402
 from tools.reconstruct import dense_sparse
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "3090-dense-vs-sparse"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 MIB_TO_GB = 1.048576e-3
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    dirs = []
-    for k in range(2):
-        d = tmp_path_factory.mktemp(f"ds{k}")
-        dense_sparse.generate(d, PUBLISHED, seed=dense_sparse.SEED)
-        dirs.append(d)
-    return dirs
+    return generate_twice(tmp_path_factory, dense_sparse, PUBLISHED, "ds")
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +59,8 @@ def _prints_like(value: float, text: str) -> bool:
 
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
-    first, second = built
-    assert tree_bytes(first) == tree_bytes(second)
-    for name in GENERATED:
-        assert (first / name).read_bytes() == (DATA / name).read_bytes(), \
-            f"{DATA / name} differs from what the generator writes; regenerate it"
-    for rel, data in tree_bytes(first).items():
+    assert_deterministic(built, DATA)
+    for rel, data in tree_bytes(built[0]).items():
         if rel.startswith("raw/"):
             assert (DATA / rel).read_bytes() == data, rel
 

@@ -20,12 +20,12 @@ from benchbook.expr import evaluate
 from benchbook.published import load_published, parse_quantity
 from benchbook.study import load_study
 from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from reconstructed import assert_deterministic, generate_twice  # noqa: E402
 from tools.reconstruct import gb10
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "gb10-mtp"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 SCALED = re.compile(r"^(?:(?P<k>\d+(?:\.\d+)?)\s*\*\s*)?(?P<name>[a-z][a-z0-9_]*)$")
 DELTA = re.compile(r"^100 \* \((?P<x>[a-z][a-z0-9_]*) / (?P<y>[a-z][a-z0-9_]*) - 1\)$")
 # Published figures that contradict vLLM's definitions of the counters (PROVENANCE.md):
@@ -38,20 +38,12 @@ CANNOT_HOLD = {"claim load-longer"}
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    dirs = []
-    for k in range(2):
-        d = tmp_path_factory.mktemp(f"gb10_{k}")
-        gb10.generate(d, PUBLISHED, seed=gb10.SEED)
-        dirs.append(d)
-    return dirs
+    return generate_twice(tmp_path_factory, gb10, PUBLISHED, "gb10_")
 
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
-    first, second = built
-    assert tree_bytes(first) == tree_bytes(second)
-    for name in GENERATED:
-        assert (first / name).read_bytes() == (DATA / name).read_bytes(), f"{DATA / name} is stale; regenerate it"
-    assert {k: v for k, v in tree_bytes(first).items() if k.startswith("raw/")} == \
+    assert_deterministic(built, DATA)
+    assert {k: v for k, v in tree_bytes(built[0]).items() if k.startswith("raw/")} == \
            {k: v for k, v in tree_bytes(DATA).items() if k.startswith("raw/")}
 
 
@@ -261,7 +253,8 @@ def test_counters_reconcile_across_json_log_and_metrics():
         assert b["spec_decode_draft_tokens"] == 2 * b["spec_decode_num_drafts"]
         per_pos = [round(x * b["spec_decode_num_drafts"]) for x in b["spec_decode_per_position_acceptance_rates"]]
         assert sum(per_pos) == b["spec_decode_accepted_tokens"]
-        assert b["spec_decode_acceptance_length"] == pytest.approx(1 + b["spec_decode_accepted_tokens"] / b["spec_decode_num_drafts"])
+        assert b["spec_decode_acceptance_length"] == pytest.approx(
+            1 + b["spec_decode_accepted_tokens"] / b["spec_decode_num_drafts"])
 
 
 def test_start_up_logs_carry_the_stated_facts():
@@ -318,7 +311,8 @@ def test_readers_agree_with_the_independent_numbers(values):
     data = ingest_study(DATA)
     runs = data["runs"].set_index("name")
     for name in runs.index:
-        for metric in ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s", "p99_itl_s"):
+        for metric in ("output_tps", "mean_ttft_s", "p99_ttft_s", "mean_tpot_s", "p99_tpot_s", "mean_itl_s",
+                       "p99_itl_s"):
             assert runs.loc[name, metric] == pytest.approx(values[f"{name}_{metric}"], rel=1e-9), (name, metric)
     boot = data["boot"]
     for cfg in gb10.CFGS:

@@ -20,13 +20,12 @@ import pytest
 
 from benchbook.published import load_published, parse_quantity
 from benchbook.study import load_study, read_checksums
-from files import tree_bytes  # noqa: E402  (tests/ is on sys.path)
+from reconstructed import assert_deterministic, generate_twice  # noqa: E402  (tests/ is on sys.path)
 from tools.reconstruct import power_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "power-sweep"
 PUBLISHED = DATA / "published.yml"
-GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
 PREFIX = {"q35-27b": "q35_27b", "q35-122b": "q35_122b", "q36-35b": "q36_35b"}
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -40,16 +39,25 @@ _DONE = re.compile(r'^(?:\(\w+ pid=\d+\) )?INFO: +\S+ - "POST /v1/chat/completio
 # each proven contradictory below.
 EXPECTED_MISSES = {
     # the 122B's tokens-per-kW averages contradict its concurrency tables
-    *{("tokens-per-kw-c1-3", ("122B", p), col) for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
-    *{("tokens-per-kw-c1-6", ("122B", p), col) for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
-    ("tokens-per-kw-c1-3", ("122B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-3", ("122B", "250W"), "Prefill t/kW"),
-    ("tokens-per-kw-c1-6", ("122B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-6", ("122B", "250W"), "Prefill t/kW"),
-    ("tokens-per-kw-c1-6", ("122B", "300W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-6", ("122B", "300W"), "Prefill t/kW"),
+    *{("tokens-per-kw-c1-3", ("122B", p), col)
+      for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
+    *{("tokens-per-kw-c1-6", ("122B", p), col)
+      for p in ("200W", "250W", "300W") for col in ("Avg Gen t/s", "Gen t/kW")},
+    ("tokens-per-kw-c1-3", ("122B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-3", ("122B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-6", ("122B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-6", ("122B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-6", ("122B", "300W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-6", ("122B", "300W"), "Prefill t/kW"),
     # the 3.6-35B: power-table averages keep the 1-3 (and 1-6) request cells out of reach
-    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Avg Gen t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Gen t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Avg Gen t/s"), ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Gen t/kW"),
-    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Prefill t/s"), ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Prefill t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "200W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Avg Gen t/s"),
+    ("tokens-per-kw-c1-6", ("3.6-35B", "250W"), "Gen t/kW"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Avg Prefill t/s"),
+    ("tokens-per-kw-c1-3", ("3.6-35B", "250W"), "Prefill t/kW"),
     # per-request cells against their own average (or the power table's average)
     ("concurrency-36-35b", ("250W", "3"), "Per-request t/s"), ("concurrency-36-35b", ("250W", "5"), "Per-request t/s"),
     ("concurrency-36-35b", ("200W", "2"), "Per-request t/s"),
@@ -58,23 +66,15 @@ EXPECTED_MISSES = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
-    dirs = []
-    for k in range(2):
-        d = tmp_path_factory.mktemp(f"power{k}")
-        power_sweep.generate(d, PUBLISHED, seed=power_sweep.SEED)
-        dirs.append(d)
-    return tuple(dirs)
+    return generate_twice(tmp_path_factory, power_sweep, PUBLISHED, "power")
 
 
 # ---------------------------------------------------------------- determinism
 
 
 def test_generation_is_deterministic_and_matches_committed_data(built):
-    first, second = built
-    assert tree_bytes(first) == tree_bytes(second)
-    for name in GENERATED:
-        assert (first / name).read_bytes() == (DATA / name).read_bytes(), \
-            f"{DATA / name} differs from what the generator writes; regenerate it"
+    assert_deterministic(built, DATA)
+    first = built[0]
     sums = read_checksums(DATA)
     assert sums == read_checksums(first)
     for rel in sums:
@@ -363,7 +363,8 @@ def test_gpu_logs_carry_the_limit_beside_each_server_log():
         assert set(vllm["power.limit [W]"]) == {175.0, float(e.context["power_limit_w"])}  # set before the run
         assert set(smi[smi["index"] == 1]["power.limit [W]"]) == {140.0}  # the A4000 is not in the group
         assert (vllm["power.draw [W]"] <= vllm["power.limit [W]"] * 1.01).all()
-        log = next(f for f in study.files if f.context["kind"] == "server-log" and Path(f.path).parent == Path(e.path).parent)
+        log = next(f for f in study.files
+                   if f.context["kind"] == "server-log" and Path(f.path).parent == Path(e.path).parent)
         windows = parse_log(study.path(log), 2026)
         assert smi["timestamp"].min() < windows["time"].min() and smi["timestamp"].max() > windows["time"].max()
 

@@ -19,7 +19,13 @@ import argparse
 from importlib import import_module
 from pathlib import Path
 
-STUDIES = {"h100": "h100", "strix": "strix", "dense-sparse": "dense_sparse", "gb10": "gb10", "power-sweep": "power_sweep"}
+STUDIES = {
+    "h100": "h100",
+    "strix": "strix",
+    "dense-sparse": "dense_sparse",
+    "gb10": "gb10",
+    "power-sweep": "power_sweep",
+}
 H100_STUDY = "h100-dense-vs-moe-mtp"
 
 

@@ -71,7 +71,8 @@ def _allowed_commands(agent: str, topic: str, stage: str | None, k: int) -> str:
     pools = {
         "ralf/step_runner": [
             f'uv run scripts/context_cache.py get --key stage:{stage}:notes',
-            f'uv run scripts/db_query.py --sql "SELECT id, status, updated_at FROM attempts WHERE stage_id = \'{stage}\' ORDER BY updated_at DESC LIMIT 5"',
+            f'uv run scripts/db_query.py --sql "SELECT id, status, updated_at FROM attempts '
+            f'WHERE stage_id = \'{stage}\' ORDER BY updated_at DESC LIMIT 5"',
             f'uv run scripts/fetch_context.py --no-attach --agent research --topic "{q}"',
             f'uv run scripts/embedding_search.py --query "{q}" --k 8',
             f'uv run scripts/emit_guidance.py --stage {stage} --text "next: check sources for {q}"',
@@ -86,7 +87,8 @@ def _allowed_commands(agent: str, topic: str, stage: str | None, k: int) -> str:
             'uv run scripts/mail.py search --since 2026-03-01 --limit 20',
             'uv run scripts/mail.py label --query "from:billing" --add invoices',
             'uv run scripts/mail.py archive --query "list:newsletter older_than:14d"',
-            'uv run scripts/db_query.py --sql "SELECT sender, count(*) FROM mail GROUP BY sender ORDER BY 2 DESC LIMIT 10"',
+            'uv run scripts/db_query.py --sql "SELECT sender, count(*) FROM mail GROUP BY sender '
+            'ORDER BY 2 DESC LIMIT 10"',
         ],
         "research/web": [
             f'uv run scripts/fetch_context.py --no-attach --agent research --topic "{q}"',
@@ -112,7 +114,8 @@ def _allowed_commands(agent: str, topic: str, stage: str | None, k: int) -> str:
 def _handshake(stage: str) -> list[str]:
     """The three closing calls of a ralf stage, in order."""
     return [
-        f'uv run scripts/ralf.py update-attempt-outcome --stage {stage} --outcome done --summary "findings stored in context cache"',
+        f'uv run scripts/ralf.py update-attempt-outcome --stage {stage} --outcome done '
+        '--summary "findings stored in context cache"',
         f'uv run scripts/ralf.py update-stage-status --stage {stage} --status awaiting_eval',
         f'uv run scripts/ralf_spawn.py step_evaluator --stage {stage}',
     ]
@@ -140,7 +143,8 @@ DENIED = {
         "shell-chain": [
             ("bash", 'pkill -f fetch_context.py || true'),
             ("bash", 'cd /srv/agents/workspace && uv run scripts/db_query.py --sql "SELECT id FROM stages LIMIT 5"'),
-            ("bash", 'uv run scripts/context_cache.py clear --key research:last && uv run scripts/fetch_context.py --no-attach --agent research --topic "{q}"'),
+            ("bash", 'uv run scripts/context_cache.py clear --key research:last && '
+                     'uv run scripts/fetch_context.py --no-attach --agent research --topic "{q}"'),
             ("bash", 'cd /srv/agents && uv run scripts/ralf.py update-stage-status --stage {stage} --status running'),
         ],
         "bare-binary": [
@@ -161,7 +165,8 @@ DENIED = {
             ("bash", 'uv run scripts/embedding_search.py --query "{q}" --k 8 2>&1'),
         ],
         "python-c": [
-            ("bash", 'uv run python -c "import json; print(json.load(open(\'/srv/agents/workspace/{stage}/result.json\'))[\'score\'])"'),
+            ("bash", 'uv run python -c "import json; '
+                     'print(json.load(open(\'/srv/agents/workspace/{stage}/result.json\'))[\'score\'])"'),
         ],
         "script-not-allowed": [
             ("bash", 'uv run scripts/food_management.py --list-pantry'),
@@ -179,11 +184,13 @@ DENIED = {
     "qwen35_122b": {
         "pipe-filter": [
             ("bash", "uv run scripts/ralf.py get-attempt --stage {stage} | jq '.attempt.session_id'"),
-            ("bash", "uv run scripts/db_query.py --sql \"SELECT * FROM stages WHERE id = '{stage}'\" | jq '.rows[0].status'"),
+            ("bash", "uv run scripts/db_query.py --sql \"SELECT * FROM stages WHERE id = '{stage}'\" "
+                     "| jq '.rows[0].status'"),
         ],
         "shell-chain": [
             ("bash", 'cd /srv/agents/workspace && uv run scripts/context_cache.py get --key stage:{stage}:notes'),
-            ("bash", 'uv run scripts/lights.py scene --room kitchen --name evening && uv run scripts/lights.py list --room kitchen'),
+            ("bash", 'uv run scripts/lights.py scene --room kitchen --name evening && '
+                     'uv run scripts/lights.py list --room kitchen'),
             ("bash", 'pkill -f embedding_search.py || true'),
         ],
         "heredoc": [

@@ -36,25 +36,48 @@ from .targets import Target
 
 SEED = 20260608
 STUDY = "3090-dense-vs-sparse"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability"
+DESCRIPTION = (
+    "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
+    "the dense Qwen3.6-27B (AutoRound INT4, MTP with 3 speculative tokens) and the 35B-A3B MoE "
+    "(AWQ INT4, no MTP): five speed measurements each, the start-up logs' KV cache figures, GPU "
+    "memory and a hand-graded three-task gauntlet. Seed 003 (reliability parts): orchestrator "
+    "tool-call logs of Qwen3.6-35B-A3B, Qwen3.5-27B and Qwen3.5-122B-A10B on 4x RTX 3090 (vLLM "
+    "0.19.0). The raw files are reconstructed from the published tables, not measured; see "
+    "PROVENANCE.md.")
+SOURCES = ("seed-002", "seed-003")
 
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell"),
-    "gb_unit": ("10^9 bytes", "the write-up's 'GB' of VRAM read as decimal gigabytes of nvidia-smi's memory.used (MiB x 1.048576 / 1000); with GiB the two-card 48GB would leave under 300 MiB free per card"),
+    "target_band": ((0.2, 0.8),
+                    "each target sits at a seeded point in the middle 60 % of "
+                    "the interval of numbers that print like the published cell"),
+    "gb_unit": ("10^9 bytes",
+                "the write-up's 'GB' of VRAM read as decimal gigabytes of nvidia-smi's memory.used "
+                "(MiB x 1.048576 / 1000); with GiB the two-card 48GB would leave under 300 MiB free per card"),
     "runs": ({
         "ttft_short": {"kind": "ttft-short", "concurrency": 1, "input_len": 64, "output_len": 16, "num_prompts": 20},
-        "decode_single": {"kind": "decode-single", "concurrency": 1, "input_len": 64, "output_len": 512, "num_prompts": 10},
+        "decode_single": {"kind": "decode-single", "concurrency": 1, "input_len": 64, "output_len": 512,
+                          "num_prompts": 10},
         "prefill_3525": {"kind": "prefill", "concurrency": 1, "input_len": 3525, "output_len": 1, "num_prompts": 10},
-        "decode_long": {"kind": "decode-long", "concurrency": 1, "input_len": 3525, "output_len": 512, "num_prompts": 10},
+        "decode_long": {"kind": "decode-long", "concurrency": 1, "input_len": 3525, "output_len": 512,
+                        "num_prompts": 10},
         "c4": {"kind": "concurrent", "concurrency": 4, "input_len": 1024, "output_len": 512, "num_prompts": 40},
-    }, "one vllm bench serve run per published measurement, random dataset with --ignore-eos; the short prompt (64 tokens), the long-context decode prompt (the same 3,525 tokens as the prefill row), the 4-concurrent lengths (1,024 in, 512 out) and the prompt counts are ours"),
-    "decode_rate": ("1 / median TPOT", "'Decode' rows read as the per-request decode rate after the first token, 1 / median TPOT of a single-client run"),
+    }, "one vllm bench serve run per published measurement, random dataset with --ignore-eos; "
+       "the short prompt (64 tokens), the long-context decode prompt (the same 3,525 tokens as "
+       "the prefill row), the 4-concurrent lengths (1,024 in, 512 out) and the prompt counts are ours"),
+    "decode_rate": ("1 / median TPOT",
+                    "'Decode' rows read as the per-request decode rate after "
+                    "the first token, 1 / median TPOT of a single-client run"),
     "unpublished_ttft_s": ({"dense": {"c4": 0.61}, "moe": {"c4": 0.135}},
                            "median TTFT of the 4-concurrent runs (1,024-token prompts), not published"),
     "ttft_p99_ratio": ({1: 1.12, 4: 2.6}, "P99 / median TTFT by concurrency (unpublished)"),
     "ttft_min_ratio": ({1: 0.95, 4: 0.3}, "fastest / median TTFT by concurrency"),
     "ttft_sigma": ({1: 0.04, 4: 0.45}, "log-normal sigma of the raw TTFT draws"),
     "ttft_tail": (0.15, "largest TTFT = P99 + this x (P99 - median)"),
-    "tpot_ttft_short_ratio": (1.03, "median TPOT of the 16-token TTFT runs relative to the single-stream decode run (unpublished)"),
+    "tpot_ttft_short_ratio": (1.03,
+                              "median TPOT of the 16-token TTFT runs relative to "
+                              "the single-stream decode run (unpublished)"),
     "tpot_sigma": ({1: 0.015, 4: 0.04}, "log-normal sigma of the raw per-request TPOT draws"),
     "tpot_range": ({1: (0.97, 1.04), 4: (0.9, 1.1)}, "fastest and slowest request TPOT relative to the median"),
     "step_cv": (0.07, "coefficient of variation of one decode step"),
@@ -64,7 +87,9 @@ ASSUMPTIONS = {
     "bench_overhead_s": ((0.0009, 0.0011), "timer start -> first request and last response -> timer stop"),
     "mtp_acceptance": ({"ttft_short": (0.70, 0.58, 0.50), "decode_single": (0.70, 0.58, 0.50),
                         "decode_long": (0.90, 0.84, 0.78), "c4": (0.72, 0.60, 0.52)},
-                       "dense model, MTP with 3 speculative tokens: probability that draft position 0 is accepted, and that position i is accepted given i-1 was; the long-context run is given the higher acceptance that would let its decode outrun the short-prompt run, as the published rates require"),
+                       "dense model, MTP with 3 speculative tokens: probability that draft position 0 is accepted, and "
+                       "that position i is accepted given i-1 was; the long-context run is given the higher acceptance "
+                       "that would let its decode outrun the short-prompt run, as the published rates require"),
     "mtp_concentration": (60.0, "per-request acceptance rates are Beta-distributed with this concentration"),
     "bench_dates": ({"dense": "2026-06-06T19:14:05", "moe": "2026-06-06T21:03:40"},
                     "local time of each model's first benchmark run (two days before the write-up)"),
@@ -78,16 +103,26 @@ ASSUMPTIONS = {
         "moe": {"start_before_s": 366.0, "pids": (228410, 228617, 228759, 228760), "weights_load_s": (27.31, 27.86),
                 "model_load": ((11.46, 33.504117), (11.46, 34.026890)), "dynamo_s": 10.88, "compile_s": 36.52,
                 "graph_s": 21, "graph_gib": 0.74, "extra_blocks": 2},
-    }, "start-up details the write-up does not give: process ids, load and compile times, weight memory per card (27B INT4 + MTP head + vision tower; 35B-A3B AWQ with its vision tower), graph-capture time and memory, and the blocks left over when vLLM divides its block pool by the KV-cache groups"),
+    }, "start-up details the write-up does not give: process ids, load and compile times, weight memory "
+       "per card (27B INT4 + MTP head + vision tower; 35B-A3B AWQ with its vision tower), graph-capture "
+       "time and memory, and the blocks left over when vLLM divides its block pool by the KV-cache groups"),
     "client_addr": ("127.0.0.1:51876", "the benchmark client runs on the same host"),
     "smi": ({"indices": (2, 3), "name": "NVIDIA GeForce RTX 3090", "total_mib": 24576,
              "rank_offset_mib": (14, -14), "idle_w": (31.0, 28.5), "busy_w": (305.0, 291.0)},
-            "nvidia-smi -i 2,3 (CUDA_VISIBLE_DEVICES=2,3): card names and totals, TP rank 0 holding a little more memory than rank 1, idle and busy power draw"),
+            "nvidia-smi -i 2,3 (CUDA_VISIBLE_DEVICES=2,3): card names and totals, TP "
+            "rank 0 holding a little more memory than rank 1, idle and busy power draw"),
     "tool_log_models": ({
-        "qwen36_35b": {"model": "vllm/Qwen/Qwen3.6-35B-A3B-FP8", "date": "2026-04-24T10:02:13", "burst": [2, 3, 3, 4], "handshake_complete": 0, "handshake_partial": 2},
-        "qwen35_27b": {"model": "vllm/cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "date": "2026-04-14T09:31:52", "burst": [1], "handshake_complete": 5},
-        "qwen35_122b": {"model": "vllm/QuantTrio/Qwen3.5-122B-A10B-AWQ", "date": "2026-04-08T14:47:06", "burst": [1, 1, 2], "handshake_complete": 3},
-    }, "the served model ids as the harness logs them, the window each sample was taken from, how denials cluster (denials per burst of consecutive denied calls: the 3.6-35B retries shell variants, the 27B pivots at once) and how many ralf stage sessions emit the full 3-call handshake (or only its last two calls, skipping update-attempt-outcome); the write-up describes these behaviours without numbers ('could not finish a single stage', 'often skipped update-attempt-outcome', 'consistently emitted all 3 closing calls')"),
+        "qwen36_35b": {"model": "vllm/Qwen/Qwen3.6-35B-A3B-FP8", "date": "2026-04-24T10:02:13",
+                       "burst": [2, 3, 3, 4], "handshake_complete": 0, "handshake_partial": 2},
+        "qwen35_27b": {"model": "vllm/cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "date": "2026-04-14T09:31:52",
+                       "burst": [1], "handshake_complete": 5},
+        "qwen35_122b": {"model": "vllm/QuantTrio/Qwen3.5-122B-A10B-AWQ", "date": "2026-04-08T14:47:06",
+                        "burst": [1, 1, 2], "handshake_complete": 3},
+    }, "the served model ids as the harness logs them, the window each sample was taken from, how denials cluster "
+       "(denials per burst of consecutive denied calls: the 3.6-35B retries shell variants, the 27B pivots at "
+       "once) and how many ralf stage sessions emit the full 3-call handshake (or only its last two calls, "
+       "skipping update-attempt-outcome); the write-up describes these behaviours without numbers ('could not "
+       "finish a single stage', 'often skipped update-attempt-outcome', 'consistently emitted all 3 closing calls')"),
     "session_spacing_s": ((40.0, 900.0), "time between the starts of consecutive sampled sessions"),
 }
 
@@ -113,61 +148,68 @@ ROWS = {
 
 _RIG2 = "2x RTX 3090 24GB (TP=2, PCIe 4.0, no NVLink), AMD EPYC 7532, driver 580 / CUDA 13"
 _RIG4 = "4x RTX 3090 24GB (one a 3090 Ti; two NVLinked), TP=4"
+# The launch arguments of the two seed-002 servers, in their order: a model's own values fill the
+# None entries; one its launch does not set stays None and is left out (docs.serve_args).
+_SERVE_ARGS = {
+    "tensor_parallel_size": 2,
+    "max_model_len": 262144,
+    "gpu_memory_utilization": 0.92,
+    "kv_cache_dtype": "fp8_e5m2",
+    "max_num_seqs": None,
+    "max_num_batched_tokens": 8192,
+    "quantization": None,
+    "dtype": None,
+    "mamba_cache_mode": "align",
+    "enable_prefix_caching": True,
+    "disable_custom_all_reduce": True,
+    "speculative_config": None,
+}
+
+
+def _server(role: str, label: str, short: str, model: dict, **serve_args) -> dict:
+    """A seed-002 server in study.yml: the two cards and vLLM 0.20.0 both ran on, `model` (the
+    model's own facts, in order), its launch arguments (_SERVE_ARGS with `serve_args`)."""
+    return {"role": role, "label": label, "platform": _RIG2,
+            "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM", "engine_version": "0.20.0",
+            **model, "serve_args": docs.serve_args(_SERVE_ARGS, **serve_args), "short": short, "source": "seed-002"}
+
+
+def _agent(label: str, **model) -> dict:
+    """A seed-003 model whose tool-call log is sampled: 4x 3090, vLLM 0.19.0, the same harness."""
+    return {"role": "agent", "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", **model,
+            "harness": "OpenCode agents under a tight allow list (~150 subagents)", "label": label,
+            "source": "seed-003"}
+
+
 CONFIGS = {
-    "dense-27b-int4-mtp": {
-        "role": "dense",
-        "label": "27B dense INT4 + MTP",
-        "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
-        "engine_version": "0.20.0", "model": "Qwen3.6-27B (AutoRound INT4)", "served_model_name": "qwen3.6-27b-coder",
-        "model_arch": "dense, 27B parameters; 64 layers (16 full attention)", "quantisation": "INT4 AutoRound",
-        "speculative": "MTP, num_speculative_tokens=3", "kv_dtype": "fp8_e5m2",
-        "serve_args": {"tensor_parallel_size": 2, "max_model_len": 262144, "gpu_memory_utilization": 0.92,
-                       "kv_cache_dtype": "fp8_e5m2", "max_num_seqs": 4, "max_num_batched_tokens": 8192,
-                       "quantization": "auto_round", "dtype": "float16", "mamba_cache_mode": "align",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True,
-                       "speculative_config": {"method": "mtp", "num_speculative_tokens": 3}},
-        "short": "dense", "source": "seed-002",
-    },
-    "moe-35b-a3b-awq": {
-        "role": "sparse",
-        "label": "35B-A3B MoE AWQ INT4",
-        "platform": _RIG2, "accelerators": "2x NVIDIA GeForce RTX 3090 (GPUs 2 and 3)", "engine": "vLLM",
-        "engine_version": "0.20.0", "model": "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit", "served_model_name": "qwen3.6-35b-a3b",
-        "model_arch": "MoE, 35B total / 3B active; 40 layers (10 full attention)", "quantisation": "INT4 AWQ (Marlin)",
-        "speculative": "none (the AWQ checkpoint has no MTP module)", "kv_dtype": "fp8_e5m2",
-        "serve_args": {"tensor_parallel_size": 2, "max_model_len": 262144, "gpu_memory_utilization": 0.92,
-                       "kv_cache_dtype": "fp8_e5m2", "max_num_seqs": 16, "max_num_batched_tokens": 8192,
-                       "quantization": "awq_marlin", "mamba_cache_mode": "align",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True},
-        "short": "moe", "source": "seed-002",
-    },
+    "dense-27b-int4-mtp": _server(
+        "dense", "27B dense INT4 + MTP", "dense",
+        {"model": "Qwen3.6-27B (AutoRound INT4)", "served_model_name": "qwen3.6-27b-coder",
+         "model_arch": "dense, 27B parameters; 64 layers (16 full attention)", "quantisation": "INT4 AutoRound",
+         "speculative": "MTP, num_speculative_tokens=3", "kv_dtype": "fp8_e5m2"},
+        max_num_seqs=4, quantization="auto_round", dtype="float16",
+        speculative_config={"method": "mtp", "num_speculative_tokens": 3}),
+    "moe-35b-a3b-awq": _server(
+        "sparse", "35B-A3B MoE AWQ INT4", "moe",
+        {"model": "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit", "served_model_name": "qwen3.6-35b-a3b",
+         "model_arch": "MoE, 35B total / 3B active; 40 layers (10 full attention)", "quantisation": "INT4 AWQ (Marlin)",
+         "speculative": "none (the AWQ checkpoint has no MTP module)", "kv_dtype": "fp8_e5m2"},
+        max_num_seqs=16, quantization="awq_marlin"),
     "gauntlet-hand-run": {
         "role": "gauntlet",
         "platform": _RIG2, "engine": "vLLM", "engine_version": "0.20.0",
         "model": "both servers above, identical prompts", "source": "seed-002",
     },
-    "qwen36-35b-a3b-fp8-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "Qwen/Qwen3.6-35B-A3B-FP8",
-        "model_arch": "MoE, 35B total / 3B active", "quantisation": "FP8 weights", "kv_dtype": "auto (FP16)",
-        "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.6-35b-a3b (MoE)", "source": "seed-003",
-    },
-    "qwen35-27b-int8-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8",
-        "model_arch": "dense, 27B parameters", "quantisation": "INT8 (AWQ-BF16-INT8)", "kv_dtype": "fp8",
-        "speculative": "MTP (qwen3_next_mtp), num_speculative_tokens=2",
-        "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.5-27b (dense)", "source": "seed-003",
-    },
-    "qwen35-122b-awq-agent": {
-        "role": "agent",
-        "platform": _RIG4, "engine": "vLLM", "engine_version": "0.19.0", "model": "QuantTrio/Qwen3.5-122B-A10B-AWQ",
-        "model_arch": "MoE, 122B total / 10B active", "quantisation": "INT4 AWQ (Marlin)", "kv_dtype": "fp8",
-        "speculative": "none", "harness": "OpenCode agents under a tight allow list (~150 subagents)",
-        "label": "qwen3.5-122b (MoE)", "source": "seed-003",
-    },
+    "qwen36-35b-a3b-fp8-agent": _agent(
+        "qwen3.6-35b-a3b (MoE)", model="Qwen/Qwen3.6-35B-A3B-FP8", model_arch="MoE, 35B total / 3B active",
+        quantisation="FP8 weights", kv_dtype="auto (FP16)", speculative="none"),
+    "qwen35-27b-int8-agent": _agent(
+        "qwen3.5-27b (dense)", model="cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", model_arch="dense, 27B parameters",
+        quantisation="INT8 (AWQ-BF16-INT8)", kv_dtype="fp8",
+        speculative="MTP (qwen3_next_mtp), num_speculative_tokens=2"),
+    "qwen35-122b-awq-agent": _agent(
+        "qwen3.5-122b (MoE)", model="QuantTrio/Qwen3.5-122B-A10B-AWQ", model_arch="MoE, 122B total / 10B active",
+        quantisation="INT4 AWQ (Marlin)", kv_dtype="fp8", speculative="none"),
 }
 SPEED = {"dense": "dense-27b-int4-mtp", "moe": "moe-35b-a3b-awq"}
 TOOL_LOGS = {"qwen36_35b": "qwen36-35b-a3b-fp8-agent", "qwen35_27b": "qwen35-27b-int8-agent",
@@ -353,7 +395,8 @@ def _args_text(short: str, config: dict) -> str:
     parts += [f"'max_model_len': {sa['max_model_len']}", f"'quantization': '{sa['quantization']}'",
               f"'served_model_name': ['{config['served_model_name']}']",
               "'reasoning_parser': 'qwen3'", "'tensor_parallel_size': 2", "'disable_custom_all_reduce': True",
-              f"'gpu_memory_utilization': {sa['gpu_memory_utilization']}", f"'kv_cache_dtype': '{sa['kv_cache_dtype']}'",
+              f"'gpu_memory_utilization': {sa['gpu_memory_utilization']}",
+              f"'kv_cache_dtype': '{sa['kv_cache_dtype']}'",
               "'enable_prefix_caching': True", "'mamba_cache_mode': 'align'",
               f"'max_num_batched_tokens': {sa['max_num_batched_tokens']}", f"'max_num_seqs': {sa['max_num_seqs']}",
               "'enable_chunked_prefill': True", "'enable_auto_tool_choice': True", "'tool_call_parser': 'qwen3_coder'",
@@ -385,7 +428,8 @@ def _boot_logs(out_dir: Path, published: Published, T: dict, layouts: dict, serv
         boot = serve_log.Boot(
             start=start, pids=b["pids"], version=config["engine_version"], model_path=MODEL_PATHS[short],
             served_name=config["served_model_name"], port=PORTS[short], args=_args_text(short, config),
-            architecture="Qwen3_5ForConditionalGeneration" if short == "dense" else "Qwen3_5MoeForConditionalGeneration",
+            architecture=("Qwen3_5ForConditionalGeneration" if short == "dense"
+                          else "Qwen3_5MoeForConditionalGeneration"),
             dtype="float16" if short == "dense" else "bfloat16",
             quantization=config["serve_args"]["quantization"], kv_cache_dtype="fp8_e5m2",
             max_model_len=round(T[f"{short}_max_model_len"].value), max_num_seqs=config["serve_args"]["max_num_seqs"],
@@ -525,7 +569,8 @@ def _tool_logs(out_dir: Path, published: Published, seed: int) -> tuple[list[dic
         (out_dir / rel).write_text(agent_log.dumps(recs), encoding="utf-8")
         entries.append({"path": rel, "config": config_id, "name": name, "kind": "tool-calls",
                         "date": style["date"][:10],
-                        "notes": "orchestrator tool-call log (tool-call-log JSONL): a subsample of identical workloads"})
+                        "notes": "orchestrator tool-call log (tool-call-log JSONL): "
+                                 "a subsample of identical workloads"})
         found[name] = _log_counts(out_dir / rel)
     return entries, found
 
@@ -565,7 +610,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     problems = _check(values, T, found, reliability_targets(published))
     if problems:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(problems))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, facts, found, layouts), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -582,27 +628,6 @@ def _check(values: dict, T: dict, found: dict, wanted: dict) -> list[str]:
             if got[key] != want[key]:
                 out.append(f"{name} {key}: the classifier finds {got[key]}, published {want[key]}")
     return out
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "2x RTX 3090: dense Qwen3.6-27B (INT4 + MTP) vs sparse 35B-A3B (AWQ), with tool-call reliability",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Seed 002: two vLLM 0.20.0 servers with tensor parallelism over the same two RTX 3090s, "
-            "the dense Qwen3.6-27B (AutoRound INT4, MTP with 3 speculative tokens) and the 35B-A3B MoE "
-            "(AWQ INT4, no MTP): five speed measurements each, the start-up logs' KV cache figures, GPU "
-            "memory and a hand-graded three-task gauntlet. Seed 003 (reliability parts): orchestrator "
-            "tool-call logs of Qwen3.6-35B-A3B, Qwen3.5-27B and Qwen3.5-122B-A10B on 4x RTX 3090 (vLLM "
-            "0.19.0). The raw files are reconstructed from the published tables, not measured; see "
-            "PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-002", "seed-003")),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _provenance(published, seed: int, T, values, facts, found, layouts) -> docs.Provenance:
@@ -647,7 +672,8 @@ def _provenance(published, seed: int, T, values, facts, found, layouts) -> docs.
                 "`benchbook.analysis.tool_failures`); they equal the published table and breakdown.\n\n",
                 docs.Table(["Model", "Sessions", "Messages (with a tool call)", "Tool calls", "Denied", "By class"],
                            rel_rows),
-                "\nA message counts when it made at least one tool call (the log has no other records of messages).\n"]),
+                "\nA message counts when it made at least one tool call (the log has no other records of "
+                "messages).\n"]),
             docs.Section("KV cache arithmetic behind the start-up logs", [
                 "The logs print the published token counts and concurrencies. The KV memory they print is what "
                 "vLLM would reserve for those tokens on a hybrid model: attention bytes per token per layer per "

@@ -94,6 +94,27 @@ def sources(published, ids) -> dict:
     return out
 
 
+def study(name: str, title: str, description: str, *, generator: str, seed: int, sources: dict, configs: dict,
+          files: list[dict]) -> dict:
+    """study.yml of a reconstructed folder, labelled with the generator (its module name) and seed."""
+    return {
+        "study": name,
+        "title": title,
+        "label": f"reconstructed ({generator}, seed {seed})",
+        "reconstructed": True,
+        "description": description,
+        "sources": sources,
+        "configs": configs,
+        "files": files,
+    }
+
+
+def serve_args(shared: dict, **own) -> dict:
+    """A configuration's serve_args for study.yml: `shared` (the launch arguments of a study's
+    servers, in their order) with the configuration's own values; a None leaves an argument out."""
+    return {k: v for k, v in {**shared, **own}.items() if v is not None}
+
+
 def write_study(out_dir: Path, doc: dict) -> None:
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
     (out_dir / MANIFEST).write_text(text, encoding="utf-8")

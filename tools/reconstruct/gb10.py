@@ -33,6 +33,16 @@ from .mtp_steps import plan as step_plan
 
 SEED = 20260419
 STUDY = "gb10-mtp"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "DGX Spark (GB10): Qwen3.5 vs Qwen3.6-35B-A3B-FP8, with and without MTP (vLLM nightly)"
+DESCRIPTION = (
+    "vllm bench serve tests A (512/512, 1 client), B (8192/256, 4), C (2048/512, 16) and D "
+    "(2048/256, 2) on one DGX Spark for four configurations: Qwen3.5-35B-A3B-FP8 on a "
+    "two-week-old and on a fresh vLLM nightly (the control), Qwen3.6-35B-A3B-FP8 vanilla and "
+    "with MTP (2 speculative tokens); tests B-D with seeds 42 and 123 on the fresh stack. "
+    "Each server's log and the MTP server's /metrics dumps are included. The raw files are "
+    "reconstructed from seed 004's tables, not measured; see PROVENANCE.md.")
+SOURCES = ("seed-004",)
 K = 2  # num_speculative_tokens
 CFGS = ("old", "fresh", "van", "mtp")
 CONFIG_ID = {"old": "q35-old-stack", "fresh": "q35-fresh-stack", "van": "q36-vanilla", "mtp": "q36-mtp"}
@@ -46,46 +56,85 @@ VERSION = {"old": "0.19.1rc1.dev231+g7a3c1f0e2", "fresh": "0.19.1rc1.dev328+g180
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell, so recomputed values read like measurements"),
-    "prompts": ({"a": 20, "b": 16, "c": 64, "d": 20}, "requests per run: 20 for test A is the write-up's own count (one outlier 'out of 20 requests'); 4 per client for B and C and 10 per client for D are ours (C's 64 also fits its '13,400 drafts per seed' at 2.44 tokens per step)"),
-    "old_stack_runs": ("one run per test, seed 42", "the two-week-old numbers come from the earlier article, which the write-up quotes as single values; only the new runs used seeds 42 and 123"),
+    "target_band": ((0.2, 0.8),
+                    "each target sits at a seeded point in the middle 60 % of the interval of numbers "
+                    "that print like the published cell, so recomputed values read like measurements"),
+    "prompts": ({"a": 20, "b": 16, "c": 64, "d": 20},
+                "requests per run: 20 for test A is the write-up's own count (one outlier "
+                "'out of 20 requests'); 4 per client for B and C and 10 per client for D are "
+                "ours (C's 64 also fits its '13,400 drafts per seed' at 2.44 tokens per step)"),
+    "old_stack_runs": ("one run per test, seed 42",
+                       "the two-week-old numbers come from the earlier article, which the write-up "
+                       "quotes as single values; only the new runs used seeds 42 and 123"),
     "a_seed": (42, "vllm bench serve --seed of the single test-A run"),
     "seed_spread": ({"tps": (0.004, 0.015), "ttft": (0.01, 0.04), "itl": (0.004, 0.012), "drafts": (0.001, 0.004)},
-                    "seed-to-seed difference (s42 - s123) / mean of output t/s, mean TTFT, MTP mean ITL and MTP drafts, drawn per test from these ranges (random sign; throughput falls where TTFT rises) and shared by the configurations (the same seed sends the same prompts), each configuration adding noise of a quarter of it; the TPOT difference is the one that gives that throughput difference with that TTFT difference. Seed 004 published one per-seed pair (B's P99 ITL with MTP), so these spreads are SYNTHESISED"),
-    "client_gap_s": (0.0015, "client idle between a response and the next request where no published number pins it (asyncio scheduling); where a run's mean TTFT, mean TPOT and throughput are all published, the gap is solved instead"),
+                    "seed-to-seed difference (s42 - s123) / mean of output t/s, mean TTFT, MTP mean ITL "
+                    "and MTP drafts, drawn per test from these ranges (random sign; throughput falls "
+                    "where TTFT rises) and shared by the configurations (the same seed sends the same "
+                    "prompts), each configuration adding noise of a quarter of it; the TPOT difference is "
+                    "the one that gives that throughput difference with that TTFT difference. Seed 004 "
+                    "published one per-seed pair (B's P99 ITL with MTP), so these spreads are SYNTHESISED"),
+    "client_gap_s": (0.0015,
+                     "client idle between a response and the next request where no published "
+                     "number pins it (asyncio scheduling); where a run's mean TTFT, mean "
+                     "TPOT and throughput are all published, the gap is solved instead"),
     "gap_jitter_s": (0.0004, "mean of the exponential jitter on every client gap"),
     "task_stagger_s": (0.00015, "mean spacing of the first wave of requests, which vLLM creates at once"),
-    "bench_overhead_s": ((0.0009, 0.0011), "benchmark timer start -> first request and last response -> timer stop, added to the request span to give `duration`"),
+    "bench_overhead_s": ((0.0009, 0.0011),
+                         "benchmark timer start -> first request and last response -> "
+                         "timer stop, added to the request span to give `duration`"),
     "single_ttft": ({"old": {"median": 0.1581, "sigma": 0.03, "top_gap": 0.0021, "cold": False},
                      "fresh": {"median": 0.1512, "sigma": 0.035, "cold": True},
                      "van": {"median": 0.1497, "sigma": 0.035, "second": 0.1736, "cold": True},
                      "mtp": {"median": 0.1638, "sigma": 0.035, "second": 0.1859, "p99": 0.6931, "cold": True}},
-                    "test A TTFT: median and spread of the 18-19 ordinary requests; the fresh stack's two largest come from its published P95 and P99; on the fresh stack and Qwen3.6 the largest is the first request (the cold path); Qwen3.6's second largest and the MTP run's P99 are ours; the old stack has no outlier (its two largest differ by top_gap)"),
+                    "test A TTFT: median and spread of the 18-19 ordinary requests; the fresh stack's two "
+                    "largest come from its published P95 and P99; on the fresh stack and Qwen3.6 "
+                    "the largest is the first request (the cold path); Qwen3.6's second largest and the MTP "
+                    "run's P99 are ours; the old stack has no outlier (its two largest differ by top_gap)"),
     "a_tpot_sigma": ({"old": 0.004, "fresh": 0.004, "van": 0.0008, "mtp": 0.012},
-                     "test A: log-normal sigma of per-request TPOT (batch 1 decodes evenly; Qwen3.6 vanilla's P99 only 0.4 % above its mean forces a very tight spread); MTP requests add the spread of their steps per token"),
-    "mtp_a_cold_tpot": (True, "the MTP run's slowest TPOT is its first request (the same cold path as its TTFT): it is what lifts P99 TPOT to 21.44 ms over a 17.82 ms mean"),
+                     "test A: log-normal sigma of per-request TPOT (batch 1 decodes evenly; "
+                     "Qwen3.6 vanilla's P99 only 0.4 % above its mean forces a very tight "
+                     "spread); MTP requests add the spread of their steps per token"),
+    "mtp_a_cold_tpot": (True,
+                        "the MTP run's slowest TPOT is its first request (the same cold path as "
+                        "its TTFT): it is what lifts P99 TPOT to 21.44 ms over a 17.82 ms mean"),
     "ttft_sigma": (0.35, "tests B-D: log-normal sigma of the TTFT of requests after the first wave"),
     "first_wave": ({"b": (1.0, 2.2), "c": (1.0, 3.0), "d": (1.0, 1.6)},
-                   "tests B-D: the first request of each client queues behind the other first-wave prefills: its TTFT is multiplied by a value in this range"),
-    "tpot_sigma": ({"b": 0.006, "c": 0.015, "d": 0.01}, "tests B-D: log-normal sigma of per-request TPOT before the slots are balanced"),
+                   "tests B-D: the first request of each client queues behind the other "
+                   "first-wave prefills: its TTFT is multiplied by a value in this range"),
+    "tpot_sigma": ({"b": 0.006, "c": 0.015, "d": 0.01},
+                   "tests B-D: log-normal sigma of per-request TPOT before the slots are balanced"),
     "step_cv": (0.04, "coefficient of variation of one decode step's duration"),
-    "stall_per_1k_prompt_s": (0.125, "a decode step that shares the engine with another request's prefill takes this much longer per 1,000 prompt tokens (8k: ~1.0 s, the size of test B's 1-second ITL spikes); the same for every configuration"),
+    "stall_per_1k_prompt_s": (0.125,
+                              "a decode step that shares the engine with another request's prefill "
+                              "takes this much longer per 1,000 prompt tokens (8k: ~1.0 s, the size of "
+                              "test B's 1-second ITL spikes); the same for every configuration"),
     "stall_range": ((0.8, 1.2), "each stall is that size times a value in this range"),
     "old_d_ttft_s": (0.752, "the old stack's test D mean TTFT (unpublished; near the fresh stack's)"),
     "mtp_pos0_share": ({"b": 0.556, "c": 0.561, "d": 0.566, "smoke": 0.56},
-                       "share of a run's accepted draft tokens that came at position 0 (test A's and the global share are published)"),
+                       "share of a run's accepted draft tokens that came at "
+                       "position 0 (test A's and the global share are published)"),
     "mtp_step_spread": (0.04, "log-normal sigma of a request's steps per token (some prompts are easier to draft)"),
     "warmups": ({"requests": 3, "concurrency": {"a": 1, "b": 3, "c": 3, "d": 3}, "ttft_factor": 0.5, "lead_s": 2.0},
-                "three warm-up requests before every run (the write-up mentions three before test A), sent at this concurrency, with TTFT half the run's mean (they do not queue) and the run's TPOT, ending lead_s before the measured requests"),
+                "three warm-up requests before every run (the write-up mentions three before "
+                "test A), sent at this concurrency, with TTFT half the run's mean (they do "
+                "not queue) and the run's TPOT, ending lead_s before the measured requests"),
     "smoke_test": ({"path": "/v1/chat/completions", "input_len": 26, "output_len": 64, "after_ready_s": 19.0},
                    "one chat request sent by hand after each server came up, 19 s after startup completed"),
     "metrics_dumps": ({"before_after_smoke_s": 34.0, "after_last_run_s": 41.0},
-                      "the MTP server's /metrics was saved twice with curl: after the smoke test and after the last run (the write-up quotes the second)"),
+                      "the MTP server's /metrics was saved twice with curl: after the smoke "
+                      "test and after the last run (the write-up quotes the second)"),
     "first_run_after_ready_s": (160.0, "from 'Application startup complete' to test A's first measured request"),
-    "session_gaps_s": ({"fresh->van": 412.0, "van->mtp": 377.0}, "time between one server's last run and the next server's first log line (stop, edit docker-compose, start)"),
+    "session_gaps_s": ({"fresh->van": 412.0, "van->mtp": 377.0},
+                       "time between one server's last run and the next server's "
+                       "first log line (stop, edit docker-compose, start)"),
     "old_session_start": ("2026-04-05T14:03:11", "first log line of the two-week-old server"),
-    "mtp_date": ("2026-04-19", "day of the fresh-stack, Qwen3.6 and MTP runs: the morning after the image was pulled (2026-04-18); the 05:00:39 SpecDecoding line gives the hour"),
-    "utc_offset_h": (2, "the server clock is Central European Summer Time (UTC+2); Prometheus' process_start_time_seconds is UTC epoch"),
+    "mtp_date": ("2026-04-19",
+                 "day of the fresh-stack, Qwen3.6 and MTP runs: the morning after the image "
+                 "was pulled (2026-04-18); the 05:00:39 SpecDecoding line gives the hour"),
+    "utc_offset_h": (2,
+                     "the server clock is Central European Summer Time (UTC+2); "
+                     "Prometheus' process_start_time_seconds is UTC epoch"),
     "window_second_fraction": ((0.1, 0.9), "the 05:00:39 stats line falls at this fraction of its second (seeded)"),
     "stats_phase_s": (3.217, "first stats tick after startup completes; ticks then every 10 s"),
     "stats_drift_s": (0.0013, "each stats interval is 10 s plus this (event-loop delay)"),
@@ -93,17 +142,25 @@ ASSUMPTIONS = {
     "perf_counter_origin_s": ({"old": 93817.2265, "fresh": 412339.0811, "van": 417102.5532, "mtp": 421744.9087},
                               "client time.perf_counter() at each server's first log line"),
     "kv_block_tokens": (128, "KV pool sizes are multiples of 128 tokens, like the published 323,456"),
-    "kv_bytes_per_token": (10240, "fp8 KV of the 10 full-attention layers (2 KV heads x 256 x K and V): 10 KiB per token, for every configuration, so the KV memory line scales with the pool"),
+    "kv_bytes_per_token": (10240,
+                           "fp8 KV of the 10 full-attention layers (2 KV heads x 256 x K and V): 10 KiB "
+                           "per token, for every configuration, so the KV memory line scales with the pool"),
     "weights_gib": ({"old": 34.21, "fresh": 34.21},
-                    "memory of Qwen3.5's loaded weights (Qwen3.6 vanilla follows from the published 35.02 GiB minus 0.79 GiB)"),
+                    "memory of Qwen3.5's loaded weights (Qwen3.6 vanilla "
+                    "follows from the published 35.02 GiB minus 0.79 GiB)"),
     "load_s": ({"old": 88.41, "mtp": 291.67}, "weight loading of the old stack and of the MTP server (unpublished)"),
-    "boot_s": ({"engine_start": 8.6, "before_load": 4.1, "compile": 43.2, "profile": 9.8, "capture": {"old": 9.0, "fresh": 11.0, "van": 11.0, "mtp": 10.0}, "after": 6.3},
+    "boot_s": ({"engine_start": 8.6, "before_load": 4.1, "compile": 43.2, "profile": 9.8,
+                "capture": {"old": 9.0, "fresh": 11.0, "van": 11.0, "mtp": 10.0}, "after": 6.3},
                "seconds between start-up stages around the weight loading"),
     "graph_capture_gib": ({"old": 0.38, "fresh": 0.55, "van": 0.55, "mtp": 0.41}, "memory the CUDA graphs took"),
     "graph_counts": ({"old": {"piecewise": 11, "full": 0}, "mtp": {"piecewise": 11, "full": 0}},
-                     "graphs captured by the old stack (PIECEWISE) and by MTP (PIECEWISE after the downgrade); the fresh stack's 11 + 7 are published"),
+                     "graphs captured by the old stack (PIECEWISE) and by MTP (PIECEWISE "
+                     "after the downgrade); the fresh stack's 11 + 7 are published"),
     "moe_config": ("E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128,128].json",
-                   "the fused-MoE config file every server looked for and missed (the warning vLLM prints): E=256 is the write-up's routed expert count; N=512 (each routed expert's intermediate size on one GPU: Qwen3.5/3.6-35B-A3B's moe_intermediate_size), the device name, dtype and block shape are ours; the write-up names no config file"),
+                   "the fused-MoE config file every server looked for and missed (the warning vLLM "
+                   "prints): E=256 is the write-up's routed expert count; N=512 (each routed expert's "
+                   "intermediate size on one GPU: Qwen3.5/3.6-35B-A3B's moe_intermediate_size), "
+                   "the device name, dtype and block shape are ours; the write-up names no config file"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -127,7 +184,8 @@ def a(name: str):
 # the seed pairs (tests B-D on the fresh stack), the old stack's test D, the log's windows
 # (the /metrics totals are published), and each start-up fact of the stacks it names.
 ROWS = {
-    "seed_spread": {"config": [CONFIG_ID[c] for c in CFGS if c != "old"], "kind": [f"test-{t}" for t in TESTS if t != "a"]},
+    "seed_spread": {"config": [CONFIG_ID[c] for c in CFGS if c != "old"],
+                    "kind": [f"test-{t}" for t in TESTS if t != "a"]},
     "old_d_ttft_s": {"config": [CONFIG_ID["old"]], "kind": ["test-d"]},
     "mtp_pos0_share": {"origin": ["log-line"]},
     "weights_gib": {"fact": ["weights_gib"], "config": [CONFIG_ID[c] for c in a("weights_gib")]},
@@ -243,7 +301,8 @@ def kv_choice(T, seed: int) -> dict[str, int]:
             if not _ratio_ok(T, "kv-growth", fresh / old):
                 continue
             for van in grid(T["van_kv_cache_tokens"]):
-                if _ratio_ok(T, "kv-shrink", 100 * (van / fresh - 1)) and _ratio_ok(T, "mtp-kv-drop", 100 * (mtp / van - 1)):
+                if (_ratio_ok(T, "kv-shrink", 100 * (van / fresh - 1))
+                        and _ratio_ok(T, "mtp-kv-drop", 100 * (mtp / van - 1))):
                     approx = abs((van - mtp) - 37000)
                     best.append((approx, _u(seed, "kv", fresh, old, van), dict(old=old, fresh=fresh, van=van, mtp=mtp)))
     if not best:
@@ -861,26 +920,33 @@ def boot_lines(cfg: str, f: dict) -> list[tuple[float, str, str, str, str]]:
         (6.2, A, "INFO", "model.py:547", "Resolved architecture: Qwen3_5MoeForConditionalGeneration"),
         (6.2, A, "INFO", "model.py:1510", f"Using max model len {f['max_model_len']}"),
         (6.3, A, "INFO", "cache.py:183", "Using fp8 data type to store kv cache. It reduces the GPU memory "
-         "footprint and boosts the performance. Meanwhile, it may cause accuracy drop without a proper scaling factor."),
+         "footprint and boosts the performance. Meanwhile, it may "
+         "cause accuracy drop without a proper scaling factor."),
     ]
     if cfg == "mtp":
-        L.append((6.4, A, "WARNING", "speculative.py:411", "method `qwen3_next_mtp` is deprecated and replaced with mtp."))
+        L.append((6.4, A, "WARNING", "speculative.py:411",
+                  "method `qwen3_next_mtp` is deprecated and replaced with mtp."))
     L += [
         (6.5, A, "INFO", "scheduler.py:205", "Chunked prefill is enabled with max_num_batched_tokens=16384."),
-        (6.5, A, "WARNING", "config.py:438", "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration "
-         "with prefix caching; block_size is rounded to the mamba page size."),
-        (8.6, E, "INFO", "core.py:93", f"Initializing a V1 LLM engine (v{ver}) with config: {_engine_config(cfg, f)}"),
-        (9.9, E, "INFO", "parallel_state.py:1208", "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0"),
+        (6.5, A, "WARNING", "config.py:438", "Mamba cache mode is set to 'align' for "
+         "Qwen3_5MoeForConditionalGeneration with prefix caching; block_size is rounded to the mamba page size."),
+        (8.6, E, "INFO", "core.py:93",
+         f"Initializing a V1 LLM engine (v{ver}) with config: {_engine_config(cfg, f)}"),
+        (9.9, E, "INFO", "parallel_state.py:1208",
+         "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0"),
         (11.4, E, "INFO", "gpu_model_runner.py:2602", f"Starting to load model {model}..."),
-        (11.9, E, "INFO", "cuda.py:366", "Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN']"),
+        (11.9, E, "INFO", "cuda.py:366",
+         "Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN']"),
         (12.0, E, "INFO", "layer.py:353", "Using TRITON backend for unquantized MoE"),
         (12.1, E, "INFO", "fp8.py:187", "Using CUTLASS FP8 block-scaled GEMM"),
         (12.4, E, "INFO", "weight_utils.py:413", "Using model weights format ['*.safetensors']"),
         (f["t_load"], E, None, None, f"Loading safetensors checkpoint shards:   0% Completed | 0/{n} [00:00<?, ?it/s]"),
         (f["t_load"] + f["load_s"], E, None, None,
-         f"Loading safetensors checkpoint shards: 100% Completed | {n}/{n} [{mmss(f['load_s'])}<00:00, {per:5.2f}s/it]"),
+         f"Loading safetensors checkpoint shards: 100% Completed | {n}/{n} "
+         f"[{mmss(f['load_s'])}<00:00, {per:5.2f}s/it]"),
         (f["t_load"] + f["load_s"], E, None, None, ""),
-        (f["t_load"] + f["load_s"] + 0.01, E, "INFO", "default_loader.py:308", f"Loading weights took {f['load_s']:.2f} seconds"),
+        (f["t_load"] + f["load_s"] + 0.01, E, "INFO", "default_loader.py:308",
+         f"Loading weights took {f['load_s']:.2f} seconds"),
     ]
     if cfg == "mtp":
         L += [(f["t_loaded"] - 0.3, E, "INFO", "eagle.py:1055",
@@ -1045,11 +1111,21 @@ def write_runs(out_dir: Path, ses: Session, perf0: float) -> list[dict]:
     return entries
 
 
+_OLD_STACK = "two-week-old cu130-nightly image, NVIDIA driver 580.126.09"
+_FRESH_STACK = "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142"
+
+
+def _config(cfg: str, role: str, label: str, stack: str, speculative: str = "none") -> dict:
+    """A configuration's own facts in study.yml (model and vLLM build of `cfg`)."""
+    return {"role": role, "label": label, "model": MODEL[cfg], "engine_version": VERSION[cfg], "stack": stack,
+            "speculative": speculative}
+
+
 CONFIGS = {
-    "q35-old-stack": {"role": "old-stack", "label": "Qwen3.5, old stack", "model": MODEL["old"], "engine_version": VERSION["old"], "stack": "two-week-old cu130-nightly image, NVIDIA driver 580.126.09", "speculative": "none"},
-    "q35-fresh-stack": {"role": "control", "label": "Qwen3.5, fresh stack", "model": MODEL["fresh"], "engine_version": VERSION["fresh"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
-    "q36-vanilla": {"role": "vanilla", "label": "Qwen3.6 vanilla", "model": MODEL["van"], "engine_version": VERSION["van"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "none"},
-    "q36-mtp": {"role": "mtp", "label": "Qwen3.6 + MTP", "model": MODEL["mtp"], "engine_version": VERSION["mtp"], "stack": "fresh cu130-nightly image (pulled 2026-04-18), NVIDIA driver 580.142", "speculative": "MTP, num_speculative_tokens=2"},
+    "q35-old-stack": _config("old", "old-stack", "Qwen3.5, old stack", _OLD_STACK),
+    "q35-fresh-stack": _config("fresh", "control", "Qwen3.5, fresh stack", _FRESH_STACK),
+    "q36-vanilla": _config("van", "vanilla", "Qwen3.6 vanilla", _FRESH_STACK),
+    "q36-mtp": _config("mtp", "mtp", "Qwen3.6 + MTP", _FRESH_STACK, "MTP, num_speculative_tokens=2"),
 }
 _COMMON = {"platform": "NVIDIA DGX Spark (GB10, SM 12.1, 128 GB unified LPDDR5x)", "accelerators": "1x GB10",
            "engine": "vLLM", "quantisation": "FP8 weights", "kv_dtype": "fp8_e4m3",
@@ -1063,6 +1139,12 @@ def _serve_args(cfg: str) -> dict:
     if cfg == "mtp":
         args["speculative_config"] = {"method": "qwen3_next_mtp", "num_speculative_tokens": 2}
     return args
+
+
+def _configs() -> dict:
+    """study.yml's configs: what the four share, each one's own facts, its serve arguments."""
+    return {cid: {**_COMMON, **c, "serve_args": _serve_args(cfg)}
+            for cfg, cid in CONFIG_ID.items() for c in [CONFIGS[cid]]}
 
 
 def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
@@ -1113,30 +1195,10 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             missed.append(f"change {cell}: computed {100 * got:+.3f} %")
     if missed:
         raise MeanFitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(pub, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(pub, SOURCES), configs=_configs(), files=entries))
     docs.finish(out_dir, _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, edged,
                                      sessions, tick, acc), ASSUMPTIONS, SHOWS_IN, ROWS)
-
-
-def _study(pub, seed: int, entries: list[dict]) -> dict:
-    configs = {cid: {**_COMMON, **c, "serve_args": _serve_args(cfg)}
-               for cfg, cid in CONFIG_ID.items() for c in [CONFIGS[cid]]}
-    return {
-        "study": STUDY,
-        "title": "DGX Spark (GB10): Qwen3.5 vs Qwen3.6-35B-A3B-FP8, with and without MTP (vLLM nightly)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "vllm bench serve tests A (512/512, 1 client), B (8192/256, 4), C (2048/512, 16) and D "
-            "(2048/256, 2) on one DGX Spark for four configurations: Qwen3.5-35B-A3B-FP8 on a "
-            "two-week-old and on a fresh vLLM nightly (the control), Qwen3.6-35B-A3B-FP8 vanilla and "
-            "with MTP (2 speculative tokens); tests B-D with seeds 42 and 123 on the fresh stack. "
-            "Each server's log and the MTP server's /metrics dumps are included. The raw files are "
-            "reconstructed from seed 004's tables, not measured; see PROVENANCE.md."),
-        "sources": docs.sources(pub, ("seed-004",)),
-        "configs": configs,
-        "files": entries,
-    }
 
 
 # ---------------------------------------------------------------- PROVENANCE.md
@@ -1156,13 +1218,15 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
     rows = []
     for name, t in sorted(T.items()):
         for text, where, q, k in t.used:
-            ours = "conflict (below)" if name in {c["name"] for c in conflicts} else q.display(values.get(name, math.nan) * k)
+            ours = ("conflict (below)" if name in {c["name"] for c in conflicts}
+                    else q.display(values.get(name, math.nan) * k))
             rows.append([text, where, name, ours])
     conf_rows = []
     for c in conflicts:
         t, kept = c["target"], c["kept"]
         conf_rows.append([t.used[0][0], t.used[0][1], c["relation"],
-                          f"{t.used[0][2].display(c['implied'][0] * t.used[0][3])} – {t.used[0][2].display(c['implied'][1] * t.used[0][3])}",
+                          f"{t.used[0][2].display(c['implied'][0] * t.used[0][3])} – "
+                          f"{t.used[0][2].display(c['implied'][1] * t.used[0][3])}",
                           f"{kept.used[0][0]} ({kept.used[0][1]})", _printed(t, values.get(t.name))])
     ledger = check_claims(pub, {})
     bad = ledger[(ledger["kind"] == "consistency") & (ledger["verdict"] == "does not hold")]
@@ -1188,10 +1252,12 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
             spec_rows.append([f"test {t.upper()} seed {s} (measured)", c["drafts"], c["acc0"], c["acc1"]])
     sm = info["smoke"]
     spec_rows.append(["smoke test", sm["drafts"], sm["acc0"], sm["acc1"]])
-    spec_rows.append(["21 warm-up requests (the rest)", info["left"]["drafts"], info["left"]["acc0"], info["left"]["acc1"]])
+    spec_rows.append(["21 warm-up requests (the rest)", info["left"]["drafts"], info["left"]["acc0"],
+                      info["left"]["acc1"]])
     spec_rows.append(["global (published)", *spec_counts_global(T)])
-    fx_rows = [[cfg, f"{f['kv_tokens']:,}", f"{f['max_concurrency']:.2f}", f"{f['load_s']:.2f}", f"{f['weights_gib']:.2f}",
-                str(f["shards"]), f"{f['mode']}" + (f" → {f['mode_to']}" if f["mode_to"] else ""),
+    fx_rows = [[cfg, f"{f['kv_tokens']:,}", f"{f['max_concurrency']:.2f}", f"{f['load_s']:.2f}",
+                f"{f['weights_gib']:.2f}", str(f["shards"]),
+                f"{f['mode']}" + (f" → {f['mode_to']}" if f["mode_to"] else ""),
                 f"{f['graphs']['piecewise']} + {f['graphs']['full']}"] for cfg, f in facts.items()]
     return docs.Provenance(
         study=STUDY,
@@ -1214,7 +1280,8 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
             docs.Section("Published numbers that contradict the counters' structure", [
                 "These cannot be reproduced together with the others; the relation is vLLM's own definition, the "
                 "interval is what the kept figure implies.\n\n",
-                docs.Table(["Published", "Where", "Relation", "Implied by the kept figure", "Kept", "Ours"], conf_rows)]),
+                docs.Table(["Published", "Where", "Relation", "Implied by the kept figure", "Kept", "Ours"],
+                           conf_rows)]),
             docs.Section("Inconsistencies found (computed)", [
                 "Consistency claims of `published.yml` that fail, checked with `benchbook.claims` on the write-up's "
                 "own numbers (the chapter's ledger shows them with a strict within-rounding test too):\n\n",
@@ -1223,18 +1290,22 @@ def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, e
                 "\nClosed-loop bookkeeping. With c clients sending back to back and no idle, throughput = c x output / "
                 "(mean TTFT + (output - 1) x mean TPOT). Where all three are published we solved the client gap; "
                 "elsewhere the unpublished mean. "
-                f"Runs without MTP need at most {max(g.x for g in groups.values() if g.free == 'gap' and g.cfg != 'mtp') * 1000:.0f} ms "
-                "between requests (the write-up's numbers obey the identity nearly to their printed precision); the MTP runs "
-                f"of B, C and D leave {min(groups[f'mtp_{t}'].x for t in 'bcd'):.2f}-{max(groups[f'mtp_{t}'].x for t in 'bcd'):.2f} s "
+                "Runs without MTP need at most "
+                f"{max(g.x for g in groups.values() if g.free == 'gap' and g.cfg != 'mtp') * 1000:.0f} ms "
+                "between requests (the write-up's numbers obey the identity "
+                "nearly to their printed precision); the MTP runs "
+                f"of B, C and D leave {min(groups[f'mtp_{t}'].x for t in 'bcd'):.2f}-"
+                f"{max(groups[f'mtp_{t}'].x for t in 'bcd'):.2f} s "
                 "per request that a closed loop must spend between requests (or in a slower drain):\n\n",
-                docs.Table(["Group", "Seeds", "Solved for", "Solved value", "Client gap ms", "Aims at the interval edges"],
-                           gap_rows),
+                docs.Table(["Group", "Seeds", "Solved for", "Solved value", "Client gap ms",
+                            "Aims at the interval edges"], gap_rows),
                 f"\nSpec-decode bookkeeping. Over every request the server saw, drafts + accepted = tokens after "
                 f"the first + tokens accepted past max_tokens in the last step. The global counters leave "
                 f"{info['over_all']} such tokens over {info['requests']} requests; test A's published counters "
                 f"alone take {info['over_a']} of them over its 20 requests ({info['over_a'] / 20:.2f} per request), "
                 f"the rest get {info['rate']:.3f} per request. Test C's '13,400 drafts' and '2.44' fit its "
-                f"64 x 511 tokens only with drafts in [{info['c_drafts_interval'][0]:.1f}, {info['c_drafts_interval'][1]:.1f}). "
+                "64 x 511 tokens only with drafts in "
+                f"[{info['c_drafts_interval'][0]:.1f}, {info['c_drafts_interval'][1]:.1f}). "
                 "B's and D's drafts follow from their published mean ITL and mean TPOT (mean ITL = decode time / "
                 "steps). The warm-ups and the smoke test take what is left:\n\n",
                 docs.Table(["Requests", "Drafts", "Accepted at position 0", "Accepted at position 1"], spec_rows),

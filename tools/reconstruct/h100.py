@@ -21,45 +21,89 @@ from .targets import Target, split_name, targets
 
 SEED = 20260605
 STUDY = "h100-dense-vs-moe-mtp"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)"
+DESCRIPTION = (
+    "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
+    "concurrency 1-32 with 4k-token random prompts and 512-token answers: the dense "
+    "27B FP8 model (seed 001, 2026-06-01) and the 35B-A3B MoE FP8 model with MTP "
+    "speculative decoding (seed 000, 2026-06-05), plus the dense prefill and short-prompt "
+    "points. The raw files are reconstructed from the published tables, not measured; "
+    "see PROVENANCE.md.")
+SOURCES = ("seed-001", "seed-000")
 SWEEP = (1, 4, 8, 16, 32)
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell(s), so recomputed values read like measurements, not round numbers"),
-    "extreme_jitter": (0.03, "the fastest/slowest request of each distribution moves by up to this fraction, so the extremes are not round ratios"),
-    "slot_deal": ("largest first", "requests are dealt to the client slots so that every slot finishes at about the same time: with only 10 requests per client a random deal ends in a drain (slots finishing up to a request apart) worth ~5 % of the aggregate, which a long real run would not show; within a slot the order is random"),
-    "prompts_per_slot": (10, "num_prompts = 10 x concurrency: enough requests for a P99 while each file stays under 4 MB"),
-    "sweep_lengths": ({"input_len": 4096, "output_len": 512}, "'4k input, 512 output' read as vLLM random-dataset lengths 4096/512 with range ratio 0 (every request exactly that long)"),
+    "target_band": ((0.2, 0.8),
+                    "each target sits at a seeded point in the middle 60 % of the interval of numbers that print "
+                    "like the published cell(s), so recomputed values read like measurements, not round numbers"),
+    "extreme_jitter": (0.03,
+                       "the fastest/slowest request of each distribution moves by up to "
+                       "this fraction, so the extremes are not round ratios"),
+    "slot_deal": ("largest first",
+                  "requests are dealt to the client slots so that every slot finishes at about "
+                  "the same time: with only 10 requests per client a random deal ends in a "
+                  "drain (slots finishing up to a request apart) worth ~5 % of the aggregate, "
+                  "which a long real run would not show; within a slot the order is random"),
+    "prompts_per_slot": (10,
+                         "num_prompts = 10 x concurrency: enough requests for a P99 while each file stays under 4 MB"),
+    "sweep_lengths": ({"input_len": 4096, "output_len": 512},
+                      "'4k input, 512 output' read as vLLM random-dataset lengths 4096/512 "
+                      "with range ratio 0 (every request exactly that long)"),
     "bench_seed": (0, "vllm bench serve --seed left at its default"),
     "prefill_run": ({"concurrency": 1, "input_len": 512, "output_len": 1, "num_prompts": 21},
-                    "the '~512 input tokens' prefill rate taken as a single-client run of one-token answers; 21 prompts so its median is a single request"),
+                    "the '~512 input tokens' prefill rate taken as a single-client run of "
+                    "one-token answers; 21 prompts so its median is a single request"),
     "short_prompts_run": ({"concurrency": 32, "input_len": 128, "output_len": 512, "num_prompts": 320},
-                          "the '32 short prompts' cost row: 32 clients, prompt length unpublished (128 tokens chosen), 512-token answers as in the sweep"),
-    "dense_p99_ttft_s": ({1: 0.262, 4: 1.41, 8: 2.45}, "dense P99 TTFT at c=1, 4, 8, which were not published (c=16 and 32 were): tails that widen with load"),
+                          "the '32 short prompts' cost row: 32 clients, prompt length "
+                          "unpublished (128 tokens chosen), 512-token answers as in the sweep"),
+    "dense_p99_ttft_s": ({1: 0.262, 4: 1.41, 8: 2.45},
+                         "dense P99 TTFT at c=1, 4, 8, which were not published "
+                         "(c=16 and 32 were): tails that widen with load"),
     "short32_ttft_s": ({"median": 0.085, "p99": 0.41}, "median and P99 TTFT of the short-prompt run (not published)"),
     "short32_ttft_min_ratio": (0.4, "fastest/median TTFT of the short-prompt run"),
     "prefill_ttft_p99_ratio": (1.12, "P99/median TTFT of the prefill run"),
     "ttft_min_ratio_c1": (0.96, "fastest/median TTFT of a concurrency-1 run"),
-    "lone_prefill_ratio": (0.97, "under load the fastest TTFT is a prefill that found the GPU free: this share of the configuration's c=1 median TTFT"),
-    "ttft_sigma": ({1: 0.03, 4: 0.35, 8: 0.45, 16: 0.5, 32: 0.55}, "log-normal sigma of the raw TTFT draws by concurrency (queueing behind other prefills skews TTFT right)"),
+    "lone_prefill_ratio": (0.97,
+                           "under load the fastest TTFT is a prefill that found the GPU "
+                           "free: this share of the configuration's c=1 median TTFT"),
+    "ttft_sigma": ({1: 0.03, 4: 0.35, 8: 0.45, 16: 0.5, 32: 0.55},
+                   "log-normal sigma of the raw TTFT draws by concurrency "
+                   "(queueing behind other prefills skews TTFT right)"),
     "ttft_tail": (0.15, "largest TTFT = P99 + this x (P99 - median), when the sample has a point beyond its P99"),
-    "tpot_sigma": ({1: 0.01, 4: 0.03, 8: 0.04, 16: 0.05, 32: 0.06}, "log-normal sigma of the raw per-request TPOT draws"),
+    "tpot_sigma": ({1: 0.01, 4: 0.03, 8: 0.04, 16: 0.05, 32: 0.06},
+                   "log-normal sigma of the raw per-request TPOT draws"),
     "tpot_range": ({1: (0.985, 1.02), 4: (0.95, 1.06), 8: (0.93, 1.08), 16: (0.9, 1.1), 32: (0.88, 1.12)},
                    "fastest and slowest request TPOT as ratios to the median, by concurrency"),
-    "tpot_squeeze": ((0.75, 1.01), "the furthest the fit may pull that TPOT range in (mean below median) when the published aggregate needs shorter requests than the medians imply"),
+    "tpot_squeeze": ((0.75, 1.01),
+                     "the furthest the fit may pull that TPOT range in (mean below median) when "
+                     "the published aggregate needs shorter requests than the medians imply"),
     "step_cv": (0.08, "coefficient of variation of one decode step's duration"),
     "prefill_stall_s_per_4k": ({"h100-dense": 0.20, "h100-moe-mtp": 0.07},
-                               "extra time of a decode step batched with another request's 4k-token prefill (scaled by prompt length); a request sees about c-1 of them"),
+                               "extra time of a decode step batched with another request's 4k-token "
+                               "prefill (scaled by prompt length); a request sees about c-1 of them"),
     "mtp_acceptance": ({"k": 2, "pos0": 0.86, "pos1_given_pos0": 0.74, "concentration": 80.0},
-                       "MTP on random-token --ignore-eos traffic: draft position 0 accepted 86 % of steps, position 1 in 74 % of the steps that kept position 0; per-request rates Beta-distributed (concentration 80); faster-accepting requests get the lower TPOTs"),
-    "client_gap_s": (0.0015, "client idle between a response and the next request where no published number pins it (the prefill run; the short-prompt run, whose median TPOT is then solved to meet its published aggregate)"),
+                       "MTP on random-token --ignore-eos traffic: draft position 0 accepted 86 % of "
+                       "steps, position 1 in 74 % of the steps that kept position 0; per-request rates "
+                       "Beta-distributed (concentration 80); faster-accepting requests get the lower TPOTs"),
+    "client_gap_s": (0.0015,
+                     "client idle between a response and the next request where no "
+                     "published number pins it (the prefill run; the short-prompt run, "
+                     "whose median TPOT is then solved to meet its published aggregate)"),
     "gap_jitter_s": (0.0004, "mean of the exponential jitter added to every client gap (asyncio scheduling)"),
     "task_stagger_s": (0.00015, "mean spacing of the first wave of requests, which vLLM creates all at once"),
-    "bench_overhead_s": ((0.0009, 0.0011), "benchmark timer start -> first request, and last response -> timer stop, added to the request span to give `duration`"),
-    "first_run_local": ({"h100-dense": "10:04:51", "h100-moe-mtp": "14:12:33"}, "local clock time of each configuration's first run on its published date"),
-    "pause_between_runs_s": (37.0, "from one run's end to the next run's first request (CLI start, dataset sampling, the initial test prompt)"),
+    "bench_overhead_s": ((0.0009, 0.0011),
+                         "benchmark timer start -> first request, and last response -> "
+                         "timer stop, added to the request span to give `duration`"),
+    "first_run_local": ({"h100-dense": "10:04:51", "h100-moe-mtp": "14:12:33"},
+                        "local clock time of each configuration's first run on its published date"),
+    "pause_between_runs_s": (37.0,
+                             "from one run's end to the next run's first request "
+                             "(CLI start, dataset sampling, the initial test prompt)"),
     "perf_counter_at_first_run_s": ({"h100-dense": 5121.4839, "h100-moe-mtp": 2384.9117},
-                                    "client time.perf_counter() at each day's first request (seconds since the client machine booted)"),
+                                    "client time.perf_counter() at each day's first "
+                                    "request (seconds since the client machine booted)"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -212,7 +256,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             itls=f.itls, start_times=[float(perf0 + s) for s in f.starts], spec=spec)
         rel = f"raw/{config}/{bench_json.file_name(model, plan.concurrency, stamp)}"
         bench_json.dump(res, out_dir / rel)
-        clock[config] = end + timedelta(seconds=a("pause_between_runs_s") + float(np.median(f.ttfts + f.tpots * (plan.output_len - 1))))
+        clock[config] = end + timedelta(
+            seconds=a("pause_between_runs_s") + float(np.median(f.ttfts + f.tpots * (plan.output_len - 1))))
         entries.append({
             "path": rel, "config": config, "name": plan.name, "kind": kind,
             "concurrency": plan.concurrency, "input_len": plan.input_len, "output_len": plan.output_len,
@@ -223,7 +268,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     missed = check.problems(values, T)
     if missed:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, records), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -234,26 +280,6 @@ def _values(records) -> dict[str, float]:
         for metric, v in check.vllm_values(path).items():
             out[f"{plan.name}_{metric}"] = v
     return out
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "H100 80GB: dense Qwen3.6-27B-FP8 vs Qwen3.6-35B-A3B-FP8 with MTP (vLLM 0.21)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Two vLLM 0.21.0 configurations on one UpCloud H100 80GB SXM, swept over client "
-            "concurrency 1-32 with 4k-token random prompts and 512-token answers: the dense "
-            "27B FP8 model (seed 001, 2026-06-01) and the 35B-A3B MoE FP8 model with MTP "
-            "speculative decoding (seed 000, 2026-06-05), plus the dense prefill and short-prompt "
-            "points. The raw files are reconstructed from the published tables, not measured; "
-            "see PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-001", "seed-000")),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _run_of(name: str) -> str:

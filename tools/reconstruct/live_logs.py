@@ -88,39 +88,60 @@ def _boot_lines(t0: datetime, f: EngineFacts, colour: bool, engine_pid: int, wor
     t1 = t0 + timedelta(seconds=9.3)
     at(9.3, L.log(API, "INFO", t1, "model.py:547", f"Resolved architecture: {f.architecture}", colour))
     at(9.3, L.log(API, "INFO", t1, "model.py:1510", "Using max model len 262144", colour))
-    at(9.4, L.log(API, "INFO", t1, "scheduler.py:226", "Chunked prefill is enabled with max_num_batched_tokens=8192.", colour))
+    at(9.4, L.log(API, "INFO", t1, "scheduler.py:226",
+                  "Chunked prefill is enabled with max_num_batched_tokens=8192.", colour))
     eng = f"EngineCore_DP0 pid={engine_pid}"
     t2 = t0 + timedelta(seconds=17.8)
-    at(17.8, L.log(eng, "INFO", t2, "core.py:93", f"Initializing a V1 LLM engine (v{version}) with config: {f.engine_config}", colour))
-    at(18.0, L.log(eng, "WARNING", t2, "multiproc_executor.py:882", "Reducing Torch parallelism from 16 threads to 1 to avoid unnecessary CPU contention. Set OMP_NUM_THREADS in the external environment to tune this value as needed.", colour))
+    at(17.8, L.log(eng, "INFO", t2, "core.py:93",
+                   f"Initializing a V1 LLM engine (v{version}) with config: {f.engine_config}", colour))
+    at(18.0, L.log(eng, "WARNING", t2, "multiproc_executor.py:882",
+                   "Reducing Torch parallelism from 16 threads to 1 to avoid unnecessary CPU contention. "
+                   "Set OMP_NUM_THREADS in the external environment to tune this value as needed.", colour))
     workers = [f"Worker_TP{i}_EP{i}" if f.ep else f"Worker_TP{i}" for i in range(4)]
     for i, w in enumerate(workers):
         at(31.0 + i * 0.2, L.log(f"{w} pid={worker_pid + i}", "INFO", t0 + timedelta(seconds=31 + i * 0.2),
-                                 "parallel_state.py:1325", f"rank {i} in world size 4 is assigned as DP rank 0, PP rank 0, TP rank {i}, EP rank {i if f.ep else 'N/A'}", colour))
+                                 "parallel_state.py:1325", f"rank {i} in world size 4 is assigned as DP rank 0, "
+                                 f"PP rank 0, TP rank {i}, EP rank {i if f.ep else 'N/A'}", colour))
     w0 = f"{workers[0]} pid={worker_pid}"
     load = f.load_s * (0.55 if restart else 1.0)
     tl = 34.0 + load
-    at(34.0, L.log(w0, "INFO", t0 + timedelta(seconds=34), "gpu_model_runner.py:2912", f"Starting to load model {f.model}...", colour))
-    at(tl, L.log(w0, "INFO", t0 + timedelta(seconds=tl), "default_loader.py:314", f"Loading weights took {load:.2f} seconds", colour))
-    at(tl + 2.1, L.log(w0, "INFO", t0 + timedelta(seconds=tl + 2.1), "gpu_model_runner.py:2966", f"Model loading took {f.weights_gib:.4f} GiB memory and {load + 4.3:.6f} seconds", colour))
+    at(34.0, L.log(w0, "INFO", t0 + timedelta(seconds=34), "gpu_model_runner.py:2912",
+                   f"Starting to load model {f.model}...", colour))
+    at(tl, L.log(w0, "INFO", t0 + timedelta(seconds=tl), "default_loader.py:314",
+                 f"Loading weights took {load:.2f} seconds", colour))
+    at(tl + 2.1, L.log(w0, "INFO", t0 + timedelta(seconds=tl + 2.1), "gpu_model_runner.py:2966",
+                       f"Model loading took {f.weights_gib:.4f} GiB memory and {load + 4.3:.6f} seconds", colour))
     comp = f.compile_s * (0.18 if restart else 1.0)
     tc = tl + 6 + comp
-    at(tl + 6, L.log(w0, "INFO", t0 + timedelta(seconds=tl + 6), "backends.py:643", "Using cache directory: /root/.cache/vllm/torch_compile_cache/5c1f07d3a2/rank_0_0/backbone for vLLM's torch.compile", colour))
-    at(tc, L.log(w0, "INFO", t0 + timedelta(seconds=tc), "monitor.py:34", f"torch.compile takes {comp:.2f} s in total", colour))
-    at(tc + 3.4, L.log(w0, "INFO", t0 + timedelta(seconds=tc + 3.4), "gpu_worker.py:391", f"Available KV cache memory: {f.kv_gib:.2f} GiB", colour))
+    at(tl + 6, L.log(w0, "INFO", t0 + timedelta(seconds=tl + 6), "backends.py:643",
+                     "Using cache directory: /root/.cache/vllm/torch_compile_cache/5c1f07d3a2/rank_0_0/backbone "
+                     "for vLLM's torch.compile", colour))
+    at(tc, L.log(w0, "INFO", t0 + timedelta(seconds=tc), "monitor.py:34",
+                 f"torch.compile takes {comp:.2f} s in total", colour))
+    at(tc + 3.4, L.log(w0, "INFO", t0 + timedelta(seconds=tc + 3.4), "gpu_worker.py:391",
+                       f"Available KV cache memory: {f.kv_gib:.2f} GiB", colour))
     tk = tc + 4.0
-    at(tk, L.log(eng, "INFO", t0 + timedelta(seconds=tk), "kv_cache_utils.py:1229", f"GPU KV cache size: {f.kv_tokens:,} tokens", colour))
-    at(tk, L.log(eng, "INFO", t0 + timedelta(seconds=tk), "kv_cache_utils.py:1234", f"Maximum concurrency for 262,144 tokens per request: {f.kv_tokens / 262144:.2f}x", colour))
+    at(tk, L.log(eng, "INFO", t0 + timedelta(seconds=tk), "kv_cache_utils.py:1229",
+                 f"GPU KV cache size: {f.kv_tokens:,} tokens", colour))
+    at(tk, L.log(eng, "INFO", t0 + timedelta(seconds=tk), "kv_cache_utils.py:1234",
+                 f"Maximum concurrency for 262,144 tokens per request: {f.kv_tokens / 262144:.2f}x", colour))
     if f.cudagraph_warning:
-        at(tk + 0.5, L.log(w0, "WARNING", t0 + timedelta(seconds=tk + 0.5), "gpu_model_runner.py:4583", f.cudagraph_warning, colour))
+        at(tk + 0.5, L.log(w0, "WARNING", t0 + timedelta(seconds=tk + 0.5), "gpu_model_runner.py:4583",
+                           f.cudagraph_warning, colour))
     tg = tk + f.graph_s + 1.0
-    at(tg, L.log(w0, "INFO", t0 + timedelta(seconds=tg), "gpu_model_runner.py:4741", f"Graph capturing finished in {f.graph_s} secs, took {f.graph_gib:.2f} GiB", colour))
+    at(tg, L.log(w0, "INFO", t0 + timedelta(seconds=tg), "gpu_model_runner.py:4741",
+                 f"Graph capturing finished in {f.graph_s} secs, took {f.graph_gib:.2f} GiB", colour))
     ready = max(boot, tg + 3.0)
-    at(ready - 1.5, L.log(eng, "INFO", t0 + timedelta(seconds=ready - 1.5), "core.py:271", f"init engine (profile, create kv cache, warmup model) took {ready - 20.5:.2f} seconds", colour))
+    at(ready - 1.5, L.log(eng, "INFO", t0 + timedelta(seconds=ready - 1.5), "core.py:271",
+                          f"init engine (profile, create kv cache, warmup model) took {ready - 20.5:.2f} seconds",
+                          colour))
     tr = t0 + timedelta(seconds=ready)
-    sampling = "{'temperature': 1.0, 'top_k': 20, 'top_p': 0.95, 'min_p': 0.0, 'presence_penalty': 1.5, 'repetition_penalty': 1.0}"
-    at(ready - 0.8, L.log(API, "INFO", tr, "serving_responses.py:201", f"Using default chat sampling params from model: {sampling}", colour))
-    at(ready - 0.7, L.log(API, "INFO", tr, "api_server.py:1971", "Starting vLLM API server 0 on http://0.0.0.0:8000", colour))
+    sampling = ("{'temperature': 1.0, 'top_k': 20, 'top_p': 0.95, 'min_p': 0.0, 'presence_penalty': 1.5, "
+                "'repetition_penalty': 1.0}")
+    at(ready - 0.8, L.log(API, "INFO", tr, "serving_responses.py:201",
+                          f"Using default chat sampling params from model: {sampling}", colour))
+    at(ready - 0.7, L.log(API, "INFO", tr, "api_server.py:1971",
+                          "Starting vLLM API server 0 on http://0.0.0.0:8000", colour))
     at(ready - 0.7, L.log(API, "INFO", tr, "launcher.py:37", "Available routes are:", colour))
     for r in L.ROUTES:
         at(ready - 0.6, L.log(API, "INFO", tr, "launcher.py:45", f"Route: {r}, Methods: {L.route_methods(r)}", colour))
@@ -208,10 +229,12 @@ def server_log(bursts, spec: DaySpec, facts: EngineFacts, rng: np.random.Generat
             ta = start + timedelta(seconds=float(rng.uniform(0.7, 9.9)))
             rid = "chatcmpl-" + "".join(f"{x:02x}" for x in rng.integers(0, 256, 16))
             if spec.extra_field_warnings and rng.random() < 0.3:
-                events.append((ta, 1, L.log(API, "WARNING", ta, "protocol.py:51", "The following fields were present in the request but ignored: {'reasoning_effort'}", colour)))
+                events.append((ta, 1, L.log(API, "WARNING", ta, "protocol.py:51", "The following fields were present "
+                                            "in the request but ignored: {'reasoning_effort'}", colour)))
             if spec.request_log:
                 prompt = int(rng.uniform(*spec.ctx_tokens))
-                events.append((ta, 2, L.log(API, "INFO", ta, "logger.py:54", f"Received request {rid}: params: {L.sampling_params(max_tok - prompt)}, lora_request: None.", colour)))
+                events.append((ta, 2, L.log(API, "INFO", ta, "logger.py:54", f"Received request {rid}: params: "
+                                            f"{L.sampling_params(max_tok - prompt)}, lora_request: None.", colour)))
                 events.append((ta, 3, L.log(API, "INFO", ta, "async_llm.py:344", f"Added request {rid}.", colour)))
         for _ in range(w.completions):
             tf = start + timedelta(seconds=float(rng.uniform(0.2, 9.95)))
@@ -253,14 +276,16 @@ def server_log(bursts, spec: DaySpec, facts: EngineFacts, rng: np.random.Generat
 def _crash_lines(tc: datetime, running: int, colour: bool, rng) -> list:
     eng = "EngineCore_DP0 pid=214"
     err = ("CUDA error: an illegal memory access was encountered\n"
-           "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+           "CUDA kernel errors might be asynchronously reported at some "
+           "other API call, so the stacktrace below might be incorrect.\n"
            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
     out = [(tc, 1, L.log(eng, "ERROR", tc, "core.py:903", L.engine_traceback(err), colour))]
     t2 = tc + timedelta(seconds=0.4)
     out.append((t2, 2, L.log(API, "ERROR", t2, "async_llm.py:525", L.output_handler_traceback(), colour)))
     for j in range(running):
-        out.append((t2 + timedelta(seconds=0.01 * (j + 1)), 3, L.access(API, _client(rng), "POST", "/v1/chat/completions", 500, colour)))
+        out.append((t2 + timedelta(seconds=0.01 * (j + 1)), 3,
+                    L.access(API, _client(rng), "POST", "/v1/chat/completions", 500, colour)))
         if j == 0:
             out.append((t2 + timedelta(seconds=0.011), 3, L.raw(API, L.asgi_traceback(), colour)))
     t3 = tc + timedelta(seconds=1.2)
@@ -279,13 +304,16 @@ def _extras(ticks, spec: DaySpec, colour: bool, rng) -> list:
         return out
     for j in range(spec.tool_parser_errors):
         t = busy[int(rng.integers(0, len(busy)))].t - timedelta(seconds=float(rng.uniform(0.5, 9.0)))
-        out.append((t, 1, L.log(API, "ERROR", t, "qwen3coder_tool_parser.py:329", L.tool_parser_traceback(int(rng.integers(40, 400))), colour)))
+        out.append((t, 1, L.log(API, "ERROR", t, "qwen3coder_tool_parser.py:329",
+                                L.tool_parser_traceback(int(rng.integers(40, 400))), colour)))
     for j in range(spec.bad_requests):
         t = busy[int(rng.integers(0, len(busy)))].t - timedelta(seconds=float(rng.uniform(0.5, 9.0)))
         n = int(rng.integers(262145, 270000))
         msg = (f"This model's maximum context length is 262144 tokens. However, you requested {n} tokens "
-               f"({n} in the messages, 0 in the completion). Please reduce the length of the messages or completion.")
-        out.append((t, 1, L.log(API, "WARNING", t, "serving_chat.py:263", f"Error in preprocessing prompt inputs: {msg}", colour)))
+               f"({n} in the messages, 0 in the completion). Please reduce the length of the messages or "
+               "completion.")
+        out.append((t, 1, L.log(API, "WARNING", t, "serving_chat.py:263",
+                                f"Error in preprocessing prompt inputs: {msg}", colour)))
         out.append((t, 2, L.access(API, _client(rng), "POST", "/v1/chat/completions", 400, colour)))
     return out
 
@@ -301,7 +329,8 @@ def _health(readies, end_t, colour, rng, crashes) -> list:
     t = readies[0] - timedelta(seconds=float(rng.uniform(0.0, 30.0)))
     while t < end_t:
         if any(a < t < b for a, b in ups):
-            out.append((t, 0, L.access(API, f"127.0.0.1:{int(rng.integers(40000, 60999))}", "GET", "/health", 200, colour)))
+            out.append((t, 0, L.access(API, f"127.0.0.1:{int(rng.integers(40000, 60999))}", "GET", "/health", 200,
+                                       colour)))
         t += timedelta(seconds=30.0 + float(rng.uniform(0.0, 0.02)))
     return out
 

@@ -76,7 +76,8 @@ def plan(rng: np.random.Generator, tokens, drafts: int, acc0: int, acc1: int,
     n = len(t)
     over = drafts + acc0 + acc1 - int(t.sum())
     if not 0 <= acc1 <= acc0 <= drafts:
-        raise StepPlanError(f"{what}: need 0 <= accepted at position 1 ({acc1}) <= position 0 ({acc0}) <= drafts ({drafts})")
+        raise StepPlanError(f"{what}: need 0 <= accepted at position 1 ({acc1}) <= position 0 ({acc0}) "
+                            f"<= drafts ({drafts})")
     if not 0 <= over <= 2 * n:
         raise StepPlanError(f"{what}: drafts + accepted - tokens = {over}; the last steps can only overshoot 0-{2 * n}")
     slots = rng.choice(2 * n, size=over, replace=False)  # two overshoot slots per request

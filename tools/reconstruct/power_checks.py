@@ -98,8 +98,8 @@ def published_checks(published: Published, cards: int = 4) -> list[list[str]]:
             _range_row(rows, f"{p}: power-table average generation vs its concurrency cells",
                        "power vs concurrency table", cells[f"{p}_gen_mean"], lo, hi)
             lo, hi = _weighted(tight, n, levels)
-            _range_row(rows, f"{p}: power-table average generation vs its concurrency cells, per-request cells included",
-                       "power vs concurrency table", cells[f"{p}_gen_mean"], lo, hi)
+            _range_row(rows, f"{p}: power-table average generation vs its concurrency cells, per-request "
+                       "cells included", "power vs concurrency table", cells[f"{p}_gen_mean"], lo, hi)
             sub = f"{p}_c1to3_gen_mean"
             if sub in cells:  # the power-table mean with the other cells at their extremes
                 p_lo, p_hi = _iv(cells[f"{p}_gen_mean"])
@@ -114,8 +114,8 @@ def published_checks(published: Published, cards: int = 4) -> list[list[str]]:
             same = f"{p}_c1to6_gen_mean"
             if same in cells:
                 lo, hi = _iv(cells[f"{p}_gen_mean"])
-                _range_row(rows, f"{p}: 1-6 request average generation (tokens-per-kW table) vs the power table, same windows",
-                           "t/kW vs power table", cells[same], lo, hi)
+                _range_row(rows, f"{p}: 1-6 request average generation (tokens-per-kW table) vs the power "
+                           "table, same windows", "t/kW vs power table", cells[same], lo, hi)
         for c in levels:
             rows += _per_request(published, p, c)
         rows += _p95_rows(cells, p, levels, n, total)
@@ -207,8 +207,8 @@ def _prefill_rows(cells, models) -> list[list[str]]:
             a_lo, a_hi = _iv(cells[f"{p}_c{c}_prefill_active_mean"])
             if not (s_lo * n[c] < a_hi * na[c] and s_hi * n[c] > a_lo * na[c]):
                 out.append([f"{p}: prefill at {c} requests, sustained x n vs active x n", "prefill tables",
-                            cells[f"{p}_c{c}_prefill_sustained_mean"], f"{a_lo * na[c] / n[c]:.1f}-{a_hi * na[c] / n[c]:.1f}",
-                            "inconsistent"])
+                            cells[f"{p}_c{c}_prefill_sustained_mean"],
+                            f"{a_lo * na[c] / n[c]:.1f}-{a_hi * na[c] / n[c]:.1f}", "inconsistent"])
         for scope in ("c1to3", "c1to6"):
             top = LEVELS[scope][-1]
             for kind, counts, col in (("active", na, "active"), ("sustained", n, "sustained")):

@@ -34,63 +34,132 @@ from .window_fit import CellSpec, Conflict, FitError, GroupSpec, Interval, Range
 
 SEED = 20260407
 STUDY = "power-sweep"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = ("4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W "
+         "(vLLM 0.19, live agent logs)")
+DESCRIPTION = (
+    "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
+    "run for a working session of live multi-agent traffic at a GPU power limit of 200, 250 "
+    "and 300 W (seed 003). Per model and limit: the server's log (10-second engine stats "
+    "lines, uvicorn access lines, start-up and errors) and the nvidia-smi log that ran "
+    "beside it. The files are reconstructed from the published tables, not measured; see "
+    "PROVENANCE.md.")
+SOURCES = ("seed-003",)
 LIMITS = (200, 250, 300)
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each value sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell, so recomputed values read like measurements"),
-    "approx_band": (0.02, "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
+    "target_band": ((0.2, 0.8),
+                    "each value sits at a seeded point in the middle 60 % of the interval of numbers "
+                    "that print like the published cell, so recomputed values read like measurements"),
+    "approx_band": (0.02,
+                    "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
     "cards": (4, "the tensor-parallel group is four cards (the write-up's 800/1000/1200 W), so GPU power = 4 x limit"),
-    "gpu_indices": ([0, 2, 3, 4], "NVIDIA_VISIBLE_DEVICES=0,2,3,4 from the published compose file; host index 1 is the A4000, which nvidia-smi on the host also lists"),
+    "gpu_indices": ([0, 2, 3, 4],
+                    "NVIDIA_VISIBLE_DEVICES=0,2,3,4 from the published compose file; "
+                    "host index 1 is the A4000, which nvidia-smi on the host also lists"),
     "c7_c8_windows": ({"q35-122b": {200: (29, 35), 250: (7, 8), 300: (2, 2)}},
-                      "the 122B (max-num-seqs 8) also ran 7 and 8 requests; the write-up gives only their total (power-table samples minus the concurrency table), split here between 7 and 8"),
+                      "the 122B (max-num-seqs 8) also ran 7 and 8 requests; the write-up gives only their "
+                      "total (power-table samples minus the concurrency table), split here between 7 and 8"),
     "c7_c8_gen_mean": ({200: (20.0, 26.5), 250: (5.0, 90.0), 300: (5.0, 90.0)},
-                       "range allowed for the mean generation of the 7- and 8-request windows; at 200 W the write-up says those cells 'collapse to ~20-26 t/s'"),
+                       "range allowed for the mean generation of the 7- and 8-request "
+                       "windows; at 200 W the write-up says those cells 'collapse to ~20-26 t/s'"),
     "c7_c8_completions_per_min": ({200: 4.2, 250: 9.0, 300: 10.0},
-                                  "completions per minute in the 7- and 8-request windows (unpublished; near the 5-6 request cells)"),
+                                  "completions per minute in the 7- and 8-request "
+                                  "windows (unpublished; near the 5-6 request cells)"),
     "c7_c8_idle_share": (0.2, "share of 7- and 8-request windows without prompt throughput (unpublished)"),
-    "idle_share_from_250w": (True, "at 200 and 300 W, where only pooled prefill is published, the share of windows without prefill at each concurrency follows the same model's 250 W table"),
-    "prefill_profile_from_250w": (True, "at 200 and 300 W the relative prefill rate of each concurrency cell follows the same model's 250 W active-only table before the published means pull it into place"),
-    "prefill_cell_box": ((0.15, 4.0), "an unpublished cell's mean prefill stays within this multiple of its group's published mean"),
+    "idle_share_from_250w": (True,
+                             "at 200 and 300 W, where only pooled prefill is published, the share of windows "
+                             "without prefill at each concurrency follows the same model's 250 W table"),
+    "prefill_profile_from_250w": (True,
+                                  "at 200 and 300 W the relative prefill rate of each "
+                                  "concurrency cell follows the same model's 250 W active-only "
+                                  "table before the published means pull it into place"),
+    "prefill_cell_box": ((0.15, 4.0),
+                         "an unpublished cell's mean prefill stays within this multiple of its group's published mean"),
     "prefill_floor": (5.0, "smallest non-zero prompt throughput of a window, t/s"),
     "prefill_sigma": (0.75, "log-normal spread of prompt throughput within a cell"),
     "gen_sigma_unpublished": (0.7, "log-normal spread of generation within the unpublished 7- and 8-request cells"),
     "prefill_peak_cell": ({"q35-27b": (250, 5), "q35-122b": (200, 4)},
-                          "which limit and concurrency holds each model's largest prefill window (the write-up names only the peak)"),
-    "tail_gen_tps": ((2.0, 45.0), "generation in a burst's last window, logged after the last request finished (Running 0)"),
-    "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0}, "mean length of a burst of agent activity, in 10-second windows"),
-    "p95_method": (P95_METHOD, "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together with its concurrency table (PROVENANCE.md shows why)"),
-    "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"), 300: ("2026-04-09", "09:31:02")},
-              "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"), 300: ("2026-04-15", "14:26:50")},
-              "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"), 300: ("2026-04-22", "10:12:48")}},
-             "date and local start time of each server run (the write-up gives no dates: Qwen3.5 runs first, the 3.6-35B after its release)"),
-    "gaps": ({"q35-27b": {"first_gap_ticks": 18, "mean_gap_ticks": 30.0, "long_gap_after": 6, "long_gap_ticks": 330.0, "tail_idle_s": 420.0},
+                          "which limit and concurrency holds each model's largest "
+                          "prefill window (the write-up names only the peak)"),
+    "tail_gen_tps": ((2.0, 45.0),
+                     "generation in a burst's last window, logged after the last request finished (Running 0)"),
+    "mean_burst_windows": ({"q35-27b": 12.0, "q35-122b": 14.0, "q36-35b": 9.0},
+                           "mean length of a burst of agent activity, in 10-second windows"),
+    "p95_method": (P95_METHOD,
+                   "the P95 of windows is numpy's 'lower' rule (the sorted value at index floor(0.95 (n-1))): "
+                   "with linear interpolation no set of windows gives the 3.6-35B's 330.0 at 200 W together "
+                   "with its concurrency table (PROVENANCE.md shows why)"),
+    "days": ({"q35-27b": {250: ("2026-04-07", "08:52:14"), 200: ("2026-04-08", "09:05:40"),
+                          300: ("2026-04-09", "09:31:02")},
+              "q35-122b": {200: ("2026-04-13", "10:14:37"), 250: ("2026-04-14", "13:02:11"),
+                           300: ("2026-04-15", "14:26:50")},
+              "q36-35b": {250: ("2026-04-20", "08:47:33"), 200: ("2026-04-21", "16:40:05"),
+                          300: ("2026-04-22", "10:12:48")}},
+             "date and local start time of each server run (the write-up "
+             "gives no dates: Qwen3.5 runs first, the 3.6-35B after its release)"),
+    "gaps": ({"q35-27b": {"first_gap_ticks": 18, "mean_gap_ticks": 30.0, "long_gap_after": 6,
+                          "long_gap_ticks": 330.0, "tail_idle_s": 420.0},
               "q35-122b": {"first_gap_ticks": 12, "mean_gap_ticks": 22.0, "tail_idle_s": 300.0},
-              "q36-35b": {"first_gap_ticks": 15, "mean_gap_ticks": 26.0, "long_gap_after": 9, "long_gap_ticks": 240.0, "tail_idle_s": 360.0}},
-             "idle time between bursts, in 10-second ticks (exponential around the mean, at least 3; one long break on the daily-driver days), before the first burst, and after the last before shutdown"),
-    "tick_drift_s": (0.0023, "the stats loop sleeps 10 s plus its own run time, so the printed second drifts forward now and then"),
-    "log_style": ({"q35-27b": {"colour": False, "request_log": True, "gz": True, "extra_fields": False, "tool_errors": 0, "bad_requests": 2},
-                   "q35-122b": {"colour": True, "request_log": False, "gz": True, "extra_fields": False, "tool_errors": 3, "bad_requests": 0},
-                   "q36-35b": {"colour": False, "request_log": False, "gz": False, "extra_fields": True, "tool_errors": 0, "bad_requests": 1}},
-                  "how each server's log looks: the 27B ran with --enable-log-requests; the 122B container had a TTY (tty: true), so vLLM and uvicorn wrote ANSI colours; the 122B's garbled tool calls show as parser tracebacks; logs of the Qwen3.5 runs were kept gzipped"),
-    "engine": ({"q35-27b": {"kv_tokens": 1084832, "kv_gib": 9.71, "weights_gib": 7.9231, "load_s": 38.4, "compile_s": 71.2, "graph_s": 14, "graph_gib": 0.69, "boot_s": 168.0, "restart_boot_s": 96.0},
-                "q35-122b": {"kv_tokens": 1431520, "kv_gib": 6.12, "weights_gib": 16.4187, "load_s": 71.9, "compile_s": 118.6, "graph_s": 19, "graph_gib": 0.83, "boot_s": 262.0, "restart_boot_s": 141.0},
-                "q36-35b": {"kv_tokens": 912384, "kv_gib": 11.38, "weights_gib": 9.1446, "load_s": 29.7, "compile_s": 66.4, "graph_s": 12, "graph_gib": 0.61, "boot_s": 151.0, "restart_boot_s": 88.0}},
-               "start-up facts printed by each server (KV cache size, memory, load and compile times): plausible for these models on 4x 24 GB, not published"),
-    "context_tokens": ((30000, 60000), "prompt length of a request (the write-up's 30-60k tokens), for the KV-cache usage column and the request log's max_tokens"),
-    "prefix_hit_rate": ({"q35-27b": 91.0, "q35-122b": 88.5, "q36-35b": 90.0}, "level of the logged prefix-cache hit rate, which wanders a little around it"),
-    "spec_acceptance": ((2.35, 0.09), "MTP (2 speculative tokens) on agent text: mean acceptance length per window ~ normal(2.35, 0.09); position 0 accepts ~60 % of the accepted tokens"),
-    "gpu_host": ([{"index": 0, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 24.0, "demand_w": 292.0},
-                  {"index": 1, "name": "NVIDIA RTX A4000", "mem_total": 16376, "limit": 140.0, "draw": (11.0, 38.0), "mem_used": 5234},
-                  {"index": 2, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 22.0, "demand_w": 286.0},
-                  {"index": 3, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576, "idle_w": 25.0, "demand_w": 289.0},
-                  {"index": 4, "name": "NVIDIA GeForce RTX 3090 Ti", "mem_total": 24564, "idle_w": 31.0, "demand_w": 318.0}],
-                 "the host's cards as nvidia-smi lists them (four 3090s, one a Ti, plus the A4000 at index 1); idle draw with a model loaded and the draw a card would reach unlimited under full load"),
-    "previous_limit_w": (175, "the limit the cards were pinned at before each run (the author's usual 175 W); `nvidia-smi -pl` switches it shortly before the server starts"),
+              "q36-35b": {"first_gap_ticks": 15, "mean_gap_ticks": 26.0, "long_gap_after": 9,
+                          "long_gap_ticks": 240.0, "tail_idle_s": 360.0}},
+             "idle time between bursts, in 10-second ticks (exponential around the mean, at least 3; one long "
+             "break on the daily-driver days), before the first burst, and after the last before shutdown"),
+    "tick_drift_s": (0.0023,
+                     "the stats loop sleeps 10 s plus its own run time, so "
+                     "the printed second drifts forward now and then"),
+    "log_style": ({"q35-27b": {"colour": False, "request_log": True, "gz": True, "extra_fields": False,
+                               "tool_errors": 0, "bad_requests": 2},
+                   "q35-122b": {"colour": True, "request_log": False, "gz": True, "extra_fields": False,
+                                "tool_errors": 3, "bad_requests": 0},
+                   "q36-35b": {"colour": False, "request_log": False, "gz": False, "extra_fields": True,
+                               "tool_errors": 0, "bad_requests": 1}},
+                  "how each server's log looks: the 27B ran with --enable-log-requests; the 122B container "
+                  "had a TTY (tty: true), so vLLM and uvicorn wrote ANSI colours; the 122B's garbled tool "
+                  "calls show as parser tracebacks; logs of the Qwen3.5 runs were kept gzipped"),
+    "engine": ({"q35-27b": {"kv_tokens": 1084832, "kv_gib": 9.71, "weights_gib": 7.9231, "load_s": 38.4,
+                            "compile_s": 71.2, "graph_s": 14, "graph_gib": 0.69, "boot_s": 168.0,
+                            "restart_boot_s": 96.0},
+                "q35-122b": {"kv_tokens": 1431520, "kv_gib": 6.12, "weights_gib": 16.4187, "load_s": 71.9,
+                             "compile_s": 118.6, "graph_s": 19, "graph_gib": 0.83, "boot_s": 262.0,
+                             "restart_boot_s": 141.0},
+                "q36-35b": {"kv_tokens": 912384, "kv_gib": 11.38, "weights_gib": 9.1446, "load_s": 29.7,
+                            "compile_s": 66.4, "graph_s": 12, "graph_gib": 0.61, "boot_s": 151.0,
+                            "restart_boot_s": 88.0}},
+               "start-up facts printed by each server (KV cache size, memory, load and "
+               "compile times): plausible for these models on 4x 24 GB, not published"),
+    "context_tokens": ((30000, 60000),
+                       "prompt length of a request (the write-up's 30-60k tokens), "
+                       "for the KV-cache usage column and the request log's max_tokens"),
+    "prefix_hit_rate": ({"q35-27b": 91.0, "q35-122b": 88.5, "q36-35b": 90.0},
+                        "level of the logged prefix-cache hit rate, which wanders a little around it"),
+    "spec_acceptance": ((2.35, 0.09),
+                        "MTP (2 speculative tokens) on agent text: mean acceptance length per "
+                        "window ~ normal(2.35, 0.09); position 0 accepts ~60 % of the accepted tokens"),
+    "gpu_host": ([{"index": 0, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 24.0, "demand_w": 292.0},
+                  {"index": 1, "name": "NVIDIA RTX A4000", "mem_total": 16376,
+                   "limit": 140.0, "draw": (11.0, 38.0), "mem_used": 5234},
+                  {"index": 2, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 22.0, "demand_w": 286.0},
+                  {"index": 3, "name": "NVIDIA GeForce RTX 3090", "mem_total": 24576,
+                   "idle_w": 25.0, "demand_w": 289.0},
+                  {"index": 4, "name": "NVIDIA GeForce RTX 3090 Ti", "mem_total": 24564,
+                   "idle_w": 31.0, "demand_w": 318.0}],
+                 "the host's cards as nvidia-smi lists them (four 3090s, one a Ti, plus the A4000 at index 1); "
+                 "idle draw with a model loaded and the draw a card would reach unlimited under full load"),
+    "previous_limit_w": (175,
+                         "the limit the cards were pinned at before each run (the author's "
+                         "usual 175 W); `nvidia-smi -pl` switches it shortly before the server starts"),
     "nvidia_smi": ({"interval_s": 5.0, "pre_roll_s": 150.0, "limit_set_before_s": 60.0, "post_roll_s": 45.0},
-                   "nvidia-smi -l 5, started 150 s before the server, limit set 60 s before it, stopped 45 s after shutdown"),
-    "gpu_memory_utilization": ({"q35-27b": 0.9, "q35-122b": 0.94, "q36-35b": 0.94}, "from the published compose files: memory.used of a vLLM card"),
-    "crash": ({"q35-122b": (200, 8)}, "the write-up says both MoE models crash under heavy load: one engine crash (worker CUDA error) at 8 requests in the 122B's 200 W log, followed by the container's automatic restart"),
+                   "nvidia-smi -l 5, started 150 s before the server, "
+                   "limit set 60 s before it, stopped 45 s after shutdown"),
+    "gpu_memory_utilization": ({"q35-27b": 0.9, "q35-122b": 0.94, "q36-35b": 0.94},
+                               "from the published compose files: memory.used of a vLLM card"),
+    "crash": ({"q35-122b": (200, 8)},
+              "the write-up says both MoE models crash under heavy load: one engine crash (worker CUDA "
+              "error) at 8 requests in the 122B's 200 W log, followed by the container's automatic restart"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -185,15 +254,16 @@ def _levels(T, m: Model, limit: int) -> dict[int, int]:
     return counts
 
 
-def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float, direct_only: frozenset = frozenset()) -> GroupSpec:
+def gen_spec(T, m: Model, limit: int, counts: dict[int, int], cap: float,
+             direct_only: frozenset = frozenset()) -> GroupSpec:
     """Generation targets of one group; cells in `direct_only` leave out their per-request
     cell (used when, together with it, the power table's mean cannot be met)."""
     p = f"{m.prefix}_{limit}W"
     cells = {}
     for c, n in counts.items():
         if c <= 6:
-            cells[c] = CellSpec(c, n, _t(T, f"{p}_c{c}_gen_mean", direct=c in direct_only), _t(T, f"{p}_c{c}_gen_median"),
-                                _t(T, f"{p}_c{c}_gen_max"))
+            cells[c] = CellSpec(c, n, _t(T, f"{p}_c{c}_gen_mean", direct=c in direct_only),
+                                _t(T, f"{p}_c{c}_gen_median"), _t(T, f"{p}_c{c}_gen_max"))
         else:
             lo, hi = a("c7_c8_gen_mean")[limit]
             cells[c] = CellSpec(c, n, Interval(lo, hi), natural_mean=(lo + hi) / 2)
@@ -407,53 +477,56 @@ def _assign(slots: list[Slot], gen: np.ndarray, prefill: np.ndarray, rng) -> dic
     return out
 
 
+# What the three compose files share: the host, vLLM 0.19.0 over the four 3090s, and the vLLM
+# arguments, in the files' order. A model's own values fill the None entries; an argument its file
+# does not set stays None and is left out (docs.serve_args).
+_PLATFORM = "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models"
+_SERVE_ARGS = {
+    "tensor_parallel_size": 4,
+    "enable_expert_parallel": True,
+    "max_model_len": 262144,
+    "gpu_memory_utilization": None,
+    "max_num_seqs": None,
+    "max_num_batched_tokens": 8192,
+    "kv_cache_dtype": "fp8",
+    "enable_prefix_caching": True,
+    "disable_custom_all_reduce": True,
+    "optimization_level": 3,
+    "attention_backend": "FLASHINFER",
+    "cudagraph_capture_sizes": None,
+    "speculative_config": None,
+}
+
+
+def _config(model: dict, **serve_args) -> dict:
+    """A model's entry in study.yml: the shared host and engine, `model` (the model's own facts, in
+    order), its vLLM arguments (_SERVE_ARGS with `serve_args`). Built afresh on each call, so that
+    no two entries share a list (YAML would print an alias)."""
+    args = docs.serve_args(_SERVE_ARGS, **serve_args)
+    parallel = "tensor parallel 4, expert parallel" if args.get("enable_expert_parallel") else "tensor parallel 4"
+    return {"role": "model", "platform": _PLATFORM,
+            "accelerators": f"4x NVIDIA GeForce RTX 3090 24 GB ({parallel})", "cards": 4, "gpus": [0, 2, 3, 4],
+            "engine": "vLLM", "engine_version": "0.19.0", **model, "serve_args": args, "source": "seed-003"}
+
+
 CONFIGS = {
-    "q35-27b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "model_label": "Qwen3.5-27B",
-        "model_arch": "dense, 27B parameters", "quantisation": "INT8 weights (AWQ-BF16-INT8, compressed-tensors)",
-        "speculative": "MTP (qwen3_next_mtp), 2 speculative tokens", "kv_dtype": "fp8",
-        "serve_args": {"tensor_parallel_size": 4, "max_model_len": 262144, "gpu_memory_utilization": 0.9,
-                       "max_num_seqs": 12, "max_num_batched_tokens": 8192, "kv_cache_dtype": "fp8",
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True, "optimization_level": 3,
-                       "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8, 12],
-                       "speculative_config": {"method": "qwen3_next_mtp", "num_speculative_tokens": 2}},
-        "source": "seed-003",
-    },
-    "q35-122b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "QuantTrio/Qwen3.5-122B-A10B-AWQ", "model_label": "Qwen3.5-122B-A10B",
-        "model_arch": "MoE, 122B total / 10B active parameters", "quantisation": "AWQ INT4 (awq_marlin)",
-        "speculative": "none", "kv_dtype": "fp8",
-        "serve_args": {"tensor_parallel_size": 4, "enable_expert_parallel": True, "max_model_len": 262144,
-                       "gpu_memory_utilization": 0.94, "max_num_seqs": 8, "max_num_batched_tokens": 8192,
-                       "kv_cache_dtype": "fp8", "enable_prefix_caching": True, "disable_custom_all_reduce": True,
-                       "optimization_level": 3, "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8]},
-        "source": "seed-003",
-    },
-    "q36-35b": {
-        "role": "model",
-        "platform": "4x RTX 3090 (one a 3090 Ti; two NVLinked), undervolted, plus an A4000 for other models",
-        "accelerators": "4x NVIDIA GeForce RTX 3090 24 GB (tensor parallel 4, expert parallel)",
-        "cards": 4, "gpus": [0, 2, 3, 4],
-        "engine": "vLLM", "engine_version": "0.19.0",
-        "model": "Qwen/Qwen3.6-35B-A3B-FP8", "model_label": "Qwen3.6-35B-A3B",
-        "model_arch": "MoE, 35B total / 3B active parameters", "quantisation": "FP8 weights",
-        "speculative": "none", "kv_dtype": "auto (FP16)",
-        "serve_args": {"tensor_parallel_size": 4, "enable_expert_parallel": True, "max_model_len": 262144,
-                       "gpu_memory_utilization": 0.94, "max_num_seqs": 8, "max_num_batched_tokens": 8192,
-                       "enable_prefix_caching": True, "disable_custom_all_reduce": True, "optimization_level": 3,
-                       "attention_backend": "FLASHINFER", "cudagraph_capture_sizes": [1, 2, 4, 8]},
-        "source": "seed-003",
-    },
+    "q35-27b": _config(
+        {"model": "cyankiwi/Qwen3.5-27B-AWQ-BF16-INT8", "model_label": "Qwen3.5-27B",
+         "model_arch": "dense, 27B parameters", "quantisation": "INT8 weights (AWQ-BF16-INT8, compressed-tensors)",
+         "speculative": "MTP (qwen3_next_mtp), 2 speculative tokens", "kv_dtype": "fp8"},
+        enable_expert_parallel=None, gpu_memory_utilization=0.9, max_num_seqs=12,
+        cudagraph_capture_sizes=[1, 2, 4, 8, 12],
+        speculative_config={"method": "qwen3_next_mtp", "num_speculative_tokens": 2}),
+    "q35-122b": _config(
+        {"model": "QuantTrio/Qwen3.5-122B-A10B-AWQ", "model_label": "Qwen3.5-122B-A10B",
+         "model_arch": "MoE, 122B total / 10B active parameters", "quantisation": "AWQ INT4 (awq_marlin)",
+         "speculative": "none", "kv_dtype": "fp8"},
+        gpu_memory_utilization=0.94, max_num_seqs=8, cudagraph_capture_sizes=[1, 2, 4, 8]),
+    "q36-35b": _config(
+        {"model": "Qwen/Qwen3.6-35B-A3B-FP8", "model_label": "Qwen3.6-35B-A3B",
+         "model_arch": "MoE, 35B total / 3B active parameters", "quantisation": "FP8 weights",
+         "speculative": "none", "kv_dtype": "auto (FP16)"},
+        gpu_memory_utilization=0.94, max_num_seqs=8, kv_cache_dtype=None, cudagraph_capture_sizes=[1, 2, 4, 8]),
 }
 
 
@@ -562,7 +635,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             days[(m.prefix, plan.limit)] = day
     values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
     report = verify(T, values, plans)
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
     docs.finish(out_dir, _provenance(published, seed, T, values, report, plans, days), ASSUMPTIONS, SHOWS_IN, ROWS)
 
 
@@ -603,26 +677,6 @@ def _show(text: str, value: float, derived: str) -> str:
     elif derived.startswith("/ "):
         value /= float(derived[2:])
     return q.display(value)
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "4x RTX 3090 power sweep: Qwen3.5-27B, Qwen3.5-122B-A10B and Qwen3.6-35B-A3B at 200/250/300 W (vLLM 0.19, live agent logs)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "Three models served by vLLM 0.19.0 with tensor parallelism over four RTX 3090s, each "
-            "run for a working session of live multi-agent traffic at a GPU power limit of 200, 250 "
-            "and 300 W (seed 003). Per model and limit: the server's log (10-second engine stats "
-            "lines, uvicorn access lines, start-up and errors) and the nvidia-smi log that ran "
-            "beside it. The files are reconstructed from the published tables, not measured; see "
-            "PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-003",)),
-        "configs": CONFIGS,
-        "files": entries,
-    }
 
 
 def _provenance(published, seed: int, T, values, missed, plans, days) -> docs.Provenance:

@@ -199,7 +199,8 @@ def _boot_weights(log: _Log, b: Boot) -> float:
         W(t_load + b.weights_load_s[0] + 0.3, 0, "gpu_model_runner.py:3471", "Loading drafter model...")
     for rank in (0, 1):
         gib, secs = b.model_load[rank]
-        W(32.0 + secs, rank, "gpu_model_runner.py:3524", f"Model loading took {gib:.2f} GiB memory and {secs:.6f} seconds")
+        W(32.0 + secs, rank, "gpu_model_runner.py:3524",
+          f"Model loading took {gib:.2f} GiB memory and {secs:.6f} seconds")
     return 32.0 + max(s for _, s in b.model_load) + 1.1
 
 

@@ -23,14 +23,27 @@ from .targets import split_name, targets
 
 SEED = 20260605
 STUDY = "strix-halo-baseline"
+# study.yml: the folder's title, what it holds, and the write-ups it rebuilds (published.yml's sources).
+TITLE = "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)"
+DESCRIPTION = (
+    "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
+    "write-ups compare against: llama-bench prefill (pp512) and generation (tg128) on "
+    "three llama.cpp backends, whose best-of the seeds quote, and a single-client "
+    "llama-server run for the 4k-prompt TTFT and TPOT. The raw files are reconstructed "
+    "from the published figures, not measured; see PROVENANCE.md.")
+SOURCES = ("seed-001", "seed-000")
 GGUF = "Qwen3.6-35B-A3B-Q8_0.gguf"
 BACKENDS = ("strix-rocm-pr21344", "strix-vulkan-radv", "strix-rocm-723")
 TESTS = {"pp512": {"n_prompt": 512, "n_gen": 0}, "tg128": {"n_prompt": 0, "n_gen": 128}}
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8), "each target sits at a seeded point in the middle 60 % of the interval of numbers that print like the published cell, so values read like measurements"),
-    "winners": ({"pp512": "strix-rocm-pr21344", "tg128": "strix-vulkan-radv"}, "which backend gives the published best-of figure: ROCm (PR 21344 build) for prefill, Vulkan RADV for generation, the usual split on gfx1151"),
+    "target_band": ((0.2, 0.8),
+                    "each target sits at a seeded point in the middle 60 % of the interval of "
+                    "numbers that print like the published cell, so values read like measurements"),
+    "winners": ({"pp512": "strix-rocm-pr21344", "tg128": "strix-vulkan-radv"},
+                "which backend gives the published best-of figure: ROCm (PR 21344 build) "
+                "for prefill, Vulkan RADV for generation, the usual split on gfx1151"),
     "losing_ratios": ({"pp512": {"strix-vulkan-radv": 0.84, "strix-rocm-723": 0.92},
                        "tg128": {"strix-rocm-pr21344": 0.95, "strix-rocm-723": 0.93}},
                       "the other backends' rates as fractions of the winner's"),
@@ -40,22 +53,32 @@ ASSUMPTIONS = {
                "llama.cpp build numbers (a May 2026 build range); commits are seeded random hex"),
     "engine_versions": ({"strix-rocm-pr21344": "ROCm, llama.cpp PR #21344 applied",
                          "strix-vulkan-radv": "Vulkan, Mesa RADV", "strix-rocm-723": "ROCm 7.2.3"},
-                        "how we label each backend build (the seeds name only 'ROCm pr21344', 'Vulkan RADV' and 'ROCm 7.2.3')"),
+                        "how we label each backend build (the seeds name "
+                        "only 'ROCm pr21344', 'Vulkan RADV' and 'ROCm 7.2.3')"),
     "llama_bench_args": ({"n_gpu_layers": 99, "flash_attn": 1, "use_mmap": False, "n_threads": 16,
                           "n_batch": 2048, "n_ubatch": 512},
-                         "llama-bench -ngl 99 -fa 1 --mmap 0 with default batch sizes; 16 threads = the 16 Zen 5 cores"),
+                         "llama-bench -ngl 99 -fa 1 --mmap 0 with default "
+                         "batch sizes; 16 threads = the 16 Zen 5 cores"),
     "model_file": ({"path": "/models/" + GGUF, "model_type": "qwen3moe 35B.A3B Q8_0",
                     "model_size": 36829423616, "model_n_params": 34660610688},
-                   "GGUF path, llama.cpp's model description, size in bytes (Q8_0 ~ 8.5 bits per weight) and parameter count"),
-    "bench_date_local": ("2026-05-29T21:14:05", "llama-bench runs: an evening before the first H100 sweep, backends one after another"),
+                   "GGUF path, llama.cpp's model description, size in "
+                   "bytes (Q8_0 ~ 8.5 bits per weight) and parameter count"),
+    "bench_date_local": ("2026-05-29T21:14:05",
+                         "llama-bench runs: an evening before the first H100 sweep, backends one after another"),
     "utc_offset_h": (3, "the author's local time is EEST (UTC+3); llama-bench writes UTC"),
-    "between_backends_s": (95.0, "time between one backend's last test and the next backend's first (switching toolbox, loading 34 GiB)"),
+    "between_backends_s": (95.0,
+                           "time between one backend's last test and the next "
+                           "backend's first (switching toolbox, loading 34 GiB)"),
     "test_overhead_s": (6.0, "per test: model load or warm-up run before the timed repetitions"),
     "server_backend": ("strix-vulkan-radv", "llama-server built on the generation winner (Vulkan RADV)"),
-    "server_date_local": ("2026-06-04T16:41:27", "the llama-server run: between the two H100 write-ups (its numbers first appear in seed 000)"),
+    "server_date_local": ("2026-06-04T16:41:27",
+                          "the llama-server run: between the two H100 "
+                          "write-ups (its numbers first appear in seed 000)"),
     "server_run": ({"concurrency": 1, "input_len": 4096, "output_len": 512, "num_prompts": 10},
-                   "vllm bench serve --backend openai against llama-server: random dataset, 4k prompts, 512-token answers, one client, 10 prompts"),
-    "server_tokenizer": ("Qwen/Qwen3.6-35B-A3B", "the Hugging Face tokenizer given to vllm bench serve (llama-server has none to offer)"),
+                   "vllm bench serve --backend openai against llama-server: random "
+                   "dataset, 4k prompts, 512-token answers, one client, 10 prompts"),
+    "server_tokenizer": ("Qwen/Qwen3.6-35B-A3B",
+                         "the Hugging Face tokenizer given to vllm bench serve (llama-server has none to offer)"),
     "server_args": ({"n_gpu_layers": 99, "flash_attn": "on", "ctx_size": 8192, "parallel": 1},
                     "llama-server flags: full offload, flash attention, one slot"),
     "server_ttft_p99_ratio": (1.04, "P99/median TTFT of the server run"),
@@ -66,7 +89,8 @@ ASSUMPTIONS = {
     "gap_jitter_s": (0.0004, "exponential jitter on that gap"),
     "bench_overhead_s": ((0.0009, 0.0011), "timer start -> first request and last response -> timer stop"),
     "perf_counter_at_run_s": (97214.5521, "client time.perf_counter() at the server run's first request"),
-    "extreme_jitter": (0.03, "the fastest/slowest request moves by up to this fraction, so extremes are not round ratios"),
+    "extreme_jitter": (0.03,
+                       "the fastest/slowest request moves by up to this fraction, so extremes are not round ratios"),
 }
 
 # Which tidy columns each assumption lands in (assumptions.yml; a chapter section reading one is marked).
@@ -211,27 +235,9 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     missed = check.problems(values, T)
     if missed:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(missed))
-    docs.write_study(out_dir, _study(published, seed, entries))
+    docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
+                                         sources=docs.sources(published, SOURCES), configs=configs(), files=entries))
     docs.finish(out_dir, _provenance(seed, T, values, rates_by), ASSUMPTIONS, SHOWS_IN, ROWS)
-
-
-def _study(published, seed: int, entries: list[dict]) -> dict:
-    return {
-        "study": STUDY,
-        "title": "Strix Halo baseline: Qwen3.6-35B-A3B Q8_0 on llama.cpp (ROCm and Vulkan)",
-        "label": f"reconstructed ({__name__}, seed {seed})",
-        "reconstructed": True,
-        "description": (
-            "The Strix Halo (Ryzen AI Max+ 395, Radeon 8060S, 128 GB) numbers that the H100 "
-            "write-ups compare against: llama-bench prefill (pp512) and generation (tg128) on "
-            "three llama.cpp backends, whose best-of the seeds quote, and a single-client "
-            "llama-server run for the 4k-prompt TTFT and TPOT. The raw files are reconstructed "
-            "from the published figures, not measured; see PROVENANCE.md."
-        ),
-        "sources": docs.sources(published, ("seed-001", "seed-000")),
-        "configs": configs(),
-        "files": entries,
-    }
 
 
 def _provenance(seed: int, T, values, rates_by) -> docs.Provenance:

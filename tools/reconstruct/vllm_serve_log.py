@@ -133,12 +133,22 @@ def route_methods(route: str) -> str:
     return "POST"
 
 
+# The last line of a request's or the output handler's traceback once the engine core has died.
+_ENGINE_DEAD = ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+                "See stack trace (above) for the root cause.")
+
+
+def _traceback(message: str, *frames: str) -> str:
+    """An exception as the log shows it: the message, Python's traceback header, then `frames`
+    (the frames' lines and the exception's, verbatim)."""
+    return "\n".join([message, "Traceback (most recent call last):", *frames])
+
+
 def engine_traceback(error: str) -> str:
     """The EngineCore busy-loop traceback of a worker failure (vLLM 0.19 paths)."""
     site = "/usr/local/lib/python3.12/dist-packages/vllm"
-    return "\n".join([
+    return _traceback(
         "EngineCore encountered a fatal error.",
-        "Traceback (most recent call last):",
         f'  File "{site}/v1/engine/core.py", line 894, in run_engine_core',
         "    engine_core.run_busy_loop()",
         f'  File "{site}/v1/engine/core.py", line 921, in run_busy_loop',
@@ -157,29 +167,27 @@ def engine_traceback(error: str) -> str:
         f'  File "{site}/v1/executor/multiproc_executor.py", line 287, in get_response',
         "    raise RuntimeError(",
         f"RuntimeError: Worker failed with error '{error}', please check the stack trace above for the root cause",
-    ])
+    )
 
 
 def output_handler_traceback() -> str:
     site = "/usr/local/lib/python3.12/dist-packages/vllm"
-    return "\n".join([
+    return _traceback(
         "AsyncLLM output_handler failed.",
-        "Traceback (most recent call last):",
         f'  File "{site}/v1/engine/async_llm.py", line 512, in output_handler',
         "    outputs = await engine_core.get_output_async()",
         "              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
         f'  File "{site}/v1/engine/core_client.py", line 887, in get_output_async',
         "    raise self._format_exception(outputs) from None",
-        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
-    ])
+        _ENGINE_DEAD,
+    )
 
 
 def asgi_traceback() -> str:
     """uvicorn's dump of an exception in a streaming response (printed, not logged)."""
     site = "/usr/local/lib/python3.12/dist-packages"
-    return "\n".join([
+    return _traceback(
         "ERROR:    Exception in ASGI application",
-        "Traceback (most recent call last):",
         f'  File "{site}/uvicorn/protocols/http/httptools_impl.py", line 409, in run_asgi',
         "    result = await app(  # type: ignore[func-returns-value]",
         "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
@@ -190,16 +198,15 @@ def asgi_traceback() -> str:
         f'  File "{site}/vllm/v1/engine/async_llm.py", line 431, in generate',
         "    out = q.get_nowait() or await q.get()",
         "                            ^^^^^^^^^^^^^",
-        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
-    ])
+        _ENGINE_DEAD,
+    )
 
 
 def tool_parser_traceback(column: int) -> str:
     """A malformed tool call the qwen3_coder parser could not decode (logger.exception)."""
     site = "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/tool_parsers"
-    return "\n".join([
+    return _traceback(
         "Error in extracting tool call from response.",
-        "Traceback (most recent call last):",
         f'  File "{site}/qwen3coder_tool_parser.py", line 318, in extract_tool_calls',
         "    function_calls = self._get_function_calls(model_output)",
         "                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
@@ -216,4 +223,4 @@ def tool_parser_traceback(column: int) -> str:
         "    obj, end = self.scan_once(s, idx)",
         "               ^^^^^^^^^^^^^^^^^^^^^^",
         f"json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column {column} (char {column - 1})",
-    ])
+    )
