@@ -739,12 +739,17 @@ def _c(rule: str, text: str) -> dict:
     return dict(origin=f"data rule: {rule}", caveat=text)
 
 
+def _off_one(ratio, tolerance: float) -> bool:
+    """A ratio that should be 1 and is further from it than `tolerance` (absent: no)."""
+    return ratio is not None and not math.isnan(ratio) and abs(ratio - 1) > tolerance
+
+
 def _kv_caveats(r: Results) -> list[dict]:
     out = []
     k = kv_check(r)
     for row in k.to_dict("records"):
-        ratio = row.get("printed concurrency / (tokens / max len)")
-        if ratio is not None and not math.isnan(ratio) and abs(ratio - 1) > 0.02:
+        ratio, rn = row.get("printed concurrency / (tokens / max len)"), row.get("reserved / needed")
+        if _off_one(ratio, 0.02):
             out.append(_c("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
                 f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a "
@@ -752,8 +757,7 @@ def _kv_caveats(r: Results) -> list[dict]:
                 "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
                 "figure the scheduler uses.")))
-        rn = row.get("reserved / needed")
-        if rn is not None and not math.isnan(rn) and abs(rn - 1) > 0.05:
+        if _off_one(rn, 0.05):
             out.append(_c("kv-arithmetic", (
                 f"{row['model']}: by the architecture ({row['full-attention layers']} full-attention layers × "
                 f"{row['KV heads']} KV heads × {row['head dim']} × 2 × {row['KV bytes']:g} byte = "

@@ -505,18 +505,27 @@ def _platform_name(facts: Facts, x) -> str:
     return f"{n}× {name}" if n > 1 else str(name)
 
 
-def decode_table(r: Results) -> pd.DataFrame:
-    """The decode roofline of every configuration, with its byte count by part."""
+def _per_config(r: Results, columns, marks: dict) -> pd.DataFrame:
+    """A table of every configuration's limits: its name, then `columns(limits)`; `marks`:
+    column -> the quantity whose assumed cells it shows (empty without configurations)."""
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    out = pd.DataFrame({
-        "configuration": lim["label"],
+    return _mark(r, pd.DataFrame({"configuration": lim["label"], **columns(lim)}), marks)
+
+
+def _tokens(v) -> str:
+    return "–" if pd.isna(v) else f"{v:,.0f}"
+
+
+def decode_table(r: Results) -> pd.DataFrame:
+    """The decode roofline of every configuration, with its byte count by part."""
+    return _per_config(r, lambda lim: {
         "model / weights / KV": [f"{m} / {q} / {k or '?'}" for m, q, k in
                                  zip(lim["model_key"], lim["quant_key"], lim["kv_key"])],
         "bandwidth GB/s": [fmt_rate(b, 0) + (f" ×{int(d)}" if d and d > 1 else "") for b, d in
                            zip(lim["bandwidth_gbs"], lim["devices"])],
-        "context": lim["decode_context_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
+        "context": lim["decode_context_tokens"].map(_tokens),
         "GB weights + head + KV": [f"{fmt_rate(a, 2)} + {fmt_rate(b, 2)} + {fmt_rate(c, 3)}" for a, b, c in
                                    zip(lim["gb_weights"], lim["gb_head"], lim["gb_kv"])],
         "ceiling t/s": lim["decode_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
@@ -527,26 +536,21 @@ def decode_table(r: Results) -> pd.DataFrame:
         "% of ceiling": lim["pct_decode_ceiling"].map(_pct),
         "measured as": lim["decode_basis"],
         "note": [s or i for s, i in zip(lim["mtp_status"], lim["issues"])],
-    })
-    return _mark(r, out, {"tokens per pass": "pass", "measured t/s": "decode", "measured ÷ plain ceiling": "decode",
-                          "% of ceiling": "share"})
+    }, {"tokens per pass": "pass", "measured t/s": "decode", "measured ÷ plain ceiling": "decode",
+        "% of ceiling": "share"})
 
 
 def prefill_table(r: Results) -> pd.DataFrame:
-    lim = r.limits
-    if not len(lim):
-        return pd.DataFrame()
-    out = pd.DataFrame({
-        "configuration": lim["label"],
+    """The prefill (compute) ceiling of every configuration against its measured prefill."""
+    return _per_config(r, lambda lim: {
         "compute type": lim["prefill_dtype"].fillna("–"),
         "dense peak TFLOPS": [("–" if pd.isna(p) else fmt_rate(p, 1) + (" (assumed)" if a else "")) for p, a in
                               zip(lim["prefill_peak_tflops"], lim["prefill_peak_assumed"])],
         "ceiling t/s": lim["prefill_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
         "measured t/s": lim["prefill_tps"].map(lambda v: fmt_rate(v, 0)),
-        "prompt tokens": lim["prefill_tokens"].map(lambda v: "–" if pd.isna(v) else f"{v:,.0f}"),
+        "prompt tokens": lim["prefill_tokens"].map(_tokens),
         "% of ceiling": lim["pct_prefill_ceiling"].map(_pct),
-    })
-    return _mark(r, out, {"measured t/s": "prefill", "% of ceiling": "prefill"})
+    }, {"measured t/s": "prefill", "% of ceiling": "prefill"})
 
 
 def cost_table(r: Results) -> pd.DataFrame:
