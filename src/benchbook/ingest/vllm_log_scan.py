@@ -298,12 +298,20 @@ class Scanner:
         text = [n for n in names if n in self.text]
         return (lf.with_columns(
                     (c("time").is_not_null() & c("site_tail").is_not_null()).alias("ok"),
+                    # the header before the time; `_columns` reads the process tag from it
                     c("head").str.slice(0, c("head").str.len_chars() - c("site_head").str.len_chars() - 16)
-                    .str.extract(self.proc_rx, 1).alias("proc"),
+                    .alias("proc"),
                     (c("site_head") + c("site_tail") + " ").alias("site"),
                     *[c(n).is_not_null().alias(f"{n}_printed") for n in names if n in self.printed],
                     *[c(n).is_not_null().alias(f"_{n}_set") for n in ("rate_first", "rate_last") if n in names],
                     *[c(n).cast(pl.Float64) for n in names if n not in text]))
+
+    def _process_tags(self, prefixes):
+        """The process tag of each header's text before the time, "(APIServer pid=1)" ->
+        "APIServer": the regex runs once per distinct prefix (a chunk has a handful)."""
+        distinct = prefixes.drop_nulls().unique()
+        tags = distinct.str.extract(self.proc_rx, 1)
+        return prefixes.replace_strict(distinct, tags, default=None, return_dtype=self.pl.String).alias("proc")
 
     def _columns(self, df, names: list[str], first_line: int):
         """Column arrays of the rows the strict template matched (as vllm_log._Rows gives
@@ -318,6 +326,7 @@ class Scanner:
         n = len(m)
         if not n:
             return None, slow
+        m = m.with_columns(self._process_tags(m["proc"]))
         cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line}
         text = ["time", "proc", "site", "stamp"]
         for name in m.columns:
