@@ -278,7 +278,7 @@ class Scanner:
             m = c("_msg")
             lf = (lf.with_columns(msg.alias("_msg"))
                   .select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
-                          m.str.extract_groups(one).alias("m1"),
+                          t.str.extract(self.stamp_rx, 1).alias("stamp"), m.str.extract_groups(one).alias("m1"),
                           m.str.extract_groups(two).alias("m2"), m.str.len_bytes().alias("_len"))
                   .unnest("h", "m1", "m2")
                   .with_columns(pl.when(c("_p1").str.len_bytes() + 1 + c("site_tail").str.len_bytes()
@@ -287,6 +287,7 @@ class Scanner:
                   .drop("_p1", "_p2", "_len"))
             return self._typed(lf, names)
         return self._typed(lf.select("i", "t", head.alias("head"), head.str.extract_groups(self.head_rx).alias("h"),
+                                     t.str.extract(self.stamp_rx, 1).alias("stamp"),
                                      msg.str.extract_groups(rx).alias("m"))
                            .unnest("h", "m"), names)
 
@@ -297,27 +298,12 @@ class Scanner:
         text = [n for n in names if n in self.text]
         return (lf.with_columns(
                     (c("time").is_not_null() & c("site_tail").is_not_null()).alias("ok"),
-                    # the header before the time; `_columns` reads the process tag from it
                     c("head").str.slice(0, c("head").str.len_chars() - c("site_head").str.len_chars() - 16)
-                    .alias("proc"),
+                    .str.extract(self.proc_rx, 1).alias("proc"),
                     (c("site_head") + c("site_tail") + " ").alias("site"),
                     *[c(n).is_not_null().alias(f"{n}_printed") for n in names if n in self.printed],
                     *[c(n).is_not_null().alias(f"_{n}_set") for n in ("rate_first", "rate_last") if n in names],
                     *[c(n).cast(pl.Float64) for n in names if n not in text]))
-
-    def _process_tags(self, prefixes):
-        """The process tag of each header's text before the time, "(APIServer pid=1)" ->
-        "APIServer": the regex runs once per distinct prefix (a chunk has a handful)."""
-        distinct = prefixes.drop_nulls().unique()
-        tags = distinct.str.extract(self.proc_rx, 1)
-        return prefixes.replace_strict(distinct, tags, default=None, return_dtype=self.pl.String).alias("proc")
-
-    def _stamps(self, lines):
-        """The time `docker logs -t` writes before each line (null without): the regex runs
-        only on a chunk where some line begins with a digit, as such a time does."""
-        if lines.str.contains("^[0-9]").any():
-            return lines.str.extract(self.stamp_rx, 1).alias("stamp")
-        return self.pl.repeat(None, len(lines), dtype=self.pl.String, eager=True).alias("stamp")
 
     def _columns(self, df, names: list[str], first_line: int):
         """Column arrays of the rows the strict template matched (as vllm_log._Rows gives
@@ -332,7 +318,6 @@ class Scanner:
         n = len(m)
         if not n:
             return None, slow
-        m = m.with_columns(self._process_tags(m["proc"]), self._stamps(m["t"]))
         cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line}
         text = ["time", "proc", "site", "stamp"]
         for name in m.columns:
