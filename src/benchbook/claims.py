@@ -285,9 +285,8 @@ def judge(q: Quantity, got: float, tol: float) -> tuple[str, float | None]:
     """Verdict and relative difference of a recomputed value against a published one."""
     if got is None or math.isnan(got):
         return UNKNOWN, None
-    if q.bound == MAGNITUDE:
-        ratio = got / q.value
-        return (HOLDS if 10 ** -0.5 <= ratio <= 10 ** 0.5 else FAILS), ratio - 1
+    if q.bound == MAGNITUDE:  # the same rule as for a span of values
+        return (HOLDS if _span_allows(q, got, got) else FAILS), got / q.value - 1
     if q.bound == "under":
         return (HOLDS if got < q.value else FAILS), None
     if q.bound == "over":

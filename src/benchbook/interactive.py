@@ -91,8 +91,10 @@ def _assumed_notes(df: pd.DataFrame, columns: list[str], reads: dict) -> tuple[p
 
 def _suffix(notes: pd.Series) -> str:
     """A series name's mark: all its points assumed, or some."""
+    from .marks import SERIES, SERIES_PART
+
     hit = notes.astype(bool)
-    return "" if not hit.any() else " (assumed)" if hit.all() else " (partly assumed)"
+    return "" if not hit.any() else SERIES if hit.all() else SERIES_PART
 
 
 def block(fig, summary: str) -> str:

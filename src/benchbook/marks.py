@@ -105,10 +105,6 @@ class Cells:
         out[column] = [tuple(ids.get(label, ())) for label in out.index]
         return Cells(out, self.why)
 
-    def rename(self, mapping: dict) -> Cells:
-        """The same cells under other column names (a frame's columns renamed)."""
-        return Cells(self.ids.rename(columns=mapping), self.why)
-
     def __bool__(self) -> bool:
         return bool(len(self.ids)) and bool(self.ids.map(bool).to_numpy().any())
 
@@ -203,13 +199,6 @@ def series(data: pd.DataFrame, by, columns) -> dict:
         if any(points):
             out[key] = (union(*points), all(points))
     return out
-
-
-def mark_column(df: pd.DataFrame, column: str, ids_by_label: dict, why: dict) -> pd.DataFrame:
-    """Add marks to one more column of an already marked (or plain) display frame."""
-    marks = {c: dict(m) for c, m in (df.attrs.get(MARKS) or {}).items()}
-    marks.setdefault(column, {}).update({k: v for k, v in ids_by_label.items() if v})
-    return with_marks(df, marks, {**(df.attrs.get(WHY) or {}), **why})
 
 
 def carried(df: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:

@@ -302,14 +302,6 @@ def head_length(name: str) -> int:
     return len(templates[0].lead) + len(b", ".join(head))
 
 
-def field_types(name: str) -> dict[str, str]:
-    """Every field of a family, in order, with its type."""
-    out: dict[str, str] = {}
-    for p in union(family(name)):
-        out.update(p.fields)
-    return out
-
-
 def text_fields() -> set[str]:
     return {f for t in TEMPLATES for p in t.parts for f, kind in p.fields if TYPES[kind][1]}
 
