@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .marks import union
+
 FILE = "assumptions.yml"
 Selector = tuple[tuple[str, tuple], ...]  # ((column, (value, ...)), ...): every column matches
 
@@ -150,7 +152,7 @@ def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived
     for col, sources in (derived or {}).items():
         found = [cells[s] for s in sources if s in cells]
         if col in cells and found:
-            cells[col] = [_union(*ids) for ids in zip(*found)]
+            cells[col] = [union(*ids) for ids in zip(*found)]
     return pd.DataFrame(cells, index=df.index, columns=df.columns, dtype=object)
 
 
@@ -161,7 +163,7 @@ def _add(cells: dict, df: pd.DataFrame, a: Assumption, table: str) -> None:
         return
     rows = row_mask(df, a, table).to_numpy()
     for c in cols:
-        cells[c] = [_union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
+        cells[c] = [union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
 
 
 def _columns_in(a: Assumption, table: str) -> list[str]:
@@ -172,8 +174,3 @@ def _columns_in(a: Assumption, table: str) -> list[str]:
 def assumed_cells(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None) -> pd.DataFrame:
     """A boolean mask aligned with `df`: True where a cell holds a generator's choice."""
     return assumed_ids(df, table, assumed, derived).map(bool).astype(bool)
-
-
-def _union(*ids: tuple) -> tuple:
-    """Ids in first-seen order, each once."""
-    return tuple(dict.fromkeys(i for group in ids for i in group))

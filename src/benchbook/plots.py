@@ -123,10 +123,6 @@ def mark_series(fig: plt.Figure, legend, marked: dict, why: dict, what: str = ""
     fig.benchbook_assumed = found
 
 
-def _legend(ax):
-    return ax.get_legend()
-
-
 def model_colour(name) -> tuple:
     """The colour of a model in every figure: the same for every name of it (organisation,
     weight format and file type aside, as benchbook.comparable reads model names)."""
@@ -202,7 +198,7 @@ def _mark(fig, ax, sweep: pd.DataFrame, columns: list[str], what: str = "") -> N
     """Mark the configurations whose points in `columns` rest on assumed cells."""
     from .marks import WHY, series
 
-    mark_series(fig, _legend(ax), series(sweep, "config", columns), sweep.attrs.get(WHY) or {}, what)
+    mark_series(fig, ax.get_legend(), series(sweep, "config", columns), sweep.attrs.get(WHY) or {}, what)
 
 
 def ttft(sweep: pd.DataFrame) -> plt.Figure:
