@@ -321,8 +321,7 @@ def _citation_problems(at: str, v: dict, sources: dict) -> list[str]:
     source, date = v.get("source"), v.get("date")
     if source is not None and str(source) not in sources:
         out.append(f"{at}.source: {source!r} is not defined in {SOURCES_FILE}")
-    if date is not None and _date(date) is None:
-        out.append(f"{at}.date: {date!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+    out += _date_problems(at, date)
     if assumed:
         if not str(v.get("reasoning") or "").strip():
             out.append(f"{at}: assumed values need their 'reasoning'")
@@ -332,6 +331,13 @@ def _citation_problems(at: str, v: dict, sources: dict) -> list[str]:
     elif date is None:
         out.append(f"{at}: cited from {source!r} without a 'date'")
     return out
+
+
+def _date_problems(at: str, date) -> list[str]:
+    """A date, when given, is YYYY-MM or YYYY-MM-DD."""
+    if date is None or _date(date) is not None:
+        return []
+    return [f"{at}.date: {date!r} is not a date (YYYY-MM or YYYY-MM-DD)"]
 
 
 def _range_problems(at: str, v: dict) -> list[str]:
@@ -360,8 +366,7 @@ def _measurement(file: str, where: str, body, problems: list[str]) -> dict:
         problems.append(f"{file}: {where}.value: expected a number, got {value!r}")
     if "comparable" in body and body["comparable"] not in COMPARABLE:
         problems.append(f"{file}: {where}.comparable: {body['comparable']!r}; expected one of {', '.join(COMPARABLE)}")
-    if "date" in body and body["date"] is not None and _date(body["date"]) is None:
-        problems.append(f"{file}: {where}.date: {body['date']!r} is not a date (YYYY-MM or YYYY-MM-DD)")
+    problems += _date_problems(f"{file}: {where}", body.get("date"))
     workload = body.get("workload")
     if workload is not None:
         if not isinstance(workload, dict):
