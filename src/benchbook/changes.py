@@ -143,6 +143,10 @@ def label(column: str) -> str:
     return LABELS.get(column, column.replace("_", " "))
 
 
+def table_label(name: str) -> str:
+    return TABLES.get(name, name.replace("_", " "))
+
+
 def rounded(v) -> str:
     """A number as a reader compares it: whole units from 100 up, else three significant
     digits (never an exponent); text as it is."""
@@ -170,7 +174,7 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
     parts = []
     for name, t in tables.items():
         counts = t["status"].value_counts()
-        parts.append(f"{counts.get('changed', 0)} of {len(t)} {TABLES.get(name, name.replace('_', ' '))} changed"
+        parts.append(f"{counts.get('changed', 0)} of {len(t)} {table_label(name)} changed"
                      + (f", {counts['new']} new" if counts.get("new") else "")
                      + (f", {counts['gone']} gone" if counts.get("gone") else ""))
     missing = f" It published no {', '.join(prev.missing)} table to compare with." if prev.missing else ""
@@ -190,7 +194,7 @@ def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]
         t = t[t["status"] != "same"]
         if len(t):
             display(html_table(readable(t, prev.version),
-                               f"Changes since {prev.version}: {TABLES.get(name, name.replace('_', ' '))}"))
+                               f"Changes since {prev.version}: {table_label(name)}"))
 
 
 def readable(t: pd.DataFrame, version: str) -> pd.DataFrame:
