@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from .chapters import speculative
 from .contract import Contract, kind_for, slug
 from .infer import FileFacts, describe
 from .registry import ChapterSpec, get
@@ -248,7 +249,7 @@ def _config_id(group: dict, taken: dict) -> str:
     for k in ("backend", "engine_version"):
         if f.get(k) and str(f[k]).lower() not in ("none", ""):
             parts.append(str(f[k]).split(",")[0])
-    if f.get("model") and str(f.get("speculative") or "none").lower() not in ("none", ""):
+    if f.get("model") and speculative(f):
         parts.append("spec")
     parts += [str(v) for v in group["distinct"].values()]
     base = slug("-".join(parts)).replace("_", "-")[:60].strip("-") or "config"
@@ -298,7 +299,7 @@ class _RolePicker:
         return str(self.configs[cid]["facts"].get("model") or "")
 
     def speculative(self, cid) -> bool:
-        return str(self.configs[cid]["facts"].get("speculative") or "none").lower() not in ("none", "")
+        return bool(speculative(self.configs[cid]["facts"]))
 
     def matching(self, rule: str) -> list[str]:
         """The free configurations a rule by content picks; none for a rule it does not know."""
