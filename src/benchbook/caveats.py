@@ -20,23 +20,26 @@ def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = N
     """Caveats raised by rules over the data; `compared` lists config pairs set side by side."""
     out = []
     configs = {**study_data.study.configs, **(extra_configs or {})}
-    for rule in (_reconstructed, _synthetic_traffic, _small_samples, _summary_only,
-                 _ignored_records, _client_idle, _best_of_backends):
-        out += rule(study_data, runs)
+    for check in (_reconstructed, _synthetic_traffic, _small_samples, _summary_only,
+                  _ignored_records, _client_idle, _best_of_backends):
+        out += check(study_data, runs)
     out += _unlike_models(configs, compared or [])
     if ledger is not None:
         out += _currency(ledger)
     return out
 
 
-def _c(rule: str, text: str) -> dict:
-    return dict(origin=f"data rule: {rule}", caveat=text)
+def rule(name: str, text: str, reads: tuple[str, ...] = ()) -> dict:
+    """A caveat of a data rule; `reads`: the tidy columns its numbers come from, so that one
+    resting on a generator's assumption is marked (pipeline.finish)."""
+    out = dict(origin=f"data rule: {name}", caveat=text)
+    return {**out, "reads": reads} if reads else out
 
 
 def _reconstructed(sd, runs):
     if not sd.study.reconstructed:
         return []
-    return [_c("reconstructed", (
+    return [rule("reconstructed", (
         f"The raw files ({sd.study.label}) are reconstructed from the published tables, not "
         "measured: agreement with the write-up is by construction. Consistency checks between "
         "published numbers and the structure of the runs remain informative."))]
@@ -48,7 +51,7 @@ def _synthetic_traffic(sd, runs):
     synth = runs[(runs["dataset"] == "random") & (runs.get("ignore_eos", False) == True)]  # noqa: E712
     if not len(synth):
         return []
-    return [_c("synthetic-traffic", (
+    return [rule("synthetic-traffic", (
         f"{len(synth)} of {len(runs)} runs use random-token prompts with `--ignore-eos`: every request "
         "generates its full output budget, and speculative decoding sees unusually predictable text. "
         "Real agent traffic has varied lengths and lower MTP acceptance."))]
@@ -59,7 +62,7 @@ def _small_samples(sd, runs):
     if not len(few):
         return []
     names = ", ".join(f"{n} ({int(c)})" for n, c in zip(few["name"], few["completed"]))
-    return [_c("small-samples", (
+    return [rule("small-samples", (
         f"P99 figures come from runs with fewer than 100 requests: {names}. With n requests the P99 "
         "is interpolated between the largest one or two samples, so it is close to the maximum."))]
 
@@ -68,7 +71,7 @@ def _summary_only(sd, runs):
     summ = runs[runs["summary_only"].fillna(False)]
     if not len(summ):
         return []
-    return [_c("summary-only", (
+    return [rule("summary-only", (
         f"{len(summ)} runs have no per-request data; their statistics are the tool's own "
         f"summary values, not recomputed: {', '.join(summ['name'].astype(str))}."))]
 
@@ -78,7 +81,7 @@ def _ignored_records(sd, runs):
     if not len(bad):
         return []
     detail = "; ".join(f"{r.file}: {r.ignored} ({r.reasons})" for r in bad.itertuples())
-    return [_c("ignored-records", f"Some records were ignored while reading: {detail}.")]
+    return [rule("ignored-records", f"Some records were ignored while reading: {detail}.")]
 
 
 def _client_idle(sd, runs, threshold: float = 0.05):
@@ -93,7 +96,7 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     detail = ", ".join(
         f"{n}: {a:.1f} vs {b:.1f} t/s" for n, a, b in zip(gap["name"], gap["per_request_tps"], gap["per_agent_tps"])
     )
-    return [_c("client-idle", (
+    return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "
         f"between requests and 'per-agent t/s' understates what one request sees ({detail})."))]
 
@@ -107,7 +110,7 @@ def _best_of_backends(sd, runs):
         return []
     names = sorted(builds.unique())
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    return [_c("best-of-backends", (
+    return [rule("best-of-backends", (
         f"llama.cpp figures are the best of {len(names)} builds/backends per test ({shown}): an "
         "optimistic envelope that no single build reaches on every test."))]
 
@@ -120,7 +123,7 @@ def _unlike_models(configs: dict, compared: list[tuple[str, str]]):
         if "model" in diffs or "quantisation" in diffs:
             meaning = ("their ratio mixes hardware with model and software choices" if "platform" in diffs
                        else "on the same hardware, their ratio reflects the model and serving configuration")
-            out.append(_c("unlike-models", (
+            out.append(rule("unlike-models", (
                 f"{a} and {b} differ in {', '.join(diffs)} ({_on(ca)} vs {_on(cb)}): {meaning}.")))
     return out
 
@@ -133,7 +136,7 @@ def _currency(ledger: pd.DataFrame):
     mixed = ledger[(ledger["verdict"] == UNKNOWN) & ledger["note"].str.contains("amounts in", na=False)]
     if not len(mixed):
         return []
-    return [_c("currency", (
+    return [rule("currency", (
         f"{len(mixed)} claims compare costs in euros with prices in US dollars ({', '.join(mixed['id'])}). "
         "They are not derivable without a dated exchange rate (parameter usd_per_eur); the ledger "
         "shows the rate at which each would hold."))]

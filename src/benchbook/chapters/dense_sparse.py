@@ -25,7 +25,7 @@ from .. import pipeline, plots
 from ..analysis.proportions import compare_rates, holm, wilson
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ..analysis.tool_failures import CLASS_IDS, LABELS
-from ..caveats import data_caveats
+from ..caveats import data_caveats, rule
 from ..contract import Missing
 from ..marks import Col, Glued, Shown, rows_table, table, union
 from ..report import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
@@ -735,10 +735,6 @@ def _caveats(r: Results) -> list[dict]:
     return out + _kv_caveats(r) + _vram_caveat(r) + _decode_caveat(r) + _reliability_caveats(r) + _gauntlet_caveat(r)
 
 
-def _c(rule: str, text: str) -> dict:
-    return dict(origin=f"data rule: {rule}", caveat=text)
-
-
 def _off_one(ratio, tolerance: float) -> bool:
     """A ratio that should be 1 and is further from it than `tolerance` (absent: no)."""
     return ratio is not None and not math.isnan(ratio) and abs(ratio - 1) > tolerance
@@ -750,7 +746,7 @@ def _kv_caveats(r: Results) -> list[dict]:
     for row in k.to_dict("records"):
         ratio, rn = row.get("printed concurrency / (tokens / max len)"), row.get("reserved / needed")
         if _off_one(ratio, 0.02):
-            out.append(_c("start-up-log-disagrees", (
+            out.append(rule("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
                 f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a "
                 f"maximum concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid "
@@ -758,7 +754,7 @@ def _kv_caveats(r: Results) -> list[dict]:
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
                 "figure the scheduler uses.")))
         if _off_one(rn, 0.05):
-            out.append(_c("kv-arithmetic", (
+            out.append(rule("kv-arithmetic", (
                 f"{row['model']}: by the architecture ({row['full-attention layers']} full-attention layers × "
                 f"{row['KV heads']} KV heads × {row['head dim']} × 2 × {row['KV bytes']:g} byte = "
                 f"{row['KV bytes per token'] / 1024:.0f} KiB per token) the printed {row['printed KV tokens']:,.0f} "
@@ -767,7 +763,7 @@ def _kv_caveats(r: Results) -> list[dict]:
                 f"{row['concurrency the reserved memory allows']:.2f} full-length requests, close to the printed "
                 "concurrency; the token count understates the capacity.")))
         if row.get("tokens are whole blocks") is False:
-            out.append(_c("kv-block-size", (
+            out.append(rule("kv-block-size", (
                 f"{row['model']}: the printed token count is not a whole number of "
                 f"{row['block size (assumed state dtype)']}"
                 "-token blocks under the assumed state dtype (architecture.yml); the assumed layout may be wrong.")))
@@ -783,7 +779,7 @@ def _vram_caveat(r: Results) -> list[dict]:
     if not (d and m) or utils["dense"] != utils["moe"] or not utils["dense"] or abs(d - m) < 0.5:
         return []
     budget = utils["dense"] * v["dense_card_total_gb"]
-    return [_c("vram-vs-utilisation", (
+    return [rule("vram-vs-utilisation", (
         f"Both servers ran with `--gpu-memory-utilization {utils['dense']}` (about {budget:.1f} GB of each card), and "
         "vLLM sizes the KV cache to fill that budget whatever the model; yet nvidia-smi shows "
         f"{d:.1f} GB per card for the dense model and {m:.1f} GB for the MoE ({d - m:.1f} GB apart). The smaller "
@@ -802,7 +798,7 @@ def _decode_caveat(r: Results) -> list[dict]:
                    if not str(spec).startswith("none") else
                    "This server ran without speculative decoding, so nothing in the published setup explains it; "
                    "the two rows were probably measured with different prompts or output lengths.")
-            out.append(_c("decode-long-faster", (
+            out.append(rule("decode-long-faster", (
                 f"{r.configs[cid].get('model')}: decode at long context ({long_:.0f} tok/s) is faster than "
                 f"single-stream decode ({single:.0f} tok/s). Decode normally slows as the context grows. {why}")))
     return out
@@ -819,7 +815,7 @@ def _reliability_caveats(r: Results) -> list[dict]:
     if speed and (rigs != {c.get("platform") for c in speed.values()}
                   or {c.get("model") for c in rel_configs.values()} != {c.get("model") for c in speed.values()}):
         versions = {c.get("engine_version") for c in rel_configs.values()}
-        out.append(_c("reliability-models-differ", (
+        out.append(rule("reliability-models-differ", (
             "The reliability logs come from other servers than the speed runs: "
             + ", ".join(f"{c.get('model')} ({c.get('quantisation')})" for c in rel_configs.values())
             + f" on {', '.join(sorted(str(x) for x in rigs))}, "
@@ -846,7 +842,7 @@ def _reliability_caveats(r: Results) -> list[dict]:
             text += ("The other differences ("
                      + "; ".join(f"{row.pair}: p = {row.p_fisher:.2f}" for row in others.itertuples())
                      + ") are within what chance gives at these sample sizes.")
-        out.append(_c("small-error-counts", text))
+        out.append(rule("small-error-counts", text))
     return out
 
 
@@ -855,7 +851,7 @@ def _gauntlet_caveat(r: Results) -> list[dict]:
     if not len(g):
         return []
     runs = g.groupby(["task_id", "model"]).size()
-    return [_c("gauntlet-single-runs", (
+    return [rule("gauntlet-single-runs", (
         f"The gauntlet has {g['task_id'].nunique()} tasks with {int(runs.max())} graded answer per task and model, "
         "hand-timed: a tie on correctness and the time ratios are single observations, not rates.")),
     ] if runs.max() == 1 else []

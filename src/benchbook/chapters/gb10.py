@@ -20,7 +20,7 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
-from ..caveats import data_caveats
+from ..caveats import data_caveats, rule
 from ..contract import Missing
 from ..ingest.prometheus import counter_delta
 from ..marks import Col, Glued, Shown, rows_table, table, union
@@ -689,13 +689,13 @@ def gb10_caveats(r: Results) -> list[dict]:
     out = []
     platforms = {c.get("platform") for c in r.data.study.configs.values()}
     if len(platforms) == 1 and None not in platforms:
-        out.append(dict(origin="data rule: one machine", caveat=(
+        out.append(rule("one machine", (
             f"Every run comes from one machine ({platforms.pop()}); nothing here says how another unit or "
             "another unified-memory system behaves.")))
     boot, groups = r.boot, r.groups
     v = boot[boot["fact"] == "engine_version"].groupby("cfg")["value"].first()
     if v.nunique() > 1:
-        out.append(dict(origin="data rule: software moved", caveat=(
+        out.append(rule("software moved", (
             "The logs show different vLLM builds (" + ", ".join(f"{r.labels.get(c, c)}: {x}" for c, x in v.items()) +
             "); a comparison across them mixes every change between the builds, and the driver with it.")))
     seeded = groups[groups["n"] > 1]
@@ -703,18 +703,18 @@ def gb10_caveats(r: Results) -> list[dict]:
         n = int(seeded["n"].max())
         single = sorted({r.labels.get(c, c) + " " + t.upper()
                          for c, t in groups[groups["n"] == 1][["cfg", "test"]].itertuples(index=False)})
-        out.append(dict(origin="data rule: few seeds", caveat=(
+        out.append(rule("few seeds", (
             f"At most {n} seeds per test: a seed-to-seed spread from {n} runs is a range, not a confidence "
             "interval, so 'beyond noise' is a screening rule."
             + (f" Single runs ({', '.join(single)}) have no spread of their own; the chapter borrows the largest "
                "spread of the same metric from other tests (marked *)." if single else ""))))
     elif len(groups):
-        out.append(dict(origin="data rule: no seeds", caveat=(
+        out.append(rule("no seeds", (
             "Every test ran once, so there is no seed-to-seed spread to judge a change by: the comparisons "
             "below give the changes without a noise verdict.")))
     modes = boot[boot["fact"] == "cudagraph_mode_to"]
     if len(modes):
-        out.append(dict(origin="data rule: graph mode changed", caveat=(
+        out.append(rule("graph mode changed", (
             "vLLM changed the CUDA graph mode at start-up for " + ", ".join(r.labels.get(c, c) for c in modes["cfg"]) +
             " (" + ", ".join(modes["value"].astype(str)) + "): those runs are not on equal footing with the others.")))
     return out

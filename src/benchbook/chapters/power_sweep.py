@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import pipeline
+from ..caveats import rule
 from ..contract import Missing
 from ..marks import Glued, Shown, rows_table, union
 from ..report import fmt_rate, platform_short
@@ -583,18 +584,12 @@ def mix_distances(r: Results) -> pd.DataFrame:
 # ---------------------------------------------------------------- caveats raised by rules
 
 
-def _c(rule: str, text: str, reads: tuple[str, ...] = ()) -> dict:
-    """A caveat of a data rule; `reads`: the tidy columns its numbers come from, so that one
-    resting on a generator's assumption is marked (pipeline.finish)."""
-    return dict(origin=f"data rule: {rule}", caveat=text, reads=reads)
-
-
 def data_caveats(r: Results) -> list[dict]:
     """Caveats whose condition the data meets, each with its evidence."""
     out = []
-    for rule in (_reconstructed, _idle_models, _live, _directional, _mixes, _straddling, _tails, _draw_vs_limit,
-                 _limit_source, _other_cards, _restarts, _prefix_cache, _access_lines, _p95_rule):
-        out += rule(r)
+    for check in (_reconstructed, _idle_models, _live, _directional, _mixes, _straddling, _tails, _draw_vs_limit,
+                  _limit_source, _other_cards, _restarts, _prefix_cache, _access_lines, _p95_rule):
+        out += check(r)
     return out
 
 
@@ -602,7 +597,7 @@ def _reconstructed(r):
     s = r.data.study
     if not s.reconstructed:
         return []
-    return [_c("reconstructed", (
+    return [rule("reconstructed", (
         f"The raw files ({s.label}) are reconstructed from the published tables, not measured: agreement "
         "with the write-up is by construction. The consistency checks between published numbers remain "
         "informative."))]
@@ -612,7 +607,7 @@ def _idle_models(r):
     idle = [c for c in r.models["config"] if c not in busy_configs(r)]
     if not idle:
         return []
-    return [_c("no-busy-windows", (
+    return [rule("no-busy-windows", (
         f"{', '.join(_label(r, c) for c in idle)}: no stats line of the log shows a request running, so the "
         "model has no row in the tables below (its idle lines are counted in the files table)."))]
 
@@ -622,7 +617,7 @@ def _live(r):
     if busy.empty:
         return []
     n = busy.groupby(["config", "power_key", "running"]).size()
-    return [_c("live-workload", (
+    return [rule("live-workload", (
         f"The {len(busy):,} windows come from live agent traffic: how long each model ran at each concurrency "
         f"was not controlled, so cells hold between {n.min()} and {n.max()} windows, and requests of every "
         "length (long prompts, short tool calls) are mixed in each."))]
@@ -635,7 +630,7 @@ def _directional(r):
     if few.empty:
         return []
     ex = ", ".join(f"{_label(r, c)} {p} at {int(run)} ({v})" for (c, p, run), v in few.head(6).items())
-    return [_c("few-windows", (
+    return [rule("few-windows", (
         f"{len(few)} of {len(n)} concurrency cells rest on {k} windows or fewer (marked † in the tables; "
         f"e.g. {ex}); read them as directional. A cell of 1-2 windows is one minute of one workload."))]
 
@@ -656,7 +651,7 @@ def _mixes(r):
             "overall average per model compares different workloads; compare cell by cell (same concurrency).")
     if pooled:
         text += f" Claims that compare overall averages across models: {', '.join(pooled)}."
-    return [_c("different-mixes", text)]
+    return [rule("different-mixes", text)]
 
 
 def _pooled_cross_model_claims(r) -> list[str]:
@@ -680,7 +675,7 @@ def _straddling(r):
     changed = busy & ~opens & (prev != w["running"])
     if not busy.any():
         return []
-    return [_c("windows-straddle", (
+    return [rule("windows-straddle", (
         f"vLLM's Running count is a snapshot at the end of each window while the throughputs average the whole "
         f"10 s: {int(changed.sum())} busy windows ({changed.sum() / busy.sum():.0%}) follow a different count, and "
         f"{int(opens.sum())} ({opens.sum() / busy.sum():.0%}) open a burst after an idle spell, so part of their "
@@ -693,7 +688,7 @@ def _tails(r):
     if tail.empty:
         return []
     share = tail["generation_tps"].sum() / w["generation_tps"].sum()
-    return [_c("burst-ends", (
+    return [rule("burst-ends", (
         f"{len(tail)} windows log Running 0 although tokens were generated in them (the last requests of a burst "
         f"finished before the line was written); they belong to no concurrency cell and hold {share:.1%} of the "
         "generated tokens."))]
@@ -707,7 +702,7 @@ def _draw_vs_limit(r):
     b = b.assign(share=b["draw_w"] / (cards * b["limit_w"]))
     by = b.groupby("power_key")["share"].mean()
     text = ", ".join(f"{k}: {by[k]:.0%}" for k in limits_order(r) if k in by)
-    return [_c("limit-is-not-draw", (
+    return [rule("limit-is-not-draw", (
         "Tokens per kW in the write-up divide by cards x power limit, but a limit is a ceiling: in busy windows "
         f"the cards drew on average this share of it ({text}). The logged-draw columns use the nvidia-smi draw; "
         "neither counts CPU, memory or power-supply losses (parameter overhead_w adds a fixed figure)."),
@@ -721,18 +716,18 @@ def _limit_source(r):
     out = []
     unjoined = lim[lim["gpu_file"].notna() & (lim["windows_joined"] == 0)]
     for row in unjoined.itertuples():
-        out.append(_c("gpu-log-joins-nothing", (
+        out.append(rule("gpu-log-joins-nothing", (
             f"The nvidia-smi log {row.gpu_file} beside {row.file} joins 0 of its {row.windows} windows: "
             f"{row.join_note}. Its samples give neither a power limit nor a draw for that log.")))
     missing = lim[lim["gpu_file"].isna()]
     given = missing[missing["manifest_limit_w"].notna()]
     if len(given):
-        out.append(_c("limit-from-manifest", (
+        out.append(rule("limit-from-manifest", (
             f"{len(given)} server logs have no nvidia-smi log beside them; their power limit is the study.yml value "
             f"({', '.join(given['file'])})")))
     unknown = lim[lim["manifest_limit_w"].isna() & (lim["windows_joined"] == 0)]
     if len(unknown):
-        out.append(_c("limit-unknown", (
+        out.append(rule("limit-unknown", (
             f"No power limit is known for {len(unknown)} server log(s) ({', '.join(unknown['file'])}): neither "
             "study.yml nor a joined nvidia-smi log gives one, so their windows are grouped as 'limit unknown' and "
             "left out of the power and energy figures.")))
@@ -740,7 +735,7 @@ def _limit_source(r):
     if len(bad):
         detail = "; ".join(f"{b.file}: study.yml {b.manifest_limit_w:.0f} W, nvidia-smi {b.nvidia_smi_limit_w:.0f} W"
                            for b in bad.itertuples())
-        out.append(_c("limit-mismatch", (
+        out.append(rule("limit-mismatch", (
             f"The power limit the cards reported differs from the one study.yml gives ({detail}); the tables use "
             "the nvidia-smi value.")))
     return out
@@ -752,7 +747,7 @@ def _other_cards(r):
     if lim.empty:
         return []
     cards = sorted(set(lim["other_cards"]))
-    return [_c("other-cards", (
+    return [rule("other-cards", (
         f"The nvidia-smi logs also list cards the server does not use ({'; '.join(cards)}); their draw is left out "
         "of the power figures (study.yml `gpus`)."))]
 
@@ -765,7 +760,7 @@ def _restarts(r):
     many = starts[starts > 1]
     if many.empty:
         return []
-    return [_c("engine-restarts", (
+    return [rule("engine-restarts", (
         f"{len(many)} server logs contain more than one engine start-up "
         f"({', '.join(f'{f} ({n})' for f, n in many.items())}): "
         "the engine was started again within one log (after a crash or by hand; the lines before each start say "
@@ -779,7 +774,7 @@ def _prefix_cache(r):
         return []
     by = b.groupby("config")["prefix_hit_rate"].mean()
     text = ", ".join(f"{_label(r, c)} {v:.0%}" for c, v in by.items())
-    return [_c("prefix-cache", (
+    return [rule("prefix-cache", (
         f"The logged prefix-cache hit rate averages {text}: prompt throughput counts only the tokens computed, so "
         "prefill rates describe the uncached part of each prompt, not the prompt length agents send."),
         reads=("windows.prefix_hit_rate",))]
@@ -800,11 +795,11 @@ def _access_lines(r):
         text += f" {len(failed)} chat requests answered with an error status are not counted."
     if len(loose):
         text += f" {len(loose)} completion lines after a log's last stats line belong to no window."
-    return [_c("access-lines", text)]
+    return [rule("access-lines", text)]
 
 
 def _p95_rule(r):
-    return [_c("p95-rule", (
+    return [rule("p95-rule", (
         f"P95 over windows is numpy's '{P95_METHOD}' rule (the sorted value at rank floor(0.95 (n-1))): linear "
         "interpolation cannot give one of the published P95 values together with the published cell peaks "
         "(PROVENANCE.md), the 'lower' rule can."))]
