@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import zipfile
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -174,8 +175,6 @@ class _Marked:
                 f"{v:.4f}" if isinstance(v, float) else str(v))
         inner = _Marked.render(v.value)
         if v.escaped and isinstance(v.value, str):
-            from html import escape
-
             inner = escape(inner)
         return inner + marks.marker_html(v.ids, v.why)
 
@@ -582,8 +581,6 @@ def sources_html(r) -> HTML:
     """The provenance a reader can follow: each write-up the page checks, named and linked;
     each data folder with its hash and links to it and its PROVENANCE.md; the repository and
     how to cite the book."""
-    from html import escape
-
     from IPython.display import HTML
 
     from .provenance import folder_links, repository
