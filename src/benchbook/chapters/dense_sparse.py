@@ -788,14 +788,16 @@ def _vram_caveat(r: Results) -> list[dict]:
 
 
 def _decode_caveat(r: Results) -> list[dict]:
+    from . import speculative
+
     out = []
     for short, cid in r.speed_configs().items():
         single, long_ = (r.values.get(f"{short}_decode_single_decode_tps"),
                          r.values.get(f"{short}_decode_long_decode_tps"))
         if single and long_ and long_ > single * 1.02:
-            spec = r.configs[cid].get("speculative", "none")
+            spec = speculative(r.configs[cid])
             why = (f"With speculative decoding ({spec}) a higher draft acceptance on the long prompt could explain it."
-                   if not str(spec).startswith("none") else
+                   if spec else
                    "This server ran without speculative decoding, so nothing in the published setup explains it; "
                    "the two rows were probably measured with different prompts or output lengths.")
             out.append(rule("decode-long-faster", (
@@ -925,7 +927,8 @@ def _glue_kv(r: Results, out: Glued) -> None:
         out["kv_ratio"] = out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"]
         if "moe_max_concurrency" in out and "dense_max_concurrency" in out:
             out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
-    k = kv_check(r).set_index("short") if len(kv_check(r)) else pd.DataFrame()
+    k = kv_check(r)
+    k = k.set_index("short") if len(k) else pd.DataFrame()
     for short in k.index:
         for col, key in KV_CHECK_GLUE.get(short, {}).items():
             if col in k and pd.notna(k.loc[short, col]):
