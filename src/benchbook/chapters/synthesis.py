@@ -229,6 +229,11 @@ def _rate(facts: Facts, usd_per_eur, fx_date) -> cost_mod.Rate | None:
     return cost_mod.usd_per_eur(float(f.value), f.date or "", facts.cite(f))
 
 
+def _api_entry(facts: Facts, name: str) -> dict | None:
+    """The API price prices.yml gives under `name` (parameter api_price), or None without one."""
+    return facts.entry("api", name) if name in facts.sections.get("api", {}) else None
+
+
 def _add_cost_and_energy(facts: Facts, lim: pd.DataFrame, rate, api_price: str) -> pd.DataFrame:
     out = lim.copy()
     # energy: measured draw, a power limit, or the platform's power bound (TDP) x devices
@@ -245,7 +250,7 @@ def _add_cost_and_energy(facts: Facts, lim: pd.DataFrame, rate, api_price: str) 
     out["tokens_per_kwh"] = [cost_mod.tokens_per_kwh(t, w) if pd.notna(t) and pd.notna(w) and w > 0 else np.nan
                              for t, w in zip(out["best_aggregate_tps"], out["power_used_w"])]
     # the API price, compared in its own currency, or through the dated rate
-    api = facts.entry("api", api_price) if api_price in facts.sections.get("api", {}) else None
+    api = _api_entry(facts, api_price)
     ratios, notes = [], []
     for _, r in out.iterrows():
         if not (api and pd.notna(r["cost_per_m"]) and r["currency"]):
@@ -272,8 +277,7 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
     lim, rows = r.limits, []
     if not len(lim):
         return pd.DataFrame()
-    api = (r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {})
-           else None)
+    api = _api_entry(r.facts, r.params["api_price"])
     for key, entry in r.facts.sections.get("hourly", {}).items():
         for path in ("price", "price_low", "price_high"):
             f = r.facts.get("hourly", key, path)
@@ -514,10 +518,6 @@ def _per_config(r: Results, columns, marks: dict) -> pd.DataFrame:
     return _mark(r, pd.DataFrame({"configuration": lim["label"], **columns(lim)}), marks)
 
 
-def _tokens(v) -> str:
-    return "–" if pd.isna(v) else f"{v:,.0f}"
-
-
 def decode_table(r: Results) -> pd.DataFrame:
     """The decode roofline of every configuration, with its byte count by part."""
     return _per_config(r, lambda lim: {
@@ -525,7 +525,7 @@ def decode_table(r: Results) -> pd.DataFrame:
                                  zip(lim["model_key"], lim["quant_key"], lim["kv_key"])],
         "bandwidth GB/s": [fmt_rate(b, 0) + (f" ×{int(d)}" if d and d > 1 else "") for b, d in
                            zip(lim["bandwidth_gbs"], lim["devices"])],
-        "context": lim["decode_context_tokens"].map(_tokens),
+        "context": lim["decode_context_tokens"].map(fmt_rate),
         "GB weights + head + KV": [f"{fmt_rate(a, 2)} + {fmt_rate(b, 2)} + {fmt_rate(c, 3)}" for a, b, c in
                                    zip(lim["gb_weights"], lim["gb_head"], lim["gb_kv"])],
         "ceiling t/s": lim["decode_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
@@ -548,7 +548,7 @@ def prefill_table(r: Results) -> pd.DataFrame:
                               zip(lim["prefill_peak_tflops"], lim["prefill_peak_assumed"])],
         "ceiling t/s": lim["prefill_ceiling_tps"].map(lambda v: fmt_rate(v, 0)),
         "measured t/s": lim["prefill_tps"].map(lambda v: fmt_rate(v, 0)),
-        "prompt tokens": lim["prefill_tokens"].map(_tokens),
+        "prompt tokens": lim["prefill_tokens"].map(fmt_rate),
         "% of ceiling": lim["pct_prefill_ceiling"].map(_pct),
     }, {"measured t/s": "prefill", "% of ceiling": "prefill"})
 
@@ -557,8 +557,7 @@ def cost_table(r: Results) -> pd.DataFrame:
     lim = r.limits
     if not len(lim):
         return pd.DataFrame()
-    api = (r.facts.entry("api", r.params["api_price"]) if r.params["api_price"] in r.facts.sections.get("api", {})
-           else None)
+    api = _api_entry(r.facts, r.params["api_price"])
     api_label = f"{api['name'].split('(')[0].strip()} output price ÷ ours" if api else "API ÷ ours"
     out = pd.DataFrame({
         "configuration": lim["label"],
@@ -758,9 +757,8 @@ def glue_values(r: Results) -> dict:
         out["platforms"] = int(lim["platform_key"].nunique())
         _glue_extremes(r, out, lim)
         _glue_mtp(r, out, lim)
-    api = r.params["api_price"]
-    if api in r.facts.sections.get("api", {}):
-        e = r.facts.entry("api", api)
+    e = _api_entry(r.facts, r.params["api_price"])
+    if e is not None:
         out.update(api_vendor=e["vendor"], api_name=e["name"].split("(")[0].strip(),
                    api_output_price=float(e["output"].value), api_currency=e["output"].unit.split("/")[0])
     out["fx"] = r.rate.label() if r.rate else "no exchange rate given"
