@@ -77,4 +77,3 @@ def assert_detect_picks_it_for_no_other_format(module, reader: str, tmp_path: Pa
             continue
         assert mod is not module, name
     assert ingest.readers()[reader] is module
-

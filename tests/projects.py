@@ -85,4 +85,3 @@ def one_chapter_book(study: str):
         return nbformat.read(Chapter(project, study).execute(log=lambda msg: None), as_version=4)
 
     return project, executed
-

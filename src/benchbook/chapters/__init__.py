@@ -97,4 +97,3 @@ def key_figure_row(study: str, config: str, c: dict, **columns) -> dict:
                kv_dtype=c.get("kv_dtype") or "", speculative=speculative(c)) | UNMEASURED | columns
     order = [*KEY_FIGURES, *KEY_FIGURES_OPTIONAL]
     return {k: row[k] for k in order if k in row} | {k: v for k, v in row.items() if k not in order}
-
