@@ -247,6 +247,9 @@ def key_results(r):
                                for t, c in zip(df["result"], df["claim"])])
         shown = df.drop(columns=["claim"]).rename(columns={"basis": "rests on"})
         body = html(shown, None, markup=("result",)).data
+    elif r.sections and all(m is not None for m in r.sections.values()):
+        body = ("<p>This data holds none of the write-up's headline numbers, and none of the chapter's "
+                "analyses can be made from it: each section below says what it would need.</p>")
     else:
         body = ("<p>This data holds none of the write-up's headline numbers; the sections "
                 "below show its own results.</p>")
