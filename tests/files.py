@@ -19,6 +19,22 @@ def write(tmp_path: Path, name: str, text: str, *, gz: bool = False) -> Path:
     return path
 
 
+def serving_log(path: Path, windows: int = 6) -> Path:
+    """A short vLLM server log of serving lines only, as club-3090's excerpts are: a stats
+    line with one request running every 10 s and an access line after each, no start-up
+    lines and no year in the times."""
+    lines = []
+    for k in range(windows):
+        t = f"05-06 06:50:{10 * k:02d}"
+        lines += [f"(APIServer pid=1) INFO {t} [loggers.py:271] Engine 000: Avg prompt throughput: 2.5 tokens/s, "
+                  f"Avg generation throughput: {80 + k}.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+                  "GPU KV cache usage: 3.1%, Prefix cache hit rate: 0.0%",
+                  f'(APIServer pid=1) INFO:     172.19.0.1:5210{k} - "POST /v1/chat/completions HTTP/1.1" 200 OK']
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative path: equal dicts mean byte-identical folders."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

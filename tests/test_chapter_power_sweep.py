@@ -204,3 +204,32 @@ def test_book_build_renders_the_chapter(executed, project):
         assert f'alt="Candle charts for {label}, one column per power limit' in html
     downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*") if p.is_file()}
     assert {"windows.csv", "claims.csv", "power-sweep-tables.zip"} <= downloads
+
+
+def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
+    """A server log and an nvidia-smi log given from two folders: `new` cannot pair them (it
+    guesses nothing), says so in its to-do list, and the page names the GPU log's
+    configuration as one without a server log, not as a model whose requests never ran, and
+    gives it no column in the per-model tables."""
+    from benchbook.scaffold import new_study
+    from files import serving_log
+
+    log = serving_log(tmp_path / "server" / "serving.log")
+    smi = tmp_path / "gpus" / "smi.csv"
+    smi.parent.mkdir()
+    smi.write_text("timestamp, power.draw [W]\n2024/10/30 18:42:33.189, 22.89 W\n2024/10/30 18:42:34.189, 23.10 W\n",
+                   encoding="utf-8")
+    out = tmp_path / "folder"
+    doc = yaml.safe_load(new_study(STUDY, out, [log, smi], log=lambda msg: None).read_text(encoding="utf-8"))
+    server, gpu = (next(f["config"] for f in doc["files"] if f["path"].endswith(n)) for n in ("serving.log", "smi.csv"))
+    assert server != gpu
+    assert f"files[1].config: an nvidia-smi log alone in its configuration, so no server log is read beside it; set " \
+           f"the configuration of the server it was logged beside (one of: {server})" in doc["todo"]
+
+    r = ps.analyse(out, DATA / "published.yml")
+    assert ps.busy_configs(r) == [server]
+    rules = dict(zip(r.caveats["origin"], r.caveats["caveat"]))
+    assert gpu in rules["data rule: no-server-log"] and "data rule: no-busy-windows" not in rules
+    key = ps.limits_order(r)[0]
+    for table in (ps.prefill_table(r, key), ps.completions_table(r)):
+        assert any(server in c for c in table.columns) and not any(gpu in c for c in table.columns)

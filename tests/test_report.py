@@ -249,16 +249,9 @@ def _one_log_folder(tmp_path, chapter: str, role: str):
 
     from benchbook.scaffold import new_study
     from benchbook.study import MANIFEST, write_checksums
+    from files import serving_log
 
-    lines = []
-    for k in range(6):
-        t = f"05-06 06:5{k}:19"
-        lines += [f"(APIServer pid=1) INFO {t} [loggers.py:271] Engine 000: Avg prompt throughput: 2.5 tokens/s, "
-                  f"Avg generation throughput: {80 + k}.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
-                  "GPU KV cache usage: 3.1%, Prefix cache hit rate: 0.0%",
-                  f'(APIServer pid=1) INFO:     172.19.0.1:5210{k} - "POST /v1/chat/completions HTTP/1.1" 200 OK']
-    log = tmp_path / "serving.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    log = serving_log(tmp_path / "serving.log")
     out = tmp_path / chapter
     new_study(chapter, out, [log], log=lambda msg: None)
     doc = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))

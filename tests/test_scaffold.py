@@ -290,6 +290,7 @@ def test_real_log_beside_an_nvidia_smi_log_shares_its_configuration_and_date(tmp
     csv_date = (src / "run1" / "RdrigoMachado_gpu_power.csv").read_text().splitlines()[1][:10].replace("/", "-")
     assert smi["date"] == log1["date"] == csv_date and "date" not in log2
     assert any(t.startswith(f"files[{i2}].date:") for t in doc["todo"])
+    assert not any(".config: an nvidia-smi log alone" in t for t in doc["todo"])  # paired by its folder
 
 
 def test_files_from_unrelated_folders_keep_their_names_not_the_machine_s_layout(tmp_path):

@@ -354,8 +354,14 @@ def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, ro
     by_file: dict[str, list[Unit]] = {}
     for u in units:
         by_file.setdefault(u.path, []).append(u)
+    gpu_only = {cid for cid, g in configs.items() if all(u.facts.format.startswith("nvidia-smi") for u in g["units"])}
+    servers = [cid for cid in configs if cid not in gpu_only]
     for i, (path, us) in enumerate(by_file.items()):
         entry = {"path": path, "config": us[0].config_id}
+        if us[0].config_id in gpu_only:
+            todo.append(f"files[{i}].config: an nvidia-smi log alone in its configuration, so no server log is "
+                        "read beside it; set the configuration of the server it was logged beside"
+                        + (f" (one of: {', '.join(servers)})" if servers else ", and add that server's files"))
         if len(us) == 1 and us[0].run is None:
             entry.update(_run_fields(us[0], names))
             todo += [f"files[{i}].{t}" for t in us[0].todo if t.split(":", 1)[0] in needed(us[0])]

@@ -475,7 +475,7 @@ def _models_by_concurrency(r: Results, key: str, cells) -> pd.DataFrame:
     rows = []
     for c in sorted(w["running"].unique()):
         row = {"concurrent": int(c)}
-        for cid in r.models["config"]:
+        for cid in busy_configs(r):
             row.update(cells(_label(r, cid), w[(w["config"] == cid) & (w["running"] == c)], c))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -506,7 +506,7 @@ def completions_table(r: Results) -> pd.DataFrame:
     busy = r.busy
     for c in sorted(busy["running"].unique()):
         row = {"concurrent": int(c)}
-        for cid in r.models["config"]:
+        for cid in busy_configs(r):
             for key in limits_order(r):
                 g = busy[(busy["config"] == cid) & (busy["power_key"] == key) & (busy["running"] == c)]
                 lab = f"{_label(r, cid)} {key}"
@@ -604,12 +604,22 @@ def _reconstructed(r):
 
 
 def _idle_models(r):
+    """Models without busy windows: those whose log shows no request running, and those with
+    no server log at all (an nvidia-smi log alone describes a machine's GPUs, not a model)."""
+    logged = {e.config for e in r.data.study.run_entries() if e.context.get("kind") == "server-log"}
     idle = [c for c in r.models["config"] if c not in busy_configs(r)]
-    if not idle:
-        return []
-    return [rule("no-busy-windows", (
-        f"{', '.join(_label(r, c) for c in idle)}: no stats line of the log shows a request running, so the "
-        "model has no row in the tables below (its idle lines are counted in the files table)."))]
+    quiet, unlogged = [c for c in idle if c in logged], [c for c in idle if c not in logged]
+    out = []
+    if quiet:
+        out.append(rule("no-busy-windows", (
+            f"{', '.join(_label(r, c) for c in quiet)}: no stats line of the log shows a request running, so the "
+            "model has no row in the tables below (its idle lines are counted in the files table).")))
+    if unlogged:
+        out.append(rule("no-server-log", (
+            f"{', '.join(_label(r, c) for c in unlogged)}: no server log, so no windows and no row in the tables "
+            "below. An nvidia-smi log is joined to the server log in its folder, or of its configuration: give "
+            "its file the configuration of the server it was logged beside (study.yml `files[].config`).")))
+    return out
 
 
 def _live(r):

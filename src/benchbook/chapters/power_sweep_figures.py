@@ -13,7 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..plots import MIN_FONT_PT, model_colour, power_colour
-from .power_sweep import Results, limits_order, tokens_per_kw_table, window_mix
+from .power_sweep import Results, busy_configs, limits_order, tokens_per_kw_table, window_mix
 
 
 def _model_palette(r: Results) -> dict:
@@ -63,7 +63,7 @@ def candles_by_model(r: Results, config: str) -> plt.Figure:
 def threeway(r: Results) -> plt.Figure:
     """Each limit, the models side by side: aggregate and per-request generation candles."""
     keys = limits_order(r)
-    configs = list(r.models["config"])
+    configs = busy_configs(r)
     fig, axes = plt.subplots(2, len(keys), figsize=(3.8 * len(keys), 6.4), sharex=True, sharey="row", squeeze=False)
     width = 0.8 / max(len(configs), 1)
     labels = r.models.set_index("config")["label"]
