@@ -627,10 +627,11 @@ def _live(r):
     if busy.empty:
         return []
     n = busy.groupby(["config", "power_key", "running"]).size()
+    held = f"{n.min()} windows each" if n.min() == n.max() else f"between {n.min()} and {n.max()} windows"
     return [rule("live-workload", (
         f"The {len(busy):,} windows come from live agent traffic: how long each model ran at each concurrency "
-        f"was not controlled, so cells hold between {n.min()} and {n.max()} windows, and requests of every "
-        "length (long prompts, short tool calls) are mixed in each."))]
+        f"was not controlled, so cells hold {held}, and requests of every length (long prompts, short tool "
+        "calls) are mixed in each."))]
 
 
 def _directional(r):
