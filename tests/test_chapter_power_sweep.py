@@ -234,3 +234,7 @@ def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
     key = ps.limits_order(r)[0]
     for table in (ps.prefill_table(r, key), ps.completions_table(r)):
         assert any(server in c for c in table.columns) and not any(gpu in c for c in table.columns)
+    from benchbook.chapters import power_sweep_figures as figures
+
+    legend = [t.get_text() for t in figures.prefill(r).axes[0].get_legend().get_texts()]
+    assert server in legend and gpu not in legend

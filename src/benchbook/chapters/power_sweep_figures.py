@@ -103,7 +103,8 @@ def prefill(r: Results) -> plt.Figure:
     for j, key in enumerate(keys):
         ax = axes[0, j]
         sns.lineplot(data=df[df["power"] == key], x="running", y="tps", hue="model", style="view",
-                     hue_order=list(r.models["label"]), palette=_model_palette(r),
+                     hue_order=list(r.models.set_index("config")["label"][busy_configs(r)]),
+                     palette=_model_palette(r),
                      markers=True, dashes={"all windows": (3, 2), "windows with prefill": ""}, ax=ax,
                      legend=(j == len(keys) - 1))
         ax.set_title(key)
