@@ -607,7 +607,8 @@ def _idle_models(r):
     """Models without busy windows: those whose log shows no request running, and those with
     no server log at all (an nvidia-smi log alone describes a machine's GPUs, not a model)."""
     logged = {e.config for e in r.data.study.run_entries() if e.context.get("kind") == "server-log"}
-    idle = [c for c in r.models["config"] if c not in busy_configs(r)]
+    busy = set(busy_configs(r))
+    idle = [c for c in r.models["config"] if c not in busy]
     quiet, unlogged = [c for c in idle if c in logged], [c for c in idle if c not in logged]
     out = []
     if quiet:
