@@ -256,7 +256,8 @@ def _one_log_folder(tmp_path, chapter: str, role: str):
     new_study(chapter, out, [log], log=lambda msg: None)
     doc = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
     for config in doc["configs"].values():
-        config["role"] = config.get("role") if config.get("role") not in (None, "TODO") else role
+        if config.get("role") in (None, "TODO"):  # no rule of the chapter picked one: the user's choice
+            config["role"] = role
     (out / MANIFEST).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     write_checksums(out)
     return out
