@@ -38,6 +38,7 @@ BIN = Path(sys.executable).parent
 STUDY = "synthesis"
 H100 = "h100-dense-vs-moe-mtp"
 STRIX = "strix-halo-baseline"
+DENSE_SPARSE = "3090-dense-vs-sparse"
 CHAPTERS = registry.get(STUDY).uses
 
 
@@ -242,6 +243,35 @@ def test_a_chapter_whose_outputs_cannot_be_read_is_listed_as_failed(bare):
     assert not (r.key_figures["study"] == H100).any()
     assert r.claims.set_index("study").loc[H100, "status"] == "failed"
     assert r.run(STRIX).status == "ok"  # the others are read as they are
+
+
+def test_a_chapter_whose_data_gives_no_key_figures_is_read_not_failed(bare, tmp_path):
+    """The 3090 chapter on a log of serving lines only has no configuration with a decode
+    run: it writes an empty key_figures table with its header, and the synthesis includes
+    its claims and says why it has no row, instead of failing on a file without columns."""
+    from benchbook import report
+    from benchbook.chapters import dense_sparse
+    from benchbook.scaffold import new_study
+    from benchbook.study import MANIFEST, write_checksums
+    from files import serving_log
+
+    folder = tmp_path / "serving-only"
+    new_study(DENSE_SPARSE, folder, [serving_log(tmp_path / "serving.log")], log=lambda m: None)
+    doc = yaml.safe_load((folder / MANIFEST).read_text(encoding="utf-8"))
+    for config in doc["configs"].values():
+        config["role"] = "dense"  # no rule picks a role for an unnamed model: the user's choice
+    (folder / MANIFEST).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    write_checksums(folder)
+    r = dense_sparse.analyse(folder, ROOT / "data" / DENSE_SPARSE / "published.yml")
+    shutil.rmtree(bare / DENSE_SPARSE)
+    report.write_outputs(r, dense_sparse.downloads(r), bare / DENSE_SPARSE, "tables")
+    header = (bare / DENSE_SPARSE / "key_figures.csv").read_text(encoding="utf-8").splitlines()
+    assert header and header[0].startswith("study,platform,config") and len(header) == 1
+
+    run = run_in(bare).run(DENSE_SPARSE)
+    assert run.status == "ok" and run.has_key_figures and not len(run.key_figures)
+    assert "no configuration of its data has the runs its key figures need" in run.detail
+    assert len(run.ledger) == len(r.ledger)
 
 
 def test_the_synthesis_reads_what_a_chapter_computed_on_other_data(project, outputs, tmp_path):

@@ -42,6 +42,15 @@ KEY_FIGURES_OPTIONAL = {  # column -> default
 }
 
 
+def key_figures_table(rows: list[dict], why: dict) -> pd.DataFrame:
+    """A chapter's key_figures rows (key_figure_row) as its output table, cells marked. With no
+    row (no configuration has the runs they need) the table still has the columns, so the
+    synthesis reads "no key figures", not a file without a header."""
+    from ..marks import rows_table
+
+    return rows_table(rows, why, columns=None if rows else [*KEY_FIGURES, *KEY_FIGURES_OPTIONAL])
+
+
 def conform_key_figures(df: pd.DataFrame, study: str) -> pd.DataFrame:
     """Check a chapter's key_figures frame and complete its optional columns."""
     missing = [c for c in KEY_FIGURES if c not in df.columns]

@@ -980,7 +980,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     request at the longest prompt measured (closest to the 4k the other chapters use). The
     best aggregate is the highest output t/s of any run, with its concurrency.
     """
-    from . import accelerator_count, decode_context, key_figure_row, speculative
+    from . import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], run_cells(r)
     for short, cid in r.speed_configs().items():
@@ -1010,4 +1010,4 @@ def key_figures(r: Results) -> pd.DataFrame:
                   + (f"; tensor parallel over {accelerator_count(c.get('accelerators'))} cards"
                      if accelerator_count(c.get("accelerators")) > 1 else ""),
         ))
-    return rows_table(rows, cells.why)
+    return key_figures_table(rows, cells.why)

@@ -954,7 +954,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     prompts: the only single-client test). The best aggregate is the highest output t/s of
     any run of the configuration (one seed, not a mean over seeds).
     """
-    from . import decode_context, key_figure_row, speculative
+    from . import decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid, c in r.data.study.configs.items():
@@ -982,4 +982,4 @@ def key_figures(r: Results) -> pd.DataFrame:
             prefill_tokens=float(one["input_len"]),
             notes=f"prefill as input / TTFT of test A; best aggregate: {best['name']}",
         ))
-    return rows_table(rows, cells.why)
+    return key_figures_table(rows, cells.why)

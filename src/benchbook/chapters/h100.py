@@ -418,7 +418,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     and the run's acceptance length says how many. The best aggregate is over the sweep
     runs, not the short-prompt run.
     """
-    from . import decode_context, key_figure_row, speculative
+    from . import decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
@@ -456,4 +456,4 @@ def key_figures(r: Results) -> pd.DataFrame:
             prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
-    return rows_table(rows, cells.why)
+    return key_figures_table(rows, cells.why)

@@ -899,7 +899,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     synthesis then leaves KV reads out), and TTFT and prefill are not measured per request.
     With MTP, the acceptance length is 1 + accepted / drafts over the log's SpecDecoding lines.
     """
-    from . import key_figure_row, speculative
+    from . import key_figure_row, key_figures_table, speculative
 
     busy = r.busy
     spec = r.data["spec_decode"]
@@ -926,4 +926,4 @@ def key_figures(r: Results) -> pd.DataFrame:
             decode_basis=f"mean generation t/s of the {len(one)} live windows with one request running",
             notes="live agent traffic; power: mean draw of all cards in the nvidia-smi log at the best bucket",
         ))
-    return rows_table(rows, r.assumed_why)
+    return key_figures_table(rows, r.assumed_why)

@@ -690,7 +690,7 @@ def key_figures(r: Results) -> pd.DataFrame:
     context. llama.cpp serves one request at a time here, so the best aggregate is the
     single stream.
     """
-    from . import decode_context, key_figure_row
+    from . import decode_context, key_figure_row, key_figures_table
 
     rows, tests = [], per_test_cells(r)
     t = per_test(r.llama)
@@ -734,7 +734,7 @@ def key_figures(r: Results) -> pd.DataFrame:
             prefill_tps=Shown(float(s["prefill_tps"]), cells.at(s.name, "prefill_tps")),
             prefill_tokens=float(s["input_len"]), notes="prefill as input / TTFT of the llama-server run",
         ))
-    return rows_table(rows, r.assumed_why)
+    return key_figures_table(rows, r.assumed_why)
 
 
 def _short_platform(r: Results, config: dict) -> str:

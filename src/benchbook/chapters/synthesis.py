@@ -112,6 +112,9 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
         if not run.has_key_figures:
             run.detail = "the chapter declares no key_figures output: its claims and caveats are included, " \
                          "its numbers are not in the tables below"
+        elif not len(run.key_figures):
+            run.detail = "no configuration of its data has the runs its key figures need: its claims and " \
+                         "caveats are included, it has no row in the tables below"
     except (OSError, ValueError, KeyError) as exc:
         return ChapterRun(study, "failed", f"reading {folder.name}/{where.relative_to(folder)}: "
                                            f"{type(exc).__name__}: {exc}")
