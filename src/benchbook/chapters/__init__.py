@@ -7,8 +7,8 @@ import pandas as pd
 # A chapter module (named in benchbook.registry) provides `analyse(...)`, whose arguments are
 # named like its notebook's parameters and whose result has `.ledger` (claims.check_claims)
 # and `.caveats` (origin, caveat); it may provide `key_figures(results) -> pandas.DataFrame`
-# with the columns below, which the synthesis chapter sets against physical limits, prices
-# and power.
+# with the columns below (rows from key_figure_row, the table from key_figures_table), which
+# the synthesis chapter sets against physical limits, prices and power.
 # key_figures: one row per configuration. Strings as the study's data give them (study.yml);
 # the synthesis maps platform, model, quantisation and kv_dtype to data/facts/ entries.
 KEY_FIGURES = {
