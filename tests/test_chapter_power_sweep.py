@@ -231,6 +231,7 @@ def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
     rules = dict(zip(r.caveats["origin"], r.caveats["caveat"]))
     assert gpu in rules["data rule: no-server-log"] and "data rule: no-busy-windows" not in rules
     assert "cells hold 6 windows each," in rules["data rule: live-workload"]  # one cell: no "between 6 and 6"
+    assert ps.files_table(r)["date"].tolist() == ["–"]  # the log's times carry no year and study.yml gives none
     key = ps.limits_order(r)[0]
     for table in (ps.prefill_table(r, key), ps.completions_table(r)):
         assert any(server in c for c in table.columns) and not any(gpu in c for c in table.columns)

@@ -413,7 +413,8 @@ def files_table(r: Results) -> pd.DataFrame:
         w = r.windows[r.windows["source_file"] == rec.file]
         busy = w[w["running"] >= 1]
         rows.append({
-            "model": _label(r, rec.config), "date": str(w["run_date"].iloc[0]) if len(w) else "",
+            "model": _label(r, rec.config),
+            "date": str(w["run_date"].iloc[0]) if len(w) and pd.notna(w["run_date"].iloc[0]) else "–",
             "limit (study.yml)": fmt_rate(rec.manifest_limit_w, 0),
             "limit (nvidia-smi)": fmt_rate(rec.nvidia_smi_limit_w, 0),
             "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
