@@ -77,7 +77,7 @@ def test_glued_counts_and_power_match_the_raw_logs(executed, raw):
     busy = raw[raw["running"] >= 1]
     assert g["windows_total"] == len(raw)
     assert g["busy_total"] == len(busy)
-    assert g["logs_n"] == 9 and g["models_n"] == 3
+    assert g["logs_n"] == 9 and g["models_n"] == 3 and g["logs_text"] == "9 server logs hold"
     assert (g["limit_lo"], g["limit_hi"]) == ("200W", "300W")
     assert g["cards_text"] == "4 cards"
     ok = busy.dropna(subset=["draw"])
@@ -232,6 +232,7 @@ def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
     assert gpu in rules["data rule: no-server-log"] and "data rule: no-busy-windows" not in rules
     assert "cells hold 6 windows each," in rules["data rule: live-workload"]  # one cell: no "between 6 and 6"
     assert ps.files_table(r)["date"].tolist() == ["–"]  # the log's times carry no year and study.yml gives none
+    assert ps.glue_values(r)["logs_text"] == "1 server log holds"  # not "1 server logs hold"
     key = ps.limits_order(r)[0]
     for table in (ps.prefill_table(r, key), ps.completions_table(r)):
         assert any(server in c for c in table.columns) and not any(gpu in c for c in table.columns)
