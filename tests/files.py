@@ -35,6 +35,25 @@ def serving_log(path: Path, windows: int = 6) -> Path:
     return path
 
 
+def serving_only_folder(tmp_path: Path, chapter: str, role: str) -> Path:
+    """A data folder made by `benchbook new` for `chapter` from one `serving_log`, its
+    configuration given `role` where no rule of the chapter picked one (as a user would)."""
+    import yaml
+
+    from benchbook.scaffold import new_study
+    from benchbook.study import MANIFEST, write_checksums
+
+    out = tmp_path / chapter
+    new_study(chapter, out, [serving_log(tmp_path / f"{chapter}.log")], log=lambda msg: None)
+    doc = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
+    for config in doc["configs"].values():
+        if config.get("role") in (None, "TODO"):
+            config["role"] = role
+    (out / MANIFEST).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    write_checksums(out)
+    return out
+
+
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file under `root` by relative path: equal dicts mean byte-identical folders."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

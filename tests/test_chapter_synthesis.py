@@ -251,17 +251,9 @@ def test_a_chapter_whose_data_gives_no_key_figures_is_read_not_failed(bare, tmp_
     its claims and says why it has no row, instead of failing on a file without columns."""
     from benchbook import report
     from benchbook.chapters import dense_sparse
-    from benchbook.scaffold import new_study
-    from benchbook.study import MANIFEST, write_checksums
-    from files import serving_log
+    from files import serving_only_folder
 
-    folder = tmp_path / "serving-only"
-    new_study(DENSE_SPARSE, folder, [serving_log(tmp_path / "serving.log")], log=lambda m: None)
-    doc = yaml.safe_load((folder / MANIFEST).read_text(encoding="utf-8"))
-    for config in doc["configs"].values():
-        config["role"] = "dense"  # no rule picks a role for an unnamed model: the user's choice
-    (folder / MANIFEST).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    write_checksums(folder)
+    folder = serving_only_folder(tmp_path, DENSE_SPARSE, "dense")
     r = dense_sparse.analyse(folder, ROOT / "data" / DENSE_SPARSE / "published.yml")
     shutil.rmtree(bare / DENSE_SPARSE)
     report.write_outputs(r, dense_sparse.downloads(r), bare / DENSE_SPARSE, "tables")

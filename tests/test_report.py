@@ -242,42 +242,23 @@ def test_the_build_marks_glued_numbers_and_figure_captions_resting_on_an_assumpt
     assert figs[0].source.endswith("\n```") and figs[1].source.endswith("Caption of fig_tpot.\n```")
 
 
-def _one_log_folder(tmp_path, chapter: str, role: str):
-    """A folder made by `benchbook new` from one short server log of serving lines only (no
-    start-up lines), its one configuration given `role` as a user would."""
-    import yaml
-
-    from benchbook.scaffold import new_study
-    from benchbook.study import MANIFEST, write_checksums
-    from files import serving_log
-
-    log = serving_log(tmp_path / "serving.log")
-    out = tmp_path / chapter
-    new_study(chapter, out, [log], log=lambda msg: None)
-    doc = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
-    for config in doc["configs"].values():
-        if config.get("role") in (None, "TODO"):  # no rule of the chapter picked one: the user's choice
-            config["role"] = role
-    (out / MANIFEST).write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    write_checksums(out)
-    return out
-
-
 def test_key_results_say_when_the_data_fills_none_of_the_chapter_s_analyses(tmp_path):
     """Only serving lines: the 3090 chapter reads a server log for its start-up lines alone,
     so nothing below is this data's result, and the opening box must not say otherwise; the
     power sweep draws its generation by concurrency from the same lines."""
     from benchbook.chapters import dense_sparse, power_sweep
     from benchbook.report import key_results
+    from files import serving_only_folder
 
     data = Path(__file__).parents[1] / "data"
-    r = dense_sparse.analyse(_one_log_folder(tmp_path, "3090-dense-vs-sparse", "dense"),
+    r = dense_sparse.analyse(serving_only_folder(tmp_path, "3090-dense-vs-sparse", "dense"),
                              data / "3090-dense-vs-sparse" / "published.yml")
     assert r.sections and all(m is not None for m in r.sections.values())
     box = key_results(r).data
     assert "none of the chapter's analyses can be made from it" in box
     assert "show its own results" not in box
 
-    r = power_sweep.analyse(_one_log_folder(tmp_path, "power-sweep", "model"), data / "power-sweep" / "published.yml")
+    r = power_sweep.analyse(serving_only_folder(tmp_path, "power-sweep", "model"),
+                            data / "power-sweep" / "published.yml")
     assert any(m is None for m in r.sections.values())
     assert "none of the chapter's analyses" not in key_results(r).data

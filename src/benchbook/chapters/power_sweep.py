@@ -829,8 +829,7 @@ def glue_values(r: Results) -> dict:
     out.update({"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
                 "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
                 "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]})
-    out["logs_text"] = f"{len(r.limits)} server log holds" if len(r.limits) == 1 else \
-        f"{len(r.limits):,} server logs hold"
+    out["logs_text"] = f"{out['logs_n']:,} server log{' holds' if out['logs_n'] == 1 else 's hold'}"
     cards = sorted(set(int(c) for c in r.models["cards"]))
     out["cards_text"] = " or ".join(str(c) for c in cards) + (" card" if cards == [1] else " cards")
     keys = [k for k in limits_order(r) if k != NO_LIMIT]
