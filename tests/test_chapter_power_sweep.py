@@ -240,3 +240,27 @@ def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
 
     legend = [t.get_text() for t in figures.prefill(r).axes[0].get_legend().get_texts()]
     assert server in legend and gpu not in legend
+
+
+def test_an_nvidia_smi_log_without_any_server_log_gives_a_page_not_a_traceback(tmp_path):
+    """Only a GPU log: no server log, so no window. The chapter runs, says what is missing
+    and why, and its downloads keep their columns (a KeyError on the empty table of power
+    limits was what a user got before)."""
+    from benchbook.report import write_downloads
+    from benchbook.scaffold import new_study
+
+    smi = tmp_path / "smi.csv"
+    smi.write_text("timestamp, power.draw [W]\n2024/10/30 18:42:33.189, 22.89 W\n2024/10/30 18:42:34.189, 23.10 W\n",
+                   encoding="utf-8")
+    out = tmp_path / "folder"
+    new_study(STUDY, out, [smi], log=lambda msg: None)
+    r = ps.analyse(out, DATA / "published.yml")
+    assert not len(r.limits) and not len(r.windows) and ps.busy_configs(r) == []
+    assert r.sections and all(m is not None for m in r.sections.values())
+    rules = dict(zip(r.caveats["origin"], r.caveats["caveat"]))
+    assert "no server log" in rules["data rule: no-server-log"]
+    tables = ps.downloads(r)
+    for name, path in write_downloads(tables, tmp_path / "downloads", "t").items():
+        if path.suffix == ".csv":
+            assert path.read_text(encoding="utf-8").partition("\n")[0] == ",".join(map(str, tables[name].columns)), name
+    assert {"file", "other_cards", "agrees"} <= set(tables["power_limits"].columns)

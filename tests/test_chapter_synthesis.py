@@ -325,6 +325,22 @@ def test_usd_cloud_scenarios_divide_without_a_rate(outputs):
     assert row["api_over_ours"] == pytest.approx(14.0 / row["cost_per_m"])
 
 
+
+def test_with_no_chapter_output_every_download_keeps_its_header(bare, tmp_path):
+    """No chapter has been executed: the tables are empty, and each is written with its
+    columns (no CSV file without a header for a reader's script to trip on)."""
+    from benchbook.report import write_downloads
+
+    for folder in [p for p in bare.iterdir() if p.is_dir()]:
+        shutil.rmtree(folder)
+    tables = synthesis.downloads(run_in(bare))
+    assert not len(tables["cloud_scenarios"]) and not len(tables["key_figures_and_limits"])
+    for name, path in write_downloads(tables, tmp_path / "out", "t").items():
+        if path.suffix == ".csv":
+            header = path.read_text(encoding="utf-8").partition("\n")[0]
+            assert header and header.split(",") == [str(c) for c in tables[name].columns], name
+
+
 # ---------------------------------------------------------------- the built book
 
 

@@ -115,6 +115,16 @@ def test_no_table_is_empty_and_no_number_is_nan(built):
             chapter, re.findall(r".{40}\b(?:nan|None|inf)\b.{20}", prose))
 
 
+
+def test_every_download_has_a_header(built):
+    """A table the data has no rows for is still offered with its columns."""
+    _, project, folders, _ = built
+    for chapter in [*folders, "synthesis"]:
+        files = sorted((project / "book/studies" / chapter).glob("*.csv"))
+        assert files, chapter
+        for path in files:
+            assert path.read_text(encoding="utf-8").partition("\n")[0].strip(), (chapter, path.name)
+
 def test_sections_the_data_cannot_fill_say_so(built):
     variant, project, folders, _ = built
     body = text(page(project, "h100-dense-vs-moe-mtp"))

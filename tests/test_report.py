@@ -262,3 +262,27 @@ def test_key_results_say_when_the_data_fills_none_of_the_chapter_s_analyses(tmp_
                             data / "power-sweep" / "published.yml")
     assert any(m is None for m in r.sections.values())
     assert "none of the chapter's analyses" not in key_results(r).data
+
+
+def test_a_download_keeps_its_header_when_the_data_has_no_rows_for_it(tmp_path):
+    """On a log of serving lines only, several tidy tables have no rows (failure classes
+    without tool-call logs, tokens per kW without a power limit, …). Each is still written
+    with its columns: a reader of the CSV or Parquet file sees an empty table of known shape,
+    not a file without a header."""
+    from pathlib import Path
+
+    from benchbook.chapters import dense_sparse, power_sweep
+    from benchbook.report import write_downloads
+    from files import serving_only_folder
+
+    data = Path(__file__).parents[1] / "data"
+    empty = set()
+    for mod, role in ((dense_sparse, "dense"), (power_sweep, "model")):
+        r = mod.analyse(serving_only_folder(tmp_path, mod.STUDY, role), data / mod.STUDY / "published.yml")
+        tables = mod.downloads(r)
+        empty |= {(mod.STUDY, name) for name, df in tables.items() if not len(df)}
+        for name, path in write_downloads(tables, tmp_path / "out" / mod.STUDY, "t").items():
+            if path.suffix == ".csv":
+                header = path.read_text(encoding="utf-8").partition("\n")[0]
+                assert header.split(",") == [str(c) for c in tables[name].columns] and header, (mod.STUDY, name)
+    assert {("3090-dense-vs-sparse", "failure_classes"), ("power-sweep", "tokens_per_kw")} <= empty

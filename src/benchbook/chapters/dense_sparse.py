@@ -579,14 +579,18 @@ def pairwise_display(r: Results) -> pd.DataFrame:
     })
 
 
+BREAKDOWN_COLUMNS = ["model", "name", "class", "label", "per100"]
+
+
 def breakdown(r: Results) -> pd.DataFrame:
-    """Errors per 100 tool calls by failure class (long form)."""
+    """Errors per 100 tool calls by failure class (long form); its columns even without
+    tool-call logs, so that the download keeps its header."""
     rows = []
     for name in _tool_names(r):
         for cls in CLASS_IDS:
             rows.append({"model": _label(r, name), "name": name, "class": cls, "label": LABELS[cls],
                          "per100": r.values[f"{name}_per100_{cls.replace('-', '_')}"]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=BREAKDOWN_COLUMNS)
 
 
 def breakdown_display(r: Results) -> pd.DataFrame:

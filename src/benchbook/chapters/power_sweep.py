@@ -109,6 +109,10 @@ def _folder(path) -> str:
     return str(PurePosixPath(str(path)).parent)
 
 
+POWER_LIMIT_COLUMNS = ["file", "config", "manifest_limit_w", "gpu_file", "nvidia_smi_limit_w", "cards", "other_cards",
+                       "windows", "windows_joined", "join_note"]
+
+
 def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
                study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each window's power limit and mean GPU draw, from the nvidia-smi log beside its log.
@@ -161,10 +165,9 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
         if not rec["windows_joined"]:
             rec["join_note"] = "no GPU sample falls in or within a minute of any stats window (another day or clock?)"
         rows.append(rec)
-    limits = pd.DataFrame(rows)
-    if len(limits):
-        diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"]).abs()
-        limits["agrees"] = pd.array(np.where(diff.isna(), None, diff < 0.5), dtype="boolean")
+    limits = pd.DataFrame(rows, columns=POWER_LIMIT_COLUMNS)  # (no server log: no row, the same columns)
+    diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"].astype(float)).abs()
+    limits["agrees"] = pd.array(np.where(diff.isna(), None, diff < 0.5), dtype="boolean")
     return out, limits
 
 
@@ -453,6 +456,10 @@ def summary_table(r: Results, config: str) -> pd.DataFrame:
     return rows_table(rows, r.assumed_why)
 
 
+CONCURRENCY_COLUMNS = ["power limit", "concurrent", "windows", "avg gen t/s", "median", "peak", "per-request t/s",
+                       "std", "min", "share of windows"]
+
+
 def concurrency_table(r: Results, config: str) -> pd.DataFrame:
     """Generation by Running count; per-request t/s is the average divided by the count."""
     rows = []
@@ -466,7 +473,7 @@ def concurrency_table(r: Results, config: str) -> pd.DataFrame:
                          "peak": fmt_rate(s["gen_max"], 0), "per-request t/s": fmt_rate(s["gen_mean"] / c, 0),
                          "std": fmt_rate(s["gen_std"], 0), "min": fmt_rate(s["gen_min"], 0),
                          "share of windows": f"{len(g) / len(w):.0%}"})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CONCURRENCY_COLUMNS)
 
 
 def _models_by_concurrency(r: Results, key: str, cells) -> pd.DataFrame:
@@ -515,7 +522,12 @@ def completions_table(r: Results) -> pd.DataFrame:
                             + (" †" if len(g) <= r.params["directional_n"] else "")
                             if len(g) else "–")
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["concurrent"])
+
+
+TOKENS_PER_KW_COLUMNS = ["model", "power limit", "concurrent", "windows", "avg gen t/s", "gen t/kW (nominal)",
+                         "avg prefill t/s (active)", "prefill t/kW (nominal)", "avg prefill t/s (all windows)",
+                         "nominal kW", "measured GPU kW", "gen tokens/kWh (logged draw)"]
 
 
 def tokens_per_kw_table(r: Results) -> pd.DataFrame:
@@ -544,7 +556,7 @@ def tokens_per_kw_table(r: Results) -> pd.DataFrame:
                              "gen tokens/kWh (logged draw)": Shown(
                                  fmt_rate(v.get(f"{p}_{scope}_gen_per_kwh_measured"), 0),
                                  r.value_ids.get(f"{p}_{scope}_gen_per_kwh_measured", ()))})
-    return rows_table(rows, r.assumed_why)
+    return rows_table(rows, r.assumed_why, columns=None if rows else TOKENS_PER_KW_COLUMNS)
 
 
 def window_mix(r: Results) -> pd.DataFrame:
@@ -869,7 +881,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     return {
         "windows": w, "access": r.data["access"], "power_limits": r.limits,
         "concurrency": pd.concat([concurrency_table(r, c).assign(model=_label(r, c)) for c in r.models["config"]]
-                                 or [pd.DataFrame()], ignore_index=True),
+                                 or [pd.DataFrame(columns=[*CONCURRENCY_COLUMNS, "model"])], ignore_index=True),
         "completions_per_minute": completions_table(r), "tokens_per_kw": tokens_per_kw_table(r),
         "window_mix": window_mix(r), "published_vs_reproduced": r.comparison, "claims": r.ledger,
         "caveats": r.caveats, "key_figures": key_figures(r),

@@ -200,8 +200,7 @@ def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="ope
     frames = [r.key_figures for r in runs if r.key_figures is not None and len(r.key_figures)]
     kf = pd.concat(frames, ignore_index=True) if frames else \
         conform_key_figures(pd.DataFrame(columns=list(KEY_FIGURES)), STUDY)
-    lim = limits(facts, kf) if len(kf) else pd.DataFrame()
-    lim = _add_cost_and_energy(facts, lim, rate, api_price) if len(lim) else lim
+    lim = _add_cost_and_energy(facts, limits(facts, kf), rate, api_price)  # (no rows: still its columns)
     prov, seen = [], set()
     for r in runs:
         for d in r.data:
@@ -272,6 +271,10 @@ def _add_cost_and_energy(facts: Facts, lim: pd.DataFrame, rate, api_price: str) 
     return out
 
 
+CLOUD_COLUMNS = ["config", "label", "offer", "price", "source", "aggregate_tps", "concurrency", "cost_per_m",
+                 "currency", "api_over_ours"]
+
+
 def cloud_scenarios(r: Results) -> pd.DataFrame:
     """USD cost per M tokens of each configuration at the USD cloud prices for its platform.
 
@@ -279,7 +282,7 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
     """
     lim, rows = r.limits, []
     if not len(lim):
-        return pd.DataFrame()
+        return pd.DataFrame(columns=CLOUD_COLUMNS)
     api = _api_entry(r.facts, r.params["api_price"])
     for key, entry in r.facts.sections.get("hourly", {}).items():
         for path in ("price", "price_low", "price_high"):
@@ -299,7 +302,7 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
                                  aggregate_tps=row["best_aggregate_tps"],
                                  concurrency=row["best_aggregate_concurrency"], cost_per_m=c.amount,
                                  currency=c.currency, api_over_ours=api_ratio))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CLOUD_COLUMNS)
 
 
 # ---- claims and caveats across the book -----------------------------------------------
