@@ -78,6 +78,8 @@ def test_glued_counts_and_power_match_the_raw_logs(executed, raw):
     assert g["windows_total"] == len(raw)
     assert g["busy_total"] == len(busy)
     assert g["logs_n"] == 9 and g["models_n"] == 3 and g["logs_text"] == "9 server logs hold"
+    assert g["windows_text"] == f"The 9 server logs hold {len(raw)} stats lines, of which {len(busy)} were written " \
+                                "while at least one request was running."
     assert (g["limit_lo"], g["limit_hi"]) == ("200W", "300W")
     assert g["cards_text"] == "4 cards"
     ok = busy.dropna(subset=["draw"])
@@ -264,3 +266,4 @@ def test_an_nvidia_smi_log_without_any_server_log_gives_a_page_not_a_traceback(t
         if path.suffix == ".csv":
             assert path.read_text(encoding="utf-8").partition("\n")[0] == ",".join(map(str, tables[name].columns)), name
     assert {"file", "other_cards", "agrees"} <= set(tables["power_limits"].columns)
+    assert ps.glue_values(r)["windows_text"] == "This data holds no server log, so there is no stats line to count."
