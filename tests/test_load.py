@@ -35,3 +35,22 @@ def test_windows_take_their_year_from_the_manifest_date(tmp_path):
 def test_without_a_date_timestamps_stay_empty_rather_than_guessed(tmp_path):
     w = study(tmp_path, "")["windows"]
     assert len(w) == 2 and w["timestamp"].isna().all()
+
+
+def test_a_run_s_context_overrides_a_file_wide_value_of_another_type(tmp_path):
+    """study.yml gives the file `request_rate: 1` and one of its runs `.inf` (a burst): the
+    run's value wins, in its row only, instead of a pandas TypeError (int column, float value)."""
+    import yaml
+
+    from bad_corpus import vllm_json
+
+    (tmp_path / "raw").mkdir()
+    lines = [vllm_json(request_rate=rate, max_concurrency=None).decode().replace("\n", " ") for rate in (1, "inf")]
+    (tmp_path / "raw/r.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = {"study": "s", "title": "S", "label": "l", "reconstructed": False, "configs": {"a": {"model": "M"}},
+           "files": [{"path": "raw/r.jsonl", "config": "a", "name": "r", "request_rate": 1,
+                      "runs": [{"config": "a", "request_rate": 1}, {"config": "a", "request_rate": float("inf")}]}]}
+    (tmp_path / "study.yml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    write_checksums(tmp_path)
+    runs = ingest_study(tmp_path)["runs"].sort_values("run_id")
+    assert [float(v) for v in runs["request_rate"]] == [1.0, float("inf")]

@@ -112,6 +112,8 @@ def _per_run(study: Study, entry, prefix: str, df: pd.DataFrame) -> pd.DataFrame
         for key, value in ctx.items():
             if key not in df.columns:
                 df[key] = None
+            elif df[key].dtype != object:  # a file-wide value (request_rate: 1) set as a typed column
+                df[key] = df[key].astype(object)
             df.loc[mask, key] = value
     return df
 
