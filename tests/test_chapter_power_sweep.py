@@ -77,9 +77,9 @@ def test_glued_counts_and_power_match_the_raw_logs(executed, raw):
     busy = raw[raw["running"] >= 1]
     assert g["windows_total"] == len(raw)
     assert g["busy_total"] == len(busy)
-    assert g["logs_n"] == 9 and g["models_n"] == 3 and g["logs_text"] == "9 server logs hold"
-    assert g["windows_text"] == f"The 9 server logs hold {len(raw)} stats lines, of which {len(busy)} were written " \
-                                "while at least one request was running."
+    assert g["logs_n"] == 9 and g["models_n"] == 3
+    assert g["windows_md"] == f"The **9** server logs hold **{len(raw)}** stats lines, of which **{len(busy)}** were " \
+                              "written while at least one request was running."
     assert (g["limit_lo"], g["limit_hi"]) == ("200W", "300W")
     assert g["cards_text"] == "4 cards"
     ok = busy.dropna(subset=["draw"])
@@ -234,7 +234,7 @@ def test_an_nvidia_smi_log_in_a_configuration_of_its_own_is_no_model(tmp_path):
     assert gpu in rules["data rule: no-server-log"] and "data rule: no-busy-windows" not in rules
     assert "cells hold 6 windows each," in rules["data rule: live-workload"]  # one cell: no "between 6 and 6"
     assert ps.files_table(r)["date"].tolist() == ["–"]  # the log's times carry no year and study.yml gives none
-    assert ps.glue_values(r)["logs_text"] == "1 server log holds"  # not "1 server logs hold"
+    assert ps.glue_values(r)["windows_md"].startswith("The **1** server log holds **6** stats lines")  # not "logs hold"
     key = ps.limits_order(r)[0]
     for table in (ps.prefill_table(r, key), ps.completions_table(r)):
         assert any(server in c for c in table.columns) and not any(gpu in c for c in table.columns)
@@ -266,4 +266,4 @@ def test_an_nvidia_smi_log_without_any_server_log_gives_a_page_not_a_traceback(t
         if path.suffix == ".csv":
             assert path.read_text(encoding="utf-8").partition("\n")[0] == ",".join(map(str, tables[name].columns)), name
     assert {"file", "other_cards", "agrees"} <= set(tables["power_limits"].columns)
-    assert ps.glue_values(r)["windows_text"] == "This data holds no server log, so there is no stats line to count."
+    assert ps.glue_values(r)["windows_md"] == "This data holds no server log, so there is no stats line to count."

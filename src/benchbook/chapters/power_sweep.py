@@ -841,11 +841,12 @@ def glue_values(r: Results) -> dict:
     out.update({"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
                 "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
                 "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]})
-    out["logs_text"] = f"{out['logs_n']:,} server log{' holds' if out['logs_n'] == 1 else 's hold'}"
-    # the opening sentence of "What was measured"; without a server log, no row of zeros
-    out["windows_text"] = (f"The {out['logs_text']} {out['windows_total']} stats lines, of which {out['busy_total']} "
-                           "were written while at least one request was running." if out["logs_n"] else
-                           "This data holds no server log, so there is no stats line to count.")
+    # the opening sentence of "What was measured" (Markdown: its numbers bold, as glued
+    # numbers are elsewhere); without a server log, no sentence of zeros
+    n = out["logs_n"]
+    out["windows_md"] = (f"The **{n}** server log{' holds' if n == 1 else 's hold'} **{out['windows_total']}** stats "
+                         f"lines, of which **{out['busy_total']}** were written while at least one request was running."
+                         if n else "This data holds no server log, so there is no stats line to count.")
     cards = sorted(set(int(c) for c in r.models["cards"]))
     out["cards_text"] = " or ".join(str(c) for c in cards) + (" card" if cards == [1] else " cards")
     keys = [k for k in limits_order(r) if k != NO_LIMIT]
