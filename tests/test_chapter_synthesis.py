@@ -318,7 +318,7 @@ def test_api_comparison_needs_a_dated_rate(outputs):
 def test_usd_cloud_scenarios_divide_without_a_rate(outputs):
     r = run_in(outputs)
     cs = synthesis.cloud_scenarios(r)
-    assert set(cs["currency"]) == {"USD"}
+    assert set(cs["currency"]) == {"USD"} and list(cs.columns) == synthesis.CLOUD_COLUMNS
     row = cs[(cs["config"] == "h100-moe-mtp") & (cs["price"] == "2.7 USD/h")].iloc[0]
     # $2.70 / (aggregate x 3,600) x 1e6, then $14 / that
     assert row["cost_per_m"] == pytest.approx(2.7 / (row["aggregate_tps"] * 3600) * 1e6)

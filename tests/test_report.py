@@ -286,3 +286,19 @@ def test_a_download_keeps_its_header_when_the_data_has_no_rows_for_it(tmp_path):
                 header = path.read_text(encoding="utf-8").partition("\n")[0]
                 assert header.split(",") == [str(c) for c in tables[name].columns] and header, (mod.STUDY, name)
     assert {("3090-dense-vs-sparse", "failure_classes"), ("power-sweep", "tokens_per_kw")} <= empty
+
+
+def test_the_columns_declared_for_empty_tables_are_those_their_rows_have():
+    """The header an empty download gets is the one the same table has with rows."""
+    from pathlib import Path
+
+    from benchbook.chapters import dense_sparse, power_sweep
+
+    data = Path(__file__).parents[1] / "data"
+    ds = dense_sparse.analyse(data / dense_sparse.STUDY)
+    assert list(dense_sparse.breakdown(ds).columns) == dense_sparse.BREAKDOWN_COLUMNS
+    ps = power_sweep.analyse(data / power_sweep.STUDY)
+    assert list(ps.limits.columns) == [*power_sweep.POWER_LIMIT_COLUMNS, "agrees"]
+    assert list(power_sweep.concurrency_table(ps, ps.models["config"].iloc[0]).columns) == \
+        power_sweep.CONCURRENCY_COLUMNS
+    assert list(power_sweep.tokens_per_kw_table(ps).columns) == power_sweep.TOKENS_PER_KW_COLUMNS

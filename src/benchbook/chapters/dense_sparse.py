@@ -590,7 +590,7 @@ def breakdown(r: Results) -> pd.DataFrame:
         for cls in CLASS_IDS:
             rows.append({"model": _label(r, name), "name": name, "class": cls, "label": LABELS[cls],
                          "per100": r.values[f"{name}_per100_{cls.replace('-', '_')}"]})
-    return pd.DataFrame(rows, columns=BREAKDOWN_COLUMNS)
+    return pd.DataFrame(rows, columns=None if rows else BREAKDOWN_COLUMNS)
 
 
 def breakdown_display(r: Results) -> pd.DataFrame:

@@ -165,7 +165,7 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
         if not rec["windows_joined"]:
             rec["join_note"] = "no GPU sample falls in or within a minute of any stats window (another day or clock?)"
         rows.append(rec)
-    limits = pd.DataFrame(rows, columns=POWER_LIMIT_COLUMNS)  # (no server log: no row, the same columns)
+    limits = pd.DataFrame(rows, columns=None if rows else POWER_LIMIT_COLUMNS)  # (no server log: no row)
     diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"].astype(float)).abs()
     limits["agrees"] = pd.array(np.where(diff.isna(), None, diff < 0.5), dtype="boolean")
     return out, limits
@@ -473,7 +473,7 @@ def concurrency_table(r: Results, config: str) -> pd.DataFrame:
                          "peak": fmt_rate(s["gen_max"], 0), "per-request t/s": fmt_rate(s["gen_mean"] / c, 0),
                          "std": fmt_rate(s["gen_std"], 0), "min": fmt_rate(s["gen_min"], 0),
                          "share of windows": f"{len(g) / len(w):.0%}"})
-    return pd.DataFrame(rows, columns=CONCURRENCY_COLUMNS)
+    return pd.DataFrame(rows, columns=None if rows else CONCURRENCY_COLUMNS)
 
 
 def _models_by_concurrency(r: Results, key: str, cells) -> pd.DataFrame:
@@ -522,7 +522,7 @@ def completions_table(r: Results) -> pd.DataFrame:
                             + (" †" if len(g) <= r.params["directional_n"] else "")
                             if len(g) else "–")
         rows.append(row)
-    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["concurrent"])
+    return pd.DataFrame(rows, columns=None if rows else ["concurrent"])
 
 
 TOKENS_PER_KW_COLUMNS = ["model", "power limit", "concurrent", "windows", "avg gen t/s", "gen t/kW (nominal)",

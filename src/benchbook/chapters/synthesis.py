@@ -302,7 +302,7 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
                                  aggregate_tps=row["best_aggregate_tps"],
                                  concurrency=row["best_aggregate_concurrency"], cost_per_m=c.amount,
                                  currency=c.currency, api_over_ours=api_ratio))
-    return pd.DataFrame(rows, columns=CLOUD_COLUMNS)
+    return pd.DataFrame(rows, columns=None if rows else CLOUD_COLUMNS)
 
 
 # ---- claims and caveats across the book -----------------------------------------------
