@@ -19,6 +19,9 @@ each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at e
   dozen lines each (`polars_windows`, `polars_access`, `polars_spec`): read the file as lines,
   keep those holding the table's phrase, pull the fields with `str.extract`. No header
   parsing, no template check, no counts of what was skipped: a lower bound for a reader;
+- `polars-wc` (plain files only): the same one-off for every column the windows table holds
+  (line number, time, docker stamp, process, call site, engine, every field the templates
+  print), still unchecked: the like-for-like query for the windows reader (x/same);
 - `parse-w` (plain files only): the reader's own polars plan for the stats lines (header,
   process tag, stamp, the template's two regexes, numbers cast) on polars' line reader, with
   no tables made: the floor for a reader that checks the template with these kernels;
@@ -28,7 +31,8 @@ each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at e
 - a naive loop: every line through every regex.
 
 and prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
-to the table's polars one-off (x/polars) and to the naive loop, and the peak RSS of the
+to the table's polars one-off (x/polars), to the same-columns one-off (x/same: the windows
+methods) and to the naive loop, and the peak RSS of the
 measuring process. Not part of the tests (a tiny smoke run is).
 """
 
@@ -426,6 +430,35 @@ def polars_windows(path: Path) -> dict:
     return {"windows": len(df)}
 
 
+def polars_windows_columns(path: Path) -> dict:
+    """`polars_windows` for every column the windows table holds, each pulled by its own
+    `str.extract` as a user would write it: no template check, no count of what was skipped."""
+    import polars as pl
+
+    t = pl.col("line")
+    text = lambda rx: t.str.extract(rx, 1)  # noqa: E731
+    num = lambda label: text(label + ": " + _NUM).cast(pl.Float64)  # noqa: E731
+    count = lambda rx: text(rx).cast(pl.Int64)  # noqa: E731
+    df = (pl.scan_lines(path).with_row_index("n", offset=1)
+          .filter(t.str.contains("Avg prompt throughput", literal=True))
+          .select("n", text(r"(\d\d-\d\d \d\d:\d\d:\d\d)").alias("time"),
+                  text(r"^(\d{4}-\d\d-\d\dT[\d:.]+)").alias("stamp"),
+                  text(r"\(([^()\s]+) pid=\d+\)").alias("process"), text(r"\[([^\]\s]+:\d+)\]").alias("site"),
+                  text(r"Engine (\d+):").alias("engine"), num("Avg prompt throughput").alias("prompt_tps"),
+                  num("Avg generation throughput").alias("generation_tps"),
+                  count(r"Running: (\d+)").alias("running"), count(r"Waiting: (\d+)").alias("waiting"),
+                  count(r"Deferred: (\d+)").alias("deferred"), count(r"Preemptions: (\d+)").alias("preemptions"),
+                  text(r"(\w+) KV cache usage").alias("kv_device"), num("KV cache usage").alias("kv_usage"),
+                  num("Prefix cache hit rate").alias("prefix_hit_rate"), count(r"Corrupted: (\d+)").alias("corrupted"),
+                  num("External prefix cache hit rate").alias("external_prefix_hit_rate"),
+                  num("MM cache hit rate").alias("mm_hit_rate"),
+                  count(r"KV fetch: (\d+) waiting").alias("kv_fetch_waiting"),
+                  count(r"(\d+) in progress").alias("kv_fetch_in_progress"),
+                  count(r"(\d+) completed waiting").alias("kv_fetch_completed"))
+          .collect())
+    return {"windows": len(df)}
+
+
 def parse_windows(path: Path) -> dict:
     """The reader's own polars plan for the stats lines (the scanner's header, process
     tag, stamp, two template regexes, numbers cast) over polars' streaming line reader, with
@@ -537,10 +570,13 @@ def run_one(method: str, path: Path) -> dict:
 
 
 TABLE_METHODS = ("windows", "access", "spec_decode")
-ONE_OFFS = {"polars-w": polars_windows, "polars-a": polars_access, "polars-s": polars_spec}
+ONE_OFFS = {"polars-w": polars_windows, "polars-wc": polars_windows_columns, "polars-a": polars_access,
+            "polars-s": polars_spec}
 # the polars one-off each method is set beside (same table)
 VERSUS = {"windows": "polars-w", "cli-w": "polars-w", "parse-w": "polars-w", "access": "polars-a",
           "spec_decode": "polars-s"}
+# the windows methods beside the one-off that pulls the same columns (like for like)
+SAME = {"windows": "polars-wc", "cli-w": "polars-wc", "parse-w": "polars-wc"}
 METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", *TABLE_METHODS, "cli-w", *ONE_OFFS, "parse-w", "naive")
 PLAIN_ONLY = (*ONE_OFFS, "parse-w")  # polars' line reader takes plain files
 
@@ -565,17 +601,20 @@ def main() -> None:
     print("\nwall = elapsed seconds (median), cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
           "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
           "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
-          "same table; naive/x = how many times faster than the per-line loop; grep = the phrases in the current "
-          "locale; reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
+          "same table; x/same = ratio to the one-off that pulls every column of the windows table; naive/x = how "
+          "many times faster than the per-line loop; grep = the phrases in the current locale; "
+          "reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
           "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
-          "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode), parse-w = the stats-line "
+          "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode), polars-wc = the windows "
+          "one-off for the table's every column, parse-w = the stats-line "
           "parse of the reader alone, no tables (the floor for a template-checking reader)")
     print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "
-          f"{'x/polars':>8s} {'naive/x':>7s} {'cpu s':>6s} {'cpu x/polars':>12s} {'peak RSS MB':>11s}")
-    for name, method, t, mbs, rc, rt, rp, rn, cpu, cp, rss in rows:
+          f"{'x/polars':>8s} {'x/same':>6s} {'naive/x':>7s} {'cpu s':>6s} {'cpu x/polars':>12s} {'cpu x/same':>10s} "
+          f"{'peak RSS MB':>11s}")
+    for name, method, t, mbs, rc, rt, rp, rs, rn, cpu, cp, cs, rss in rows:
         fmt = lambda v, w: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
-        print(f"{name:26s} {method:11s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {fmt(rp, 8)} {rn:7.1f} {cpu:6.2f} "
-              f"{fmt(cp, 12)} {rss:11.0f}")
+        print(f"{name:26s} {method:11s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {fmt(rp, 8)} {fmt(rs, 6)} {rn:7.1f} "
+              f"{cpu:6.2f} {fmt(cp, 12)} {fmt(cs, 10)} {rss:11.0f}")
 
 
 def measure_size(args, size_mb: float) -> list[tuple]:
@@ -615,10 +654,11 @@ def measure_size(args, size_mb: float) -> list[tuple]:
               flush=True)
         base_c, base_t, naive = results["grep-C"], results["grep-T"], results["naive"]
         for method, r in results.items():
-            versus = results.get(VERSUS.get(method))
+            versus, same = results.get(VERSUS.get(method)), results.get(SAME.get(method))
             rows.append((path.name, method, r["t"], size / 1e6 / r["t"], r["t"] / base_c["t"], r["t"] / base_t["t"],
-                         r["t"] / versus["t"] if versus else None, naive["t"] / r["t"], r["cpu"],
-                         r["cpu"] / versus["cpu"] if versus else None, r["rss"]))
+                         r["t"] / versus["t"] if versus else None, r["t"] / same["t"] if same else None,
+                         naive["t"] / r["t"], r["cpu"], r["cpu"] / versus["cpu"] if versus else None,
+                         r["cpu"] / same["cpu"] if same else None, r["rss"]))
     if not args.keep:
         for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
             p.unlink(missing_ok=True)
