@@ -1,7 +1,7 @@
 """Speed of the vLLM server-log reader against hand-written polars queries, `grep -cE` and a
 naive per-line `re` loop.
 
-Usage: python benchmarks/log_ingest.py [--size-mb 300 1000] [--repeat 3] [--gz] [--workdir DIR] [--keep]
+Usage: python benchmarks/log_ingest.py [--size-mb 300 1000] [--repeat 3] [--gz] [--v0] [--workdir DIR] [--keep]
 
 Generates a realistic mixed server log deterministically (seeded): start-up blocks of
 several vLLM versions, bursts and idle gaps, 10-second stats lines, SpecDecoding lines,
@@ -30,7 +30,10 @@ each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at e
   the lines the reader turns into rows (the table says whether the counts agree);
 - a naive loop: every line through every regex.
 
-and prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
+With `--v0`, the generated log is also rewritten as a V0 server prints it (each stats line
+in V0's template, followed by V0's own prefix-cache line) and read by `reader` and `windows`.
+
+The script prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
 to the table's polars one-off (x/polars), to the same-columns one-off (x/same: the windows
 methods) and to the naive loop, and the peak RSS of the
 measuring process. Not part of the tests (a tiny smoke run is).
@@ -587,6 +590,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--gz", action="store_true", help="measure the .gz copy too")
+    ap.add_argument("--v0", action="store_true", help="measure a V0 rewrite of the generated log too")
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "benchbook-bench")
     ap.add_argument("--naive-repeat", type=int, default=1, help="the naive loop is slow; repeat it less")
     ap.add_argument("--keep", action="store_true", help="keep the generated logs for the next run")
@@ -595,9 +599,9 @@ def main() -> None:
     if args._measure:
         _measure(args._measure[0], Path(args._measure[1]))
         return
-    rows = []
+    rows, v0_rows = [], []
     for size_mb in args.size_mb:
-        rows += measure_size(args, size_mb)
+        rows += measure_size(args, size_mb, v0_rows)
     print("\nwall = elapsed seconds (median), cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
           "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
           "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
@@ -615,10 +619,16 @@ def main() -> None:
         fmt = lambda v, w: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{name:26s} {method:11s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {fmt(rp, 8)} {fmt(rs, 6)} {rn:7.1f} "
               f"{cpu:6.2f} {fmt(cp, 12)} {fmt(cs, 10)} {rss:11.0f}")
+    if v0_rows:
+        print(f"\nV0 rewrite of the generated log\n{'file':30s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} "
+              f"{'cpu s':>6s} {'peak RSS MB':>11s} {'windows':>8s}")
+        for name, method, t, mbs, cpu, rss, windows in v0_rows:
+            print(f"{name:30s} {method:11s} {t:7.2f} {mbs:6.0f} {cpu:6.2f} {rss:11.0f} {windows:8d}")
 
 
-def measure_size(args, size_mb: float) -> list[tuple]:
-    """Every method on the generated log of this size (and its .gz copy with --gz)."""
+def measure_size(args, size_mb: float, v0_rows: list) -> list[tuple]:
+    """Every method on the generated log of this size (and its .gz copy with --gz; the V0
+    rewrite's rows go to `v0_rows` with --v0)."""
     plain, gz = ensure_inputs(args.workdir, size_mb, args.seed)
     size = plain.stat().st_size
     print(f"input: {plain.name} {size / 1e6:.0f} MB plain, {gz.stat().st_size / 1e6:.0f} MB gzip; "
@@ -659,9 +669,54 @@ def measure_size(args, size_mb: float) -> list[tuple]:
                          r["t"] / versus["t"] if versus else None, r["t"] / same["t"] if same else None,
                          naive["t"] / r["t"], r["cpu"], r["cpu"] / versus["cpu"] if versus else None,
                          r["cpu"] / same["cpu"] if same else None, r["rss"]))
+        if args.v0 and path is plain:
+            v0_rows += measure_v0(args, plain, counts["windows"])
     if not args.keep:
         for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
             p.unlink(missing_ok=True)
+    return rows
+
+
+V0_METHODS = ("reader", "windows")
+
+
+def v0_copy(plain: Path) -> Path:
+    """The generated log as a V0 server prints it: each stats line in V0's template (Swapped,
+    Pending, CPU KV cache usage), followed by V0's own prefix-cache line."""
+    import re
+
+    rx = re.compile(r"^.*?INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[loggers\.py:\d+\] Engine 000: Avg prompt throughput: "
+                    r"([\d.]+) tokens/s, Avg generation throughput: ([\d.]+) tokens/s, Running: (\d+) reqs, "
+                    r"Waiting: (\d+) reqs.*?GPU KV cache usage: ([\d.]+)%, Prefix cache hit rate: ([\d.]+)%")
+    out = plain.with_name("v0-" + plain.name)
+    with open(plain, encoding="utf-8", newline="") as src, open(out, "w", encoding="utf-8", newline="") as dst:
+        for line in src:
+            m = rx.match(line)
+            if m is None:
+                dst.write(line)
+                continue
+            t, p, g, run, wait, kv, hit = m.groups()
+            dst.write(f"INFO {t} metrics.py:396] Avg prompt throughput: {p} tokens/s, Avg generation throughput: "
+                      f"{g} tokens/s, Running: {run} reqs, Swapped: 0 reqs, Pending: {wait} reqs, GPU KV cache "
+                      f"usage: {kv}%, CPU KV cache usage: 0.0%.\n"
+                      f"INFO {t} metrics.py:412] Prefix cache hit rate: GPU: {hit}%, CPU: 0.00%\n")
+    return out
+
+
+def measure_v0(args, plain: Path, windows: int) -> list[tuple]:
+    """`V0_METHODS` on the V0 rewrite of `plain`, which holds the same `windows`."""
+    path = v0_copy(plain)
+    size = path.stat().st_size
+    rows = []
+    for method in V0_METHODS:
+        runs = [run_one(method, path) for _ in range(args.repeat)]
+        t, cpu = statistics.median(r["elapsed"] for r in runs), statistics.median(r["cpu"] for r in runs)
+        found = runs[0]["counts"]["windows"]
+        if found != windows:
+            print(f"WARNING: {method} found {found} windows in {path.name}; the V1 log has {windows}")
+        rows.append((path.name, method, t, size / 1e6 / t, cpu, max(r["rss_mb"] for r in runs), found))
+    if not args.keep:
+        path.unlink()
     return rows
 
 

@@ -871,6 +871,63 @@ def test_each_template_names_its_lines(tmp_path, monkeypatch, key):
         assert table["log_format"].tolist() == [name] and res.ignored == 0, res.summary()
 
 
+# the ChunkScan field that holds a family's rows, and the kind of candidate line it is
+SCANNED = {"v1": ("stats", "stats"), "v0": ("v0", "stats"), "v0prefix": ("v0prefix", "v0prefix"),
+           "spec": ("spec", "spec")}
+
+
+@pytest.mark.parametrize("key", sorted(TEMPLATE_LINES), ids=lambda k: "-".join(k))
+def test_the_columnar_pass_parses_every_template_itself(key):
+    """A line of any known template is parsed by the polars pass, for all kinds and for its
+    own kind alone: none goes to the per-line templates."""
+    from benchbook.ingest.vllm_log_scan import KINDS
+
+    field, kind = SCANNED[key[0]]
+    buf = ("\n".join([WARNING, TEMPLATE_LINES[key], REAL_ACCESS]) + "\n").encode()
+    for kinds in (KINDS, frozenset({kind})):
+        scan = vllm_log._scanner().scan(buf, 1, kinds)
+        assert scan is not None and list(getattr(scan, field)["line"]) == [2], (kinds, scan)
+        assert not any(scan.slow.values()), scan.slow
+
+
+def v0_log(windows: int) -> list[str]:
+    """A V0 server's lines: stats lines with and without the prefix-cache part, V0's own
+    prefix-cache line after most of them (twice after some: the second has no window),
+    request logs and access lines between them, in two processes."""
+    lines = []
+    for k in range(windows):
+        t = f"08-07 13:{k // 60 % 60:02d}:{k % 60:02d}"
+        tag = "" if k % 3 else "(VllmWorkerProcess pid=7) "
+        stats = (f"{tag}INFO {t} metrics.py:396] Avg prompt throughput: {k * 1.5:.1f} tokens/s, Avg generation "
+                 f"throughput: {k % 17 * 3.1:.1f} tokens/s, Running: {k % 5} reqs, Swapped: {k % 2} reqs, "
+                 f"Pending: {k % 4} reqs, GPU KV cache usage: {k % 90 / 10:.1f}%, CPU KV cache usage: 0.0%")
+        prefix = f"{tag}INFO {t} metrics.py:412] Prefix cache hit rate: GPU: {k % 100:.2f}%, CPU: 0.00%"
+        if k % 7 == 0:
+            lines.append(stats + f", Prefix cache hit rate: GPU: {k % 50:.2f}%, CPU: 0.00%")
+        else:
+            lines.append(stats + ".")
+        lines += [prefix] * (1 + (k % 11 == 0)) if k % 5 else []
+        lines += [REQUEST_LOG, REAL_ACCESS]
+    return lines
+
+
+def test_a_v0_log_reads_alike_on_both_paths_in_any_chunks_and_batches(tmp_path, monkeypatch):
+    path = write(tmp_path, v0_log(400))
+    whole = vllm_log.read(path)
+    w = whole.tables["windows"]
+    assert len(w) == 400 and set(w["log_format"]) == {"v0"} and w["prefix_hit_rate"].notna().sum() > 300
+    assert whole.reasons[vllm_log.ORPHAN_V0_PREFIX] > 20  # the second prefix line, and those after a full line
+    for chunk in (vllm_log.CHUNK_BYTES, 5000):
+        monkeypatch.setattr(vllm_log, "CHUNK_BYTES", chunk)
+        for columnar in (False, True):
+            monkeypatch.setattr(vllm_log, "COLUMNAR", columnar)
+            assert_same(whole, vllm_log.read(path))
+            batches = list(vllm_log.LogStream(path, batch_rows=37, tables=["windows"]))
+            assert len(batches) > 5 or chunk == vllm_log.CHUNK_BYTES
+            got = joined(batches, "windows", w)
+            pd.testing.assert_frame_equal(got, as_objects(w), check_dtype=False)
+
+
 @pytest.mark.parametrize("name", sorted(BOOT_LINES))
 def test_each_start_up_template_gives_its_facts(tmp_path, name):
     line, want = BOOT_LINES[name]

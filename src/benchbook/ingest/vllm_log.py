@@ -310,7 +310,7 @@ def _scanner() -> Scanner:
     """The columnar scanner, built from this module's byte templates."""
     return Scanner(_V1_MSG.pattern, _SPEC_MSG.pattern,
                    {k: p for k, p in _KINDS.items() if k != "stats"}, _ESC, _HOST_NAME, _TEXT, _PRINTED, _STAMP,
-                   _V1_HEAD_LEN, _PHRASES)
+                   _V1_HEAD_LEN, _PHRASES, _V0_MSG.pattern, _V0_PREFIX_MSG.pattern)
 
 
 def _chunks(path: Path):
@@ -370,7 +370,7 @@ class _State:
         self.lines = 0  # lines of the chunks scanned so far
         self.windows: list[dict] = []  # column arrays, one dict per chunk and template
         self.spec: list[dict] = []
-        self.v0_prefix: list[tuple] = []  # (line, process, GPU %, CPU %)
+        self.v0_prefix: list[dict] = []  # column arrays: line, proc, prefix_hit_rate, cpu_prefix_hit_rate (%)
         self.boot: list[tuple] = []  # (line, time, process, fact, value, value_num, unit)
         self.boot_lines = 0
         self.access_lines: list[np.ndarray] = []
@@ -393,13 +393,17 @@ class _State:
             return
         base = self.lines  # the scan numbered the chunk's lines from 1
         moved = lambda lines: [(n + base, line) for n, line in lines]  # noqa: E731
-        for cols in (cs.stats, cs.spec):
+        for cols in (cs.stats, cs.v0, cs.v0prefix, cs.spec):
             if cols is not None:
                 cols["line"] += base
         if cs.access_lines is not None:
             cs.access_lines += base
         if cs.stats is not None:
             self._add_v1(cs.stats)
+        if cs.v0 is not None:
+            self._add_v0(cs.v0)
+        if cs.v0prefix is not None:
+            self.v0_prefix.append(cs.v0prefix)
         self._stats_slow(moved(cs.slow["stats"]))
         if cs.spec is not None:
             self.spec.append(cs.spec)
@@ -438,7 +442,7 @@ class _State:
 
     def rows(self) -> int:
         """Rows parsed and not yet taken as tables (V0 prefix-cache lines included)."""
-        return (sum(len(c["line"]) for c in self.windows + self.spec) + len(self.v0_prefix)
+        return (sum(len(c["line"]) for c in self.windows + self.spec + self.v0_prefix)
                 + len(self.boot) + sum(map(len, self.access_lines)))
 
     # -- one chunk
@@ -551,15 +555,17 @@ class _State:
         if v1.numbers:
             self._add_v1(v1.columns(_V1_FIELDS))
         if v0.numbers:
-            cols = v0.columns(_V0_FIELDS)
-            cols["log_format"] = _log_format("v0", cols)
-            self._add_windows(cols)
+            self._add_v0(v0.columns(_V0_FIELDS))
 
     def _add_v1(self, cols: dict) -> None:
         """V1 stats rows as column arrays: engine index or "aggregated", template."""
         engine, engines = cols.get("engine", np.full(len(cols["line"]), b"")), cols.pop("engines", None)
         cols["engine"] = engine if engines is None else np.where(engines != b"", b"aggregated", engine)
         cols["log_format"] = _log_format("v1", cols)
+        self._add_windows(cols)
+
+    def _add_v0(self, cols: dict) -> None:
+        cols["log_format"] = _log_format("v0", cols)
         self._add_windows(cols)
 
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
@@ -574,8 +580,12 @@ class _State:
                 found.append((n, m["proc"] or b"", m))
             else:
                 self.header_lines += 1  # an ordinary log line after all
-        self.v0_prefix += [(n, proc, float(m["prefix_hit_rate"]), float(m["cpu_prefix_hit_rate"]))
-                           for n, proc, m in found]
+        if found:
+            self.v0_prefix.append({
+                "line": np.array([n for n, _, _ in found], dtype=np.int64),
+                "proc": np.array([proc for _, proc, _ in found], dtype=bytes),
+                **{name: np.array([float(m[name]) for _, _, m in found])
+                   for name in ("prefix_hit_rate", "cpu_prefix_hit_rate")}})
 
     def _spec(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
         fast, others = self._candidates(buf, nl, spans, _SPEC_MSG, coloured)
@@ -695,7 +705,6 @@ class _State:
         for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time", "stamp"]:  # fields of a template not used
             raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
         merged = self._merge_v0_prefix(raw)
-        self.reasons[ORPHAN_V0_PREFIX] += len(self.v0_prefix) - merged
         cols = {"line": raw["line"], "time": _strs(raw["time"]), "timestamp": _stamps(raw["stamp"]),
                 "process": raw["proc"], "engine": raw["engine"], "log_format": raw.get("log_format"),
                 "prompt_tps": raw["prompt_tps"], "generation_tps": raw["generation_tps"],
@@ -716,19 +725,25 @@ class _State:
 
     def _merge_v0_prefix(self, raw: dict) -> int:
         """Put V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line into the V0
-        window printed just before it (same process, at most 3 lines earlier)."""
-        if not self.v0_prefix or not len(raw["line"]):
+        window printed just before it (same process, at most 3 lines earlier, no prefix
+        rate of its own; the first such line of a window). The others are counted as
+        orphans. Returns how many were put in."""
+        prefix = _concat(self.v0_prefix)
+        n = len(prefix.get("line", ()))
+        lines = raw["line"]
+        if not n or not len(lines):
+            self.reasons[ORPHAN_V0_PREFIX] += n
             return 0
-        lines, fmt, procs = raw["line"], raw["log_format"], raw["proc"]
-        gpu, cpu = raw["prefix_hit_rate"], raw["cpu_prefix_hit_rate"]
-        merged = 0
-        for n, proc, gpu_rate, cpu_rate in self.v0_prefix:
-            i = int(np.searchsorted(lines, n)) - 1
-            if (i >= 0 and fmt[i] == "v0" and procs[i] == proc and n - lines[i] <= 3
-                    and np.isnan(gpu[i])):
-                gpu[i], cpu[i] = gpu_rate, cpu_rate
-                merged += 1
-        return merged
+        at = np.searchsorted(lines, prefix["line"]) - 1  # the window printed just before each
+        i = np.maximum(at, 0)
+        ok = ((at >= 0) & (raw["log_format"][i] == "v0") & (raw["proc"][i] == prefix["proc"])
+              & (prefix["line"] - lines[i] <= 3) & np.isnan(raw["prefix_hit_rate"][i]))
+        first = np.flatnonzero(ok)
+        first = first[np.unique(i[first], return_index=True)[1]]  # one line per window: the first
+        raw["prefix_hit_rate"][i[first]] = prefix["prefix_hit_rate"][first]
+        raw["cpu_prefix_hit_rate"][i[first]] = prefix["cpu_prefix_hit_rate"][first]
+        self.reasons[ORPHAN_V0_PREFIX] += n - len(first)
+        return len(first)
 
     def _access_table(self, windows: pd.DataFrame, later: tuple | None = None) -> pd.DataFrame:
         """Access rows with the window each ends in: the next stats line, which may be
@@ -806,8 +821,7 @@ class _Later:
             return
         self.windows = _split_parts(state.windows, cutoff)
         self.spec = _split_parts(state.spec, cutoff)
-        self.v0_prefix = [row for row in state.v0_prefix if row[0] >= cutoff]
-        state.v0_prefix = [row for row in state.v0_prefix if row[0] < cutoff]
+        self.v0_prefix = _split_parts(state.v0_prefix, cutoff)
         self.boot = [row for row in state.boot if row[0] >= cutoff]
         state.boot = [row for row in state.boot if row[0] < cutoff]
         now, later = ([], []), ([], [])

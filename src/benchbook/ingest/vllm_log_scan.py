@@ -3,13 +3,14 @@ Python work per line.
 
 `vllm_log` reads a log in chunks of whole lines. For a chunk that is valid UTF-8 this
 module splits it into lines and, with one vectorised expression each, finds the
-candidate lines, parses the stats and SpecDecoding lines that follow the strict templates
-(vLLM's field order, benchbook.vllm_templates, after a plain header), turns every uvicorn access line into a
-key without its ephemeral port, and counts the lines with a vLLM header. polars releases
+candidate lines, parses the periodic lines that follow the strict templates of
+benchbook.vllm_templates (V1 and V0 stats lines, V0's prefix-cache line, SpecDecoding lines:
+vLLM's field order after a plain header), turns every uvicorn access line into a key
+without its ephemeral port, and counts the lines with a vLLM header. polars releases
 the GIL, so two chunks are scanned at once on two cores while the next one is read.
 
 What it cannot decide it hands back as (line number, bytes): candidate lines off the
-strict templates (ANSI colour inside, V0 lines, other field orders, start-up facts), which
+strict templates (ANSI colour inside, other field orders, start-up facts), which
 `vllm_log` parses with its full-line templates, exactly as for a chunk that is not UTF-8.
 The patterns are `vllm_log`'s own byte templates, translated (ASCII `\d`, `\w`, `\s`, as
 Python's bytes patterns mean them), so both paths accept the same lines.
@@ -33,7 +34,9 @@ class ChunkScan:
 
     lines: int  # lines in the chunk
     header_lines: int  # lines with a vLLM header that are no candidate of any kind
-    stats: dict | None = None  # column arrays of the fast stats rows (vllm_log._Rows layout)
+    stats: dict | None = None  # column arrays of the fast V1 stats rows (vllm_log._Rows layout)
+    v0: dict | None = None  # of the V0 stats rows
+    v0prefix: dict | None = None  # of V0's separate prefix-cache lines
     spec: dict | None = None
     spec_two_rates: int = 0  # SpecDecoding lines printing both or neither rate field
     slow: dict[str, list] = field(default_factory=dict)  # kind -> [(line number, bytes)]
@@ -89,7 +92,7 @@ class Scanner:
 
     def __init__(self, stats_msg: bytes, spec_msg: bytes, kinds: dict[str, bytes], esc: bytes,
                  host_name: bytes, text: set[str], printed: set[str], stamp: bytes,
-                 stats_split: int | None = None, phrases: tuple[bytes, ...] = ()):
+                 stats_split: int | None, phrases: tuple[bytes, ...], v0_msg: bytes, v0prefix_msg: bytes):
         import polars as pl  # imported here: only a log read pays for it
 
         self.pl = pl
@@ -112,6 +115,9 @@ class Scanner:
             re.compile(one), re.compile(two)  # each part a regex of its own
             self.stats_parts = (site + "(?P<_p1>" + to_rust(one) + ")", "(?P<_p2>" + to_rust(two) + ")$")
         self.spec_rx = site + to_rust(spec_msg) + "$"
+        # V0's stats line (tried on the stats lines V1's template did not match) and its
+        # separate prefix-cache line
+        self.v0_rx, self.v0prefix_rx = site + to_rust(v0_msg) + "$", site + to_rust(v0prefix_msg) + "$"
         # the header before the anchor, read as the byte path reads it: the time is the 14
         # characters before the last space, after at least one other character
         a = "[ -~]"  # one printable ASCII character: the 14 characters are 14 bytes
@@ -120,6 +126,8 @@ class Scanner:
         self.stamp_rx = "^" + to_rust(stamp)  # an RFC 3339 time before the line (docker logs -t)
         self.stats_names = list(re.compile(stats_msg).groupindex)
         self.spec_names = list(re.compile(spec_msg).groupindex)
+        self.v0_names = list(re.compile(v0_msg).groupindex)
+        self.v0prefix_names = list(re.compile(v0prefix_msg).groupindex)
         # an access line from its level word on, without the client's ephemeral port
         self.access_cut = r"^(INFO: +(?:" + to_rust(host_name) + r")):[0-9]+"
 
@@ -171,12 +179,11 @@ class Scanner:
             lf.filter(c("v0prefix") | c("boot")).select("i", "t", "v0prefix"),
         ])
         out = ChunkScan(lines=len(s), header_lines=int(count.item()))
-        out.stats, slow_stats = self._columns(st, self.stats_names, first_line)
-        out.spec, slow_spec = self._columns(sp, self.spec_names, first_line)
-        self._one_rate(out)
-        v0 = few["v0prefix"]
-        out.slow = {"stats": slow_stats, "spec": slow_spec,
-                    "v0prefix": _lines(few.filter(v0), first_line), "boot": _lines(few.filter(~v0), first_line)}
+        out.slow = {"boot": _lines(few.filter(~few["v0prefix"]), first_line)}
+        self._stats_rows(out, st, first_line)
+        self._spec_rows(out, sp, first_line)
+        self._v0prefix_rows(out, self._parse(few.lazy().filter(c("v0prefix")).select("i", "t"), self.v0prefix_rx,
+                                             self.v0prefix_names).collect(), first_line)
         self._access(out, ac, first_line)
         return out
 
@@ -213,13 +220,13 @@ class Scanner:
         out = ChunkScan(lines=len(s), header_lines=0)
         out.slow = {"stats": [], "spec": [], "v0prefix": [], "boot": []}
         if "stats" in got:
-            out.stats, out.slow["stats"] = self._columns(got["stats"], self.stats_names, first_line)
+            self._stats_rows(out, got["stats"], first_line)
         if "spec" in got:
-            out.spec, out.slow["spec"] = self._columns(got["spec"], self.spec_names, first_line)
-            self._one_rate(out)
-        for kind in ("v0prefix", "boot"):
-            if kind in got:
-                out.slow[kind] = _lines(got[kind], first_line)
+            self._spec_rows(out, got["spec"], first_line)
+        if "v0prefix" in got:
+            self._v0prefix_rows(out, got["v0prefix"], first_line)
+        if "boot" in got:
+            out.slow["boot"] = _lines(got["boot"], first_line)
         if "access" in got:
             self._access(out, got["access"], first_line)
         return out
@@ -230,6 +237,8 @@ class Scanner:
         t = pl.col("t")
         if kind == "spec":
             return self._parse(lf, self.spec_rx, self.spec_names)
+        if kind == "v0prefix":
+            return self._parse(lf, self.v0prefix_rx, self.v0prefix_names)
         if kind == "access":
             key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
             if b"\x1b" in buf:
@@ -244,6 +253,25 @@ class Scanner:
         for phrase in self.phrases:
             out = out | t.str.contains(phrase, literal=True)
         return out
+
+    def _stats_rows(self, out: ChunkScan, df, first_line: int) -> None:
+        """The stats rows of parsed candidate lines: V1's template, then V0's on the lines
+        V1's did not match (none in a V1 log: no second pass); the rest for the full-line
+        templates."""
+        out.stats, rest = self._columns(df, self.stats_names, first_line)
+        if len(rest):
+            v0 = self._parse(rest.lazy().select("i", "t"), self.v0_rx, self.v0_names).collect()
+            out.v0, rest = self._columns(v0, self.v0_names, first_line)
+        out.slow["stats"] = _lines(rest, first_line)
+
+    def _spec_rows(self, out: ChunkScan, df, first_line: int) -> None:
+        out.spec, rest = self._columns(df, self.spec_names, first_line)
+        out.slow["spec"] = _lines(rest, first_line)
+        self._one_rate(out)
+
+    def _v0prefix_rows(self, out: ChunkScan, df, first_line: int) -> None:
+        out.v0prefix, rest = self._columns(df, self.v0prefix_names, first_line)
+        out.slow["v0prefix"] = _lines(rest, first_line)
 
     @staticmethod
     def _one_rate(out: ChunkScan) -> None:
@@ -307,17 +335,17 @@ class Scanner:
 
     def _columns(self, df, names: list[str], first_line: int):
         """Column arrays of the rows the strict template matched (as vllm_log._Rows gives
-        them) and the other lines as (number, bytes)."""
+        them) and the frame of the other rows."""
         if not len(df):
-            return None, []
+            return None, df
         ok = df["ok"]
         if ok.all():  # (the usual case: no copy of the frame)
-            slow, m = [], df
+            rest, m = df.clear(), df
         else:
-            slow, m = _lines(df.filter(~ok), first_line), df.filter(ok)
+            rest, m = df.filter(~ok), df.filter(ok)
         n = len(m)
         if not n:
-            return None, slow
+            return None, rest
         cols = {"line": m["i"].to_numpy().astype(np.int64) + first_line}
         text = ["time", "proc", "site", "stamp"]
         for name in m.columns:
@@ -333,7 +361,7 @@ class Scanner:
                 cols[name] = col.to_numpy()
         cols.update(_bytes_of(m, text))
         cols["time"] = cols["time"].astype("S14", copy=False)
-        return cols, slow
+        return cols, rest
 
 
 def _lines(df, first_line: int) -> list[tuple[int, bytes]]:
