@@ -49,6 +49,6 @@ distclean: clean
 # Speed and memory figures (not part of the tests). SIZE_MB sets the generated log sizes.
 SIZE_MB ?= 300 1000
 bench: $(STAMP)
-	$(BIN)/python benchmarks/log_ingest.py --size-mb $(SIZE_MB) --v0
+	$(BIN)/python benchmarks/log_ingest.py --size-mb $(SIZE_MB) --variants
 	$(BIN)/python benchmarks/bench_json_ingest.py
 	$(BIN)/python benchmarks/build_times.py

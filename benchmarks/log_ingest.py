@@ -1,7 +1,7 @@
 """Speed of the vLLM server-log reader against hand-written polars queries, `grep -cE` and a
 naive per-line `re` loop.
 
-Usage: python benchmarks/log_ingest.py [--size-mb 300 1000] [--repeat 3] [--gz] [--v0] [--workdir DIR] [--keep]
+Usage: python benchmarks/log_ingest.py [--size-mb 300 1000] [--repeat 3] [--gz] [--variants] [--workdir DIR] [--keep]
 
 Generates a realistic mixed server log deterministically (seeded): start-up blocks of
 several vLLM versions, bursts and idle gaps, 10-second stats lines, SpecDecoding lines,
@@ -30,8 +30,10 @@ each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at e
   the lines the reader turns into rows (the table says whether the counts agree);
 - a naive loop: every line through every regex.
 
-With `--v0`, the generated log is also rewritten as a V0 server prints it (each stats line
-in V0's template, followed by V0's own prefix-cache line) and read by `reader` and `windows`.
+With `--variants`, the generated log is also rewritten as a V0 server prints it (each stats
+line in V0's template, followed by V0's own prefix-cache line) and as vLLM's ColoredFormatter
+prints it on a terminal (level, time and call site in ANSI colours), and each rewrite is read
+by `reader` and `windows`.
 
 The script prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
 to the table's polars one-off (x/polars), to the same-columns one-off (x/same: the windows
@@ -46,6 +48,7 @@ import gzip
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -309,8 +312,6 @@ def ensure_inputs(workdir: Path, size_mb: float, seed: int) -> tuple[Path, Path]
 def naive_counts(path: Path) -> dict:
     """The straightforward reader: every line through every regex, one dict per row, frames
     at the end (ANSI codes stripped from every line first)."""
-    import re
-
     import pandas as pd
 
     from benchbook.ingest.textio import open_text
@@ -590,7 +591,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--gz", action="store_true", help="measure the .gz copy too")
-    ap.add_argument("--v0", action="store_true", help="measure a V0 rewrite of the generated log too")
+    ap.add_argument("--variants", action="store_true",
+                    help="measure the V0 and the terminal-coloured rewrites of the generated log too")
     ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "benchbook-bench")
     ap.add_argument("--naive-repeat", type=int, default=1, help="the naive loop is slow; repeat it less")
     ap.add_argument("--keep", action="store_true", help="keep the generated logs for the next run")
@@ -599,9 +601,9 @@ def main() -> None:
     if args._measure:
         _measure(args._measure[0], Path(args._measure[1]))
         return
-    rows, v0_rows = [], []
+    rows, variant_rows = [], []
     for size_mb in args.size_mb:
-        rows += measure_size(args, size_mb, v0_rows)
+        rows += measure_size(args, size_mb, variant_rows)
     print("\nwall = elapsed seconds (median), cpu = user+system seconds (grep: gzip+grep); x/grep-C = ratio to "
           "grep -cE with the reader's fixed phrases (C locale), x/grep-T = ratio to grep -cE with the full templates "
           "(C locale; the same lines the reader turns into rows); x/polars = ratio to the polars one-off for the "
@@ -619,16 +621,16 @@ def main() -> None:
         fmt = lambda v, w: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}s}"  # noqa: E731
         print(f"{name:26s} {method:11s} {t:7.2f} {mbs:6.0f} {rc:8.2f} {rt:8.2f} {fmt(rp, 8)} {fmt(rs, 6)} {rn:7.1f} "
               f"{cpu:6.2f} {fmt(cp, 12)} {fmt(cs, 10)} {rss:11.0f}")
-    if v0_rows:
-        print(f"\nV0 rewrite of the generated log\n{'file':30s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} "
-              f"{'cpu s':>6s} {'peak RSS MB':>11s} {'windows':>8s}")
-        for name, method, t, mbs, cpu, rss, windows in v0_rows:
-            print(f"{name:30s} {method:11s} {t:7.2f} {mbs:6.0f} {cpu:6.2f} {rss:11.0f} {windows:8d}")
+    if variant_rows:
+        print(f"\nRewrites of the generated log (V0, terminal colours)\n{'file':34s} {'method':11s} {'wall s':>7s} "
+              f"{'MB/s':>6s} {'cpu s':>6s} {'peak RSS MB':>11s} {'windows':>8s}")
+        for name, method, t, mbs, cpu, rss, windows in variant_rows:
+            print(f"{name:34s} {method:11s} {t:7.2f} {mbs:6.0f} {cpu:6.2f} {rss:11.0f} {windows:8d}")
 
 
-def measure_size(args, size_mb: float, v0_rows: list) -> list[tuple]:
-    """Every method on the generated log of this size (and its .gz copy with --gz; the V0
-    rewrite's rows go to `v0_rows` with --v0)."""
+def measure_size(args, size_mb: float, variant_rows: list) -> list[tuple]:
+    """Every method on the generated log of this size (and its .gz copy with --gz; the
+    rewrites' rows go to `variant_rows` with --variants)."""
     plain, gz = ensure_inputs(args.workdir, size_mb, args.seed)
     size = plain.stat().st_size
     print(f"input: {plain.name} {size / 1e6:.0f} MB plain, {gz.stat().st_size / 1e6:.0f} MB gzip; "
@@ -669,22 +671,21 @@ def measure_size(args, size_mb: float, v0_rows: list) -> list[tuple]:
                          r["t"] / versus["t"] if versus else None, r["t"] / same["t"] if same else None,
                          naive["t"] / r["t"], r["cpu"], r["cpu"] / versus["cpu"] if versus else None,
                          r["cpu"] / same["cpu"] if same else None, r["rss"]))
-        if args.v0 and path is plain:
-            v0_rows += measure_v0(args, plain, counts["windows"])
+        if args.variants and path is plain:
+            for rewrite in REWRITES:
+                variant_rows += measure_rewrite(args, rewrite, plain, counts["windows"])
     if not args.keep:
         for p in (plain, gz, args.workdir / (plain.name + ".stamp")):
             p.unlink(missing_ok=True)
     return rows
 
 
-V0_METHODS = ("reader", "windows")
+VARIANT_METHODS = ("reader", "windows")
 
 
 def v0_copy(plain: Path) -> Path:
     """The generated log as a V0 server prints it: each stats line in V0's template (Swapped,
     Pending, CPU KV cache usage), followed by V0's own prefix-cache line."""
-    import re
-
     rx = re.compile(r"^.*?INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[loggers\.py:\d+\] Engine 000: Avg prompt throughput: "
                     r"([\d.]+) tokens/s, Avg generation throughput: ([\d.]+) tokens/s, Running: (\d+) reqs, "
                     r"Waiting: (\d+) reqs.*?GPU KV cache usage: ([\d.]+)%, Prefix cache hit rate: ([\d.]+)%")
@@ -703,12 +704,31 @@ def v0_copy(plain: Path) -> Path:
     return out
 
 
-def measure_v0(args, plain: Path, windows: int) -> list[tuple]:
-    """`V0_METHODS` on the V0 rewrite of `plain`, which holds the same `windows`."""
-    path = v0_copy(plain)
+# vLLM's ColoredFormatter (logging_utils/formatter.py): the level in its colour, time and call site grey
+_COLOURED = re.compile(r"(DEBUG|INFO|WARNING|ERROR) (\d\d-\d\d \d\d:\d\d:\d\d) (\[\S+?:\d+\]) ")
+_LEVEL_COLOURS = {"DEBUG": "37", "INFO": "32", "WARNING": "33", "ERROR": "31"}
+
+
+def coloured_copy(plain: Path) -> Path:
+    """The generated log as vLLM prints it with colour on (a terminal, VLLM_LOGGING_COLOR=1)."""
+    out = plain.with_name("coloured-" + plain.name)
+    paint = lambda m: (f"\x1b[{_LEVEL_COLOURS[m[1]]}m{m[1]}\x1b[0m \x1b[90m{m[2]}\x1b[0m "  # noqa: E731
+                       f"\x1b[90m{m[3]}\x1b[0m ")
+    with open(plain, encoding="utf-8", newline="") as src, open(out, "w", encoding="utf-8", newline="") as dst:
+        for line in src:
+            dst.write(_COLOURED.sub(paint, line, count=1))
+    return out
+
+
+REWRITES = {"v0": v0_copy, "coloured": coloured_copy}
+
+
+def measure_rewrite(args, rewrite: str, plain: Path, windows: int) -> list[tuple]:
+    """`VARIANT_METHODS` on a rewrite of `plain`, which holds the same `windows`."""
+    path = REWRITES[rewrite](plain)
     size = path.stat().st_size
     rows = []
-    for method in V0_METHODS:
+    for method in VARIANT_METHODS:
         runs = [run_one(method, path) for _ in range(args.repeat)]
         t, cpu = statistics.median(r["elapsed"] for r in runs), statistics.median(r["cpu"] for r in runs)
         found = runs[0]["counts"]["windows"]

@@ -16,11 +16,13 @@ def run(script: str, *args: str) -> str:
 
 
 def test_log_ingest_benchmark_prints_every_method(tmp_path):
-    out = run("log_ingest.py", "--size-mb", "0.3", "--repeat", "1", "--gz", "--v0", "--workdir", str(tmp_path))
+    out = run("log_ingest.py", "--size-mb", "0.3", "--repeat", "1", "--gz", "--variants", "--workdir", str(tmp_path))
     assert "WARNING" not in out  # every method finds the reader's rows of its table
     assert out.count("= the reader") == 2  # the template grep matches exactly the rows made, plain and .gz
-    table, v0 = out.split("peak RSS MB")[1].split("V0 rewrite")[0].splitlines()[1:], out.split("V0 rewrite")[1]
-    assert [line.split()[1] for line in v0.splitlines()[2:]] == ["reader", "windows"]  # the same windows
+    table, variants = out.split("peak RSS MB")[1].split("Rewrites")[0].splitlines()[1:], out.split("Rewrites")[1]
+    rows = [line.split() for line in variants.splitlines()[2:]]  # (a warning if a rewrite loses a window)
+    assert [(r[0].split("-")[0], r[1]) for r in rows] == [("v0", "reader"), ("v0", "windows"),
+                                                         ("coloured", "reader"), ("coloured", "windows")]
     methods = [line.split()[1] for line in table if line.strip()]
     readers = ["grep-C", "grep", "grep-T", "reader", "stream", "windows", "access", "spec_decode", "cli-w"]
     # polars' line reader: not on the .gz copy

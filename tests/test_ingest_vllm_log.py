@@ -54,6 +54,19 @@ TRACEBACK = [
 PROGRESS = "(Worker_TP0 pid=310) Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:02<00:02,  1.40s/it]\r"
 
 
+# vLLM's ColoredFormatter (vllm/logging_utils/formatter.py), on a terminal or with
+# VLLM_LOGGING_COLOR=1: the level in its colour, the time and `[file:line]` in grey
+_LEVEL_COLOURS = {"DEBUG": "37", "INFO": "32", "WARNING": "33", "ERROR": "31"}
+_COLOURED = re.compile(r"(DEBUG|INFO|WARNING|ERROR) (\d\d-\d\d \d\d:\d\d:\d\d) (\[\S+?:\d+\]) ")
+
+
+def coloured(line: str) -> str:
+    """`line` as vLLM prints it with colour on (the process tag as 0.12-0.15 coloured it)."""
+    line = line.replace(TAG, TAG_012)
+    return _COLOURED.sub(lambda m: f"\x1b[{_LEVEL_COLOURS[m[1]]}m{m[1]}\x1b[0m \x1b[90m{m[2]}\x1b[0m "
+                                   f"\x1b[90m{m[3]}\x1b[0m ", line, count=1)
+
+
 def write(tmp_path: Path, lines: list[str], name: str = "server.log", *, end: str = "\n") -> Path:
     path = tmp_path / name
     path.write_bytes(end.join(lines).encode() + end.encode())
@@ -566,12 +579,13 @@ def test_repo_ships_server_logs():
     [line.replace(TAG, TAG_011) for line in mixed_log()]
     + ['\x1b[32mINFO\x1b[0m:     10.0.0.1:5 - "GET /health HTTP/1.1" 200'],
     ["2026-05-30T07:55:21Z " + line for line in mixed_log()],
+    [coloured(line) for line in mixed_log() + [v[1] for v in VARIANTS] + [s[0] for s in SPECS]],
     ["", "\r", "\r\r", REAL_STATS + "\r", '"' + REAL_ACCESS, "# " + REAL_STATS, REAL_STATS + "\x1f",
      "\x00" + REAL_ACCESS, '"quoted, with a comma"', REAL_SPEC + "\t", "", ""],
     ["", "\r", "\r\r", REAL_STATS + "\r", '"' + REAL_ACCESS, "# " + REAL_STATS, "\x00" + REAL_ACCESS,
      '"quoted, with a comma"', REAL_SPEC + "\t", "", ""],
-], ids=["mixed", "stats-variants", "spec-variants", "boot", "coloured", "date-prefixed", "hostile-bytes",
-        "hostile-csv"])
+], ids=["mixed", "stats-variants", "spec-variants", "boot", "coloured", "date-prefixed", "terminal-colours",
+        "hostile-bytes", "hostile-csv"])
 def test_columnar_and_byte_paths_agree_on_lines(tmp_path, monkeypatch, lines):
     """The polars pass and the byte path give the same tables, counts and reasons."""
     path = write(tmp_path, lines * 3)
@@ -876,14 +890,20 @@ SCANNED = {"v1": ("stats", "stats"), "v0": ("v0", "stats"), "v0prefix": ("v0pref
            "spec": ("spec", "spec")}
 
 
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "coloured"])
 @pytest.mark.parametrize("key", sorted(TEMPLATE_LINES), ids=lambda k: "-".join(k))
-def test_the_columnar_pass_parses_every_template_itself(key):
-    """A line of any known template is parsed by the polars pass, for all kinds and for its
-    own kind alone: none goes to the per-line templates."""
+def test_the_columnar_pass_parses_every_template_itself(key, colour):
+    """A line of any known template, plain or with vLLM's terminal colours, is parsed by
+    the polars pass, for all kinds and for its own kind alone: none goes to the per-line
+    templates."""
     from benchbook.ingest.vllm_log_scan import KINDS
 
     field, kind = SCANNED[key[0]]
-    buf = ("\n".join([WARNING, TEMPLATE_LINES[key], REAL_ACCESS]) + "\n").encode()
+    lines = [WARNING, TEMPLATE_LINES[key], REAL_ACCESS]
+    if colour:
+        lines = [coloured(line) for line in lines]
+        assert "\x1b[90m" in lines[1] or key[0] == "v0prefix"  # (V0's own line: no `[file:line]`)
+    buf = ("\n".join(lines) + "\n").encode()
     for kinds in (KINDS, frozenset({kind})):
         scan = vllm_log._scanner().scan(buf, 1, kinds)
         assert scan is not None and list(getattr(scan, field)["line"]) == [2], (kinds, scan)

@@ -26,6 +26,9 @@ import numpy as np
 # the kinds of candidate line: stats, SpecDecoding, V0's prefix-cache line, start-up
 # facts, uvicorn access lines
 KINDS = frozenset({"stats", "spec", "v0prefix", "boot", "access"})
+# an ANSI escape sequence (vLLM colours the process tag, level, time and call site on a
+# terminal, and in files too in some versions), as vllm_log strips it
+ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 
 
 @dataclass
@@ -169,12 +172,13 @@ class Scanner:
             .alias("boot"))
         lf = lf.with_columns((c("boot") | (self._phrase() & ~c("stats") & ~c("spec") & ~c("v0prefix"))).alias("boot"))
         key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
-        if b"\x1b" in buf:
-            key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+        coloured = b"\x1b" in buf  # (one byte: memchr; a two-byte search costs 7 ms per 8 MB)
+        if coloured:
+            key = key.str.replace_all(ANSI, "")
         count, st, sp, ac, few = pl.collect_all([
             lf.select((c("header") & ~c("stats") & ~c("spec") & ~c("v0prefix") & ~c("boot")).sum()),
-            self._parse(lf.filter(c("stats")), self.stats_rx, self.stats_names),
-            self._parse(lf.filter(c("spec")), self.spec_rx, self.spec_names),
+            self._parse(lf.filter(c("stats")), self.stats_rx, self.stats_names, coloured),
+            self._parse(lf.filter(c("spec")), self.spec_rx, self.spec_names, coloured),
             lf.filter(c("access")).select("i", key.str.replace(self.access_cut, "${1}").alias("k")),
             lf.filter(c("v0prefix") | c("boot")).select("i", "t", "v0prefix"),
         ])
@@ -183,7 +187,7 @@ class Scanner:
         self._stats_rows(out, st, first_line)
         self._spec_rows(out, sp, first_line)
         self._v0prefix_rows(out, self._parse(few.lazy().filter(c("v0prefix")).select("i", "t"), self.v0prefix_rx,
-                                             self.v0prefix_names).collect(), first_line)
+                                             self.v0prefix_names, coloured).collect(), first_line)
         self._access(out, ac, first_line)
         return out
 
@@ -208,12 +212,13 @@ class Scanner:
         then = {"spec": ~is_stats & is_spec, "v0prefix": ~is_stats & ~is_spec & is_v0,
                 "boot": ~is_stats & ~is_spec & ~is_v0, "access": pl.lit(True)}
         names = [k for k in ("stats", "spec", "v0prefix", "boot", "access") if k in kinds]
-        plans = [self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names) if k == "stats"
+        coloured = b"\x1b" in buf
+        plans = [self._parse(lf.filter(is_stats), self.stats_rx, self.stats_names, coloured) if k == "stats"
                  else lf.filter(first[k]) for k in names]
         kept = dict(zip(names, pl.collect_all(plans)))
         plans = []
         for kind in names[1:] if names[0] == "stats" else names:
-            plans.append(self._decide(kind, kept[kind].lazy().filter(then[kind]), buf))
+            plans.append(self._decide(kind, kept[kind].lazy().filter(then[kind]), coloured))
         got = dict(zip([k for k in names if k != "stats"], pl.collect_all(plans)))
         if "stats" in kept:
             got["stats"] = kept["stats"]
@@ -231,18 +236,19 @@ class Scanner:
             self._access(out, got["access"], first_line)
         return out
 
-    def _decide(self, kind: str, lf, buf: bytes):
-        """The plan that makes one kind's rows of its candidate lines (`_scan_some`)."""
+    def _decide(self, kind: str, lf, coloured: bool):
+        """The plan that makes one kind's rows of its candidate lines (`_scan_some`); a
+        `coloured` chunk holds ANSI codes."""
         pl = self.pl
         t = pl.col("t")
         if kind == "spec":
-            return self._parse(lf, self.spec_rx, self.spec_names)
+            return self._parse(lf, self.spec_rx, self.spec_names, coloured)
         if kind == "v0prefix":
-            return self._parse(lf, self.v0prefix_rx, self.v0prefix_names)
+            return self._parse(lf, self.v0prefix_rx, self.v0prefix_names, coloured)
         if kind == "access":
             key = t.cast(pl.Binary).bin.slice(t.str.find("INFO", literal=True)).cast(pl.String)
-            if b"\x1b" in buf:
-                key = key.str.replace_all(r"\x1b\[[0-9;]*[A-Za-z]", "")
+            if coloured:
+                key = key.str.replace_all(ANSI, "")
             return lf.select("i", key.str.replace(self.access_cut, "${1}").alias("k"))
         return lf.select("i", "t")
 
@@ -292,11 +298,14 @@ class Scanner:
             out.access_codes = codes
             out.access_keys = [k.encode() for k in uniques]
 
-    def _parse(self, lf, rx: str, names: list[str]):
+    def _parse(self, lf, rx: str, names: list[str], coloured: bool = False):
         """The plan that parses candidate lines: header by position, message by `rx`,
-        numbers as floats, `ok` where both matched."""
+        numbers as floats, `ok` where both matched. In a `coloured` chunk (one with ANSI
+        codes) the lines lose their codes first, as the full-line templates take them."""
         pl = self.pl
         t, c = pl.col("t"), pl.col
+        if coloured:
+            lf = lf.with_columns(t.str.replace_all(ANSI, ""))
         raw = t.cast(pl.Binary)
         pos = t.str.find(self.anchor)
         head = raw.bin.slice(0, pos).cast(pl.String)
