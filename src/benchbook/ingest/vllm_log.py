@@ -412,7 +412,7 @@ class _State:
         self._v0prefix_slow(moved(cs.slow["v0prefix"]), [])
         self._boot_lines(moved(cs.slow["boot"]))
         if cs.access_lines is not None:
-            coloured = b"INFO\x1b[" in buf
+            coloured = b"\x1b" in buf and b"INFO\x1b[" in buf  # (memchr first: the long search costs 4 ms per chunk)
             keys = [self._access_key(k, coloured) for k in cs.access_keys]
             known = np.array([k >= 0 for k in keys], dtype=bool)
             codes = np.array(keys, dtype=np.int32)[cs.access_codes]
