@@ -20,8 +20,9 @@ The byte path:
 
 A candidate message is matched from its start to the end of the line by a strict template
 (its parts in vLLM's order, benchbook.vllm_templates); the time, process and call site come from the header
-by position. Lines that miss (ANSI colour codes, other prefixes, other field orders) go
-through full-line templates with ANSI codes stripped. A line saying `Avg prompt throughput`
+by position (the polars pass strips ANSI colour codes first; the byte path sends a line
+with colour codes to the full-line templates). Lines that miss (other prefixes, other field
+orders) go through full-line templates with ANSI codes stripped. A line saying `Avg prompt throughput`
 is never dropped silently: each chunk's count of that phrase is checked against the stats
 lines found, and the rest are reported as "stats line of an unknown template".
 

@@ -9,8 +9,9 @@ vLLM's field order after a plain header), turns every uvicorn access line into a
 without its ephemeral port, and counts the lines with a vLLM header. polars releases
 the GIL, so two chunks are scanned at once on two cores while the next one is read.
 
-What it cannot decide it hands back as (line number, bytes): candidate lines off the
-strict templates (ANSI colour inside, other field orders, start-up facts), which
+In a chunk holding ANSI colour codes (vLLM's terminal colours) the candidate lines lose
+them before they are parsed. What it cannot decide it hands back as (line number, bytes):
+candidate lines off the strict templates (other field orders, start-up facts), which
 `vllm_log` parses with its full-line templates, exactly as for a chunk that is not UTF-8.
 The patterns are `vllm_log`'s own byte templates, translated (ASCII `\d`, `\w`, `\s`, as
 Python's bytes patterns mean them), so both paths accept the same lines.
