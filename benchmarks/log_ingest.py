@@ -15,6 +15,7 @@ each in a fresh subprocess, on the plain file (and its .gz copy with --gz), at e
 - one table alone, `LogStream(path, tables=[X])` streaming (windows, access, spec_decode):
   only X's lines are parsed;
 - `cli-w`: `benchbook ingest LOG --table windows --out w.parquet` in-process, Parquet written;
+  `cli-wc`: the same with `--out w.csv`;
 - the polars one-offs (plain files only): what a user would write by hand for one table, a
   dozen lines each (`polars_windows`, `polars_access`, `polars_spec`): read the file as lines,
   keep those holding the table's phrase, pull the fields with `str.extract`. No header
@@ -395,8 +396,8 @@ def table_counts(path: Path, table: str) -> dict:
     return {"lines": log.result.read, table: log.result.rows[table]}
 
 
-def cli_windows(path: Path) -> dict:
-    """`benchbook ingest LOG --table windows --out w.parquet` (in this process)."""
+def cli_windows(path: Path, suffix: str = ".parquet") -> dict:
+    """`benchbook ingest LOG --table windows --out w.parquet` (or w.csv) in this process."""
     import tempfile
 
     import polars as pl
@@ -404,14 +405,15 @@ def cli_windows(path: Path) -> dict:
     from benchbook.cli import main
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "w.parquet"
+        out = Path(tmp) / ("w" + suffix)
         with open(os.devnull, "w") as null:
             stdout, sys.stdout = sys.stdout, null
             try:
                 assert main(["ingest", str(path), "--table", "windows", "--out", str(out), "--jobs", "1"]) == 0
             finally:
                 sys.stdout = stdout
-        return {"windows": pl.scan_parquet(out).select(pl.len()).collect().item()}
+        rows = pl.scan_parquet(out) if suffix == ".parquet" else pl.scan_csv(out, infer_schema=False)
+        return {"windows": rows.select(pl.len()).collect().item()}
 
 
 # The polars one-offs: a user's own query for one table.
@@ -542,6 +544,8 @@ def _measure(method: str, path: Path) -> None:
         counts = table_counts(path, method)
     elif method == "cli-w":
         counts = cli_windows(path)
+    elif method == "cli-wc":
+        counts = cli_windows(path, ".csv")
     elif method in ONE_OFFS:
         counts = ONE_OFFS[method](path)
     elif method == "parse-w":
@@ -577,11 +581,12 @@ TABLE_METHODS = ("windows", "access", "spec_decode")
 ONE_OFFS = {"polars-w": polars_windows, "polars-wc": polars_windows_columns, "polars-a": polars_access,
             "polars-s": polars_spec}
 # the polars one-off each method is set beside (same table)
-VERSUS = {"windows": "polars-w", "cli-w": "polars-w", "parse-w": "polars-w", "access": "polars-a",
+VERSUS = {"windows": "polars-w", "cli-w": "polars-w", "cli-wc": "polars-w", "parse-w": "polars-w", "access": "polars-a",
           "spec_decode": "polars-s"}
 # the windows methods beside the one-off that pulls the same columns (like for like)
-SAME = {"windows": "polars-wc", "cli-w": "polars-wc", "parse-w": "polars-wc"}
-METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", *TABLE_METHODS, "cli-w", *ONE_OFFS, "parse-w", "naive")
+SAME = {"windows": "polars-wc", "cli-w": "polars-wc", "cli-wc": "polars-wc", "parse-w": "polars-wc"}
+METHODS = ("grep-C", "grep", "grep-T", "reader", "stream", *TABLE_METHODS, "cli-w", "cli-wc", *ONE_OFFS, "parse-w",
+           "naive")
 PLAIN_ONLY = (*ONE_OFFS, "parse-w")  # polars' line reader takes plain files
 
 
@@ -611,7 +616,8 @@ def main() -> None:
           "many times faster than the per-line loop; grep = the phrases in the current locale; "
           "reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
           "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
-          "--out w.parquet, polars-w/-a/-s = the one-offs (windows, access, spec_decode), polars-wc = the windows "
+          "--out w.parquet, cli-wc = the same to w.csv, polars-w/-a/-s = the one-offs (windows, access, "
+          "spec_decode), polars-wc = the windows "
           "one-off for the table's every column, parse-w = the stats-line "
           "parse of the reader alone, no tables (the floor for a template-checking reader)")
     print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "

@@ -24,7 +24,7 @@ def test_log_ingest_benchmark_prints_every_method(tmp_path):
     assert [(r[0].split("-")[0], r[1]) for r in rows] == [("v0", "reader"), ("v0", "windows"),
                                                          ("coloured", "reader"), ("coloured", "windows")]
     methods = [line.split()[1] for line in table if line.strip()]
-    readers = ["grep-C", "grep", "grep-T", "reader", "stream", "windows", "access", "spec_decode", "cli-w"]
+    readers = ["grep-C", "grep", "grep-T", "reader", "stream", "windows", "access", "spec_decode", "cli-w", "cli-wc"]
     # polars' line reader: not on the .gz copy
     plain_only = ["polars-w", "polars-wc", "polars-a", "polars-s", "parse-w"]
     assert methods == [*readers, *plain_only, "naive", *readers, "naive"]

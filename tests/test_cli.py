@@ -177,6 +177,35 @@ def test_ingest_streams_a_server_log_in_batches(tmp_path, capsys, monkeypatch):
         assert len(got) == len(whole.tables[table]) > 100
 
 
+def test_ingest_csv_keeps_every_value(tmp_path, capsys):
+    """The CSV (written by polars) reads back as the table: times to the nanosecond, NaN and
+    missing values as empty fields, text with commas and quotes, numbers as printed."""
+    from benchbook import ingest
+
+    stats = ("(APIServer pid=1) INFO 05-30 07:55:{s:02d} [loggers.py:271] Engine 000: Avg prompt throughput: "
+             "{p} tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, "
+             "GPU KV cache usage: {kv}%, Prefix cache hit rate: 0.0%")
+    stamp = "2026-04-07T14:03:21.123456789Z "
+    lines = [(stamp if k % 2 else "") + stats.format(s=k, p=k * 0.1, kv=("nan", "0.5")[k % 2]) for k in range(6)]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(lines + ['INFO:     10.1.2.3:5 - "GET /a,\\"b HTTP/1.1" 200']) + "\n")
+    whole = ingest.read(log)
+    for table in ("windows", "access"):
+        out = tmp_path / f"{table}.csv"
+        assert main(["ingest", str(log), "--table", table, "--out", str(out)]) == 0
+        got = pd.read_csv(out, keep_default_na=False, na_values=[""])
+        want = pd.read_csv(__import__("io").StringIO(whole.tables[table].to_csv(index=False)), keep_default_na=False,
+                           na_values=[""])
+        if table == "windows":
+            stamps = pd.to_datetime(got.pop("timestamp")).astype("datetime64[ns]")
+            assert (stamps.to_numpy() == whole.tables[table]["timestamp"].to_numpy()).sum() == 3  # the NaT differ
+            assert stamps.notna().sum() == 3 and want.pop("timestamp").notna().sum() == 3
+            assert got["kv_usage"].isna().sum() == 3 and (got["kv_usage"].dropna() == 0.005).all()
+            assert got["prompt_tps"].tolist() == [k * 0.1 for k in range(6)]
+        pd.testing.assert_frame_equal(got[list(want.columns)], want)  # (a stream writes every optional column)
+    capsys.readouterr()
+
+
 def test_ingest_refuses_columns_the_csv_cannot_hold(tmp_path):
     """A later batch with a filled column the CSV's header lacks is an error naming the
     file, not a silent drop; an empty one is left out, a missing one left empty."""
