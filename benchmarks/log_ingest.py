@@ -36,10 +36,10 @@ line in V0's template, followed by V0's own prefix-cache line) and as vLLM's Col
 prints it on a terminal (level, time and call site in ANSI colours), and each rewrite is read
 by `reader` and `windows`.
 
-The script prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to both greps,
-to the table's polars one-off (x/polars), to the same-columns one-off (x/same: the windows
-methods) and to the naive loop, and the peak RSS of the
-measuring process. Not part of the tests (a tiny smoke run is).
+The script prints the median time of `--repeat` runs, MB/s (uncompressed), the ratios to
+both greps, to the table's polars one-off (x/polars), to the same-columns one-off (x/same: the
+windows methods) and to the naive loop, and the peak RSS of the measuring process. Not part
+of the tests (a tiny smoke run is).
 """
 
 from __future__ import annotations
@@ -617,8 +617,7 @@ def main() -> None:
           "reader = vllm_log.read (all tables), stream = vllm_log.LogStream (batches of 100k rows), "
           "windows/access/spec_decode = LogStream of that table alone, cli-w = benchbook ingest --table windows "
           "--out w.parquet, cli-wc = the same to w.csv, polars-w/-a/-s = the one-offs (windows, access, "
-          "spec_decode), polars-wc = the windows "
-          "one-off for the table's every column, parse-w = the stats-line "
+          "spec_decode), polars-wc = the windows one-off for every column of the table, parse-w = the stats-line "
           "parse of the reader alone, no tables (the floor for a template-checking reader)")
     print(f"{'file':26s} {'method':11s} {'wall s':>7s} {'MB/s':>6s} {'x/grep-C':>8s} {'x/grep-T':>8s} "
           f"{'x/polars':>8s} {'x/same':>6s} {'naive/x':>7s} {'cpu s':>6s} {'cpu x/polars':>12s} {'cpu x/same':>10s} "
