@@ -37,7 +37,7 @@ import pandas as pd
 from .ingest import Batches
 from .ingest.errors import IngestError
 from .ingest.result import IngestResult
-from .ingest.textio import GZIP_ERRORS, GZIP_MAGIC, read_bytes, read_head, read_text
+from .ingest.textio import ANSI, GZIP_ERRORS, GZIP_MAGIC, read_bytes, read_head, read_text
 from .redact import redact
 
 CONTEXT_KEYS = ("concurrency", "input_len", "output_len", "dataset", "ignore_eos", "seed", "date",
@@ -723,7 +723,7 @@ def _llama_kv(cfg: dict, first, raw: dict, backend, commit) -> None:
 # what the reader drops: the engine arguments and GPU names of start-up lines
 _LOG_NEEDLES = (b"non-default args: ", b"args: Namespace(", b"with config: ", b"device_name=",
                 b"in world size ", b"compute capability")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = re.compile(ANSI)
 _LOG_HEAD = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) \d\d:\d\d:\d\d")
 _PREFIX_DATE = re.compile(r"^\s*(20\d\d)-(\d\d)-(\d\d)[T ]\d\d:\d\d")
 # non-default args that name the model, the network or a key: not settings of the engine

@@ -33,7 +33,7 @@ from ..redact import redact
 from ..tables import columns, conform
 from .errors import IngestError
 from .result import IngestResult
-from .textio import read_text
+from .textio import ANSI, read_text
 
 FORMAT = "llama-bench"
 FORMATS = ("llama-bench-json", "llama-bench-jsonl", "llama-bench-csv", "llama-bench-md", "llama-bench-log")
@@ -268,7 +268,7 @@ _READERS = {"llama-bench-json": _json, "llama-bench-jsonl": _jsonl,
 
 # --- runs that crashed ---
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = re.compile(ANSI)
 _CRASH_HINT = re.compile(r"terminate called|what\(\)|GGML_ASSERT|error: |Segmentation fault|Aborted|"
                          r"Illegal instruction|Bus error|Killed|Floating point exception")
 # what a crash prints as its cause: libstdc++, ggml_abort, the backends' error macros, llama-bench

@@ -10,6 +10,9 @@ from pathlib import Path
 from .errors import IngestError
 
 GZIP_MAGIC = b"\x1f\x8b"
+# an ANSI escape sequence: colour codes a tool printed on a terminal that a log kept (vLLM's
+# and llama.cpp's); every reader strips them with this pattern (`.encode()` for bytes)
+ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 # what a damaged or cut-off gzip stream raises (zlib.error is not an OSError)
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
 

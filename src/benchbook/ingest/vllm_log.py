@@ -67,7 +67,7 @@ from ..redact import redact
 from ..tables import SCHEMAS, Column, categorical, columns
 from .errors import IngestError
 from .result import IngestResult
-from .textio import GZIP_ERRORS, open_text
+from .textio import ANSI, GZIP_ERRORS, open_text
 from .vllm_log_scan import KINDS, ChunkScan, Scanner
 
 FORMAT = "vllm-server-log"
@@ -107,7 +107,7 @@ def _kinds(tables) -> frozenset:
 # Every message template comes from vllm_templates.TEMPLATES and .BOOT; this section only
 # adds the header, ANSI codes and the access line around them.
 
-_ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = re.compile(ANSI.encode())
 _ESC = rb"(?:\x1b\[[0-9;]*m)?"
 _NUMBER = T.NUMBER
 _END = rb"[ \t]*"
@@ -186,7 +186,7 @@ _SNIFF_HEAD = re.compile(
     r"(?m)^[^\n]{0,120}?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
     r"\[?[\w./-]+\.py:\d+\] ")
 _SNIFF_ACCESS = re.compile(r'(?m)^[^\n]{0,60}?INFO: +\S+ - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}')
-_ANSI_S = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI_S = re.compile(ANSI)
 
 
 def sniff(head: str, path=None) -> bool:

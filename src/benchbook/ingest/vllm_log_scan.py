@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .textio import ANSI  # vLLM colours the process tag, level, time and call site on a terminal
+
 # the kinds of candidate line: stats, SpecDecoding, V0's prefix-cache line, start-up
 # facts, uvicorn access lines
 KINDS = frozenset({"stats", "spec", "v0prefix", "boot", "access"})
-# an ANSI escape sequence (vLLM colours the process tag, level, time and call site on a
-# terminal, and in files too in some versions), as vllm_log strips it
-ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 
 
 @dataclass
