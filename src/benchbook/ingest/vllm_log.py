@@ -173,8 +173,10 @@ def _fields(rx: re.Pattern, skip: int = 0) -> list[str]:
 
 _HEAD_GROUPS = _HEAD_RX.groups
 _V1_FIELDS, _V0_FIELDS, _SPEC_FIELDS = _fields(_V1_MSG), _fields(_V0_MSG), _fields(_SPEC_MSG)
+_V0_PREFIX_FIELDS = _fields(_V0_PREFIX_MSG)
 _RATE_FIRST, _RATE_LAST = _SPEC_FIELDS.index("rate_first"), _SPEC_FIELDS.index("rate_last")
 assert _fields(_V1, _HEAD_GROUPS) == _V1_FIELDS and _fields(_SPEC, _HEAD_GROUPS) == _SPEC_FIELDS
+assert _fields(_V0_PREFIX, _HEAD_GROUPS) == _V0_PREFIX_FIELDS
 
 # Start-up facts (str patterns, searched in the message of a `boot` candidate line):
 # (pattern, [(fact, group, unit), ...]); unit None = the value is text.
@@ -371,7 +373,7 @@ class _State:
         self.lines = 0  # lines of the chunks scanned so far
         self.windows: list[dict] = []  # column arrays, one dict per chunk and template
         self.spec: list[dict] = []
-        self.v0_prefix: list[dict] = []  # column arrays: line, proc, prefix_hit_rate, cpu_prefix_hit_rate (%)
+        self.v0_prefix: list[dict] = []  # V0's own prefix-cache lines: column arrays per chunk, as windows
         self.boot: list[tuple] = []  # (line, time, process, fact, value, value_num, unit)
         self.boot_lines = 0
         self.access_lines: list[np.ndarray] = []
@@ -410,7 +412,7 @@ class _State:
             self.spec.append(cs.spec)
         self.reasons[UNKNOWN_SPEC] += cs.spec_two_rates
         self._spec_slow(moved(cs.slow["spec"]), _Rows())
-        self._v0prefix_slow(moved(cs.slow["v0prefix"]), [])
+        self._v0prefix_slow(moved(cs.slow["v0prefix"]), _Rows())
         self._boot_lines(moved(cs.slow["boot"]))
         if cs.access_lines is not None:
             coloured = b"\x1b" in buf and b"INFO\x1b[" in buf  # (memchr first: the long search costs 4 ms per chunk)
@@ -570,23 +572,20 @@ class _State:
         self._add_windows(cols)
 
     def _v0prefix(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
-        (numbers, matches, _, procs, _, _), others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
-        self._v0prefix_slow(others, list(zip(numbers, procs, matches)))
+        fast, others = self._candidates(buf, nl, spans, _V0_PREFIX_MSG, coloured)
+        self._v0prefix_slow(others, _Rows(fast[0], [m.groups() for m in fast[1]], *fast[2:]))
 
-    def _v0prefix_slow(self, others: list, found: list) -> None:
-        """V0's separate prefix-cache lines by the full-line template, with those `found`."""
+    def _v0prefix_slow(self, others: list, rows: _Rows) -> None:
+        """V0's separate prefix-cache lines by the full-line template, added with the `rows`
+        parsed (as column arrays, joined to their windows when the tables are made)."""
         for n, line in others:
             line = _ANSI.sub(b"", line) if b"\x1b" in line else line
             if (m := _V0_PREFIX.fullmatch(line)) is not None:
-                found.append((n, m["proc"] or b"", m))
+                rows.add(n, m.groups()[_HEAD_GROUPS:], m["time"], m["proc"] or b"", m["site"], _stamp(line))
             else:
                 self.header_lines += 1  # an ordinary log line after all
-        if found:
-            self.v0_prefix.append({
-                "line": np.array([n for n, _, _ in found], dtype=np.int64),
-                "proc": np.array([proc for _, proc, _ in found], dtype=bytes),
-                **{name: np.array([float(m[name]) for _, _, m in found])
-                   for name in ("prefix_hit_rate", "cpu_prefix_hit_rate")}})
+        if rows.numbers:
+            self.v0_prefix.append(rows.columns(_V0_PREFIX_FIELDS))
 
     def _spec(self, buf: bytes, nl: np.ndarray, spans: list, coloured: bool) -> None:
         fast, others = self._candidates(buf, nl, spans, _SPEC_MSG, coloured)
