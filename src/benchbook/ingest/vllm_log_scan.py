@@ -186,8 +186,10 @@ class Scanner:
         out.slow = {"boot": _lines(few.filter(~few["v0prefix"]), first_line)}
         self._stats_rows(out, st, first_line)
         self._spec_rows(out, sp, first_line)
-        self._v0prefix_rows(out, self._parse(few.lazy().filter(c("v0prefix")).select("i", "t"), self.v0prefix_rx,
-                                             self.v0prefix_names, coloured).collect(), first_line)
+        prefix = few.filter(few["v0prefix"]).select("i", "t")  # (none in a V1 log: no plan to run)
+        if len(prefix):
+            prefix = self._parse(prefix.lazy(), self.v0prefix_rx, self.v0prefix_names, coloured).collect()
+        self._v0prefix_rows(out, prefix, first_line)
         self._access(out, ac, first_line)
         return out
 
