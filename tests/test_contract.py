@@ -171,19 +171,20 @@ def test_keys_for_prefixes_role_and_run_key():
     assert keys == {(0, None): "base_c1", (1, None): "cand_c4", (2, None): "big_one", (3, None): "base_prefill"}
 
 
-def test_keys_for_tiebreak_separates_seeds_and_reports_true_collisions():
+def test_keys_for_tiebreak_separates_seeds_then_names_what_differs_then_numbers_repeats():
     s = study({"a": {"role": "base"}},
               [entry("raw/1.json", "a", kind="sweep", concurrency=1, input_len=1, seed=1),
                entry("raw/2.json", "a", kind="sweep", concurrency=1, input_len=1, seed=2),
                entry("raw/3.json", "a", kind="sweep", concurrency=8, input_len=1, seed=5),
-               entry("raw/4.json", "a", kind="sweep", concurrency=8, input_len=1, seed=5)])
+               entry("raw/4.json", "a", kind="sweep", concurrency=8, input_len=1, seed=5),
+               entry("raw/5.json", "a", kind="sweep", concurrency=4, input_len=1),
+               entry("raw/6.json", "a", kind="sweep", concurrency=4, input_len=4096)])
     roles, _ = assign_roles(s, DEMO)
     keys, problems = keys_for(s, DEMO, roles)
     assert keys[(0, None)] == "base_c1_s1" and keys[(1, None)] == "base_c1_s2"
-    assert (2, None) not in keys and (3, None) not in keys
-    assert len(problems) == 1
-    assert "files[2] (raw/3.json)" in problems[0] and "files[3] (raw/4.json)" in problems[0]
-    assert "'base_c8'" in problems[0] and "concurrency" in problems[0] and "seed" in problems[0]
+    assert (keys[(2, None)], keys[(3, None)]) == ("base_c8_rep1", "base_c8_rep2")  # one run set
+    assert (keys[(4, None)], keys[(5, None)]) == ("base_c4_input_len_1", "base_c4_input_len_4096")
+    assert problems == []
 
 
 def test_keys_for_skips_runs_without_a_known_role_or_kind():

@@ -395,10 +395,11 @@ def test_keys_no_column_holds_go_to_extra_in_file_order(tmp_path):
     extra = json.loads(run["extra"])
     assert list(extra.items()) == [
         ("endpoint_type", "openai"),  # kept: `backend` names the client here (see test_092_...)
-        ("tokenizer_id", "Qwen/Qwen3-8B"), ("burstiness", 1.0), ("request_goodput", None),
+        ("tokenizer_id", "Qwen/Qwen3-8B"), ("request_goodput", None),
         ("total_token_throughput", 216.0), ("deployment", "kvcache"), ("gpu", "4xL40S"), ("replicas", 4),
-        ("flag", True), ("note", None), ("max_output_tokens_per_s", 8.0), ("max_concurrent_requests", 4),
+        ("flag", True), ("note", None), ("max_output_tokens_per_s", 8.0),
         ("rtfx", 0.0), ("shape", "<object of 1, not kept>")]
+    assert (run["burstiness"], run["peak_in_flight"]) == (1.0, 4)  # columns of their own
     assert '"gpu":"4xL40S","replicas":4' in run["extra"]  # compact
     v092 = {k: v for k, v in obj.items() if k != "backend"}
     assert "endpoint_type" not in json.loads(read(write(tmp_path / "y.json", v092)).tables["runs"]["extra"][0])
@@ -453,3 +454,17 @@ def test_real_multi_run_jsonl_keeps_each_runs_settings():
     stats = res.tables["run_stats"]
     p99 = stats[(stats["metric"] == "ttft") & (stats["stat"] == "p99")].set_index("run_id")["value_s"]
     assert list(p99[runs["run_id"]]) == pytest.approx([o["p99_ttft_ms"] / 1000 for o in objs])
+
+
+@pytest.mark.parametrize(("fields", "load"), [
+    ({"max_concurrency": 1, "request_rate": "inf"}, "single-stream"),
+    ({"max_concurrency": 16, "request_rate": "inf"}, "concurrency"),
+    ({"max_concurrency": 16, "request_rate": 2.0}, "concurrency"),  # the cap binds: still closed loop
+    ({"max_concurrency": None, "request_rate": 0.5}, "request-rate"),
+    ({"max_concurrency": None, "request_rate": "inf"}, "all-at-once"),
+    ({"request_rate": 0.5}, "unknown"),  # an old client wrote no max_concurrency key: not known to be uncapped
+])
+def test_the_load_pattern_is_read_from_the_file_s_own_fields(tmp_path, fields, load):
+    obj = {k: v for k, v in {**header(), **tail()}.items() if k not in ("max_concurrency", "request_rate")}
+    run = read(write(tmp_path / "x.json", {**obj, **fields})).tables["runs"].iloc[0]
+    assert run["load"] == load

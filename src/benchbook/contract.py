@@ -23,9 +23,18 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from . import load_pattern
 from .study import MANIFEST, Study
 
 ROLE_KEY = "role"
+TODO = "TODO"  # the value `benchbook new` writes where the user must choose
+
+
+def pending(study: Study) -> set[str]:
+    """The study.yml paths its `todo` list still asks about ('configs.x.role', 'files[3].kind'):
+    a value left open there is a to-do for `validate` to repeat, not a problem; the run or
+    configuration it concerns is left out of the page until it is filled."""
+    return {str(t).split(":", 1)[0].strip() for t in study.todo}
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,13 @@ class Kind:
     # Conditions on a run's context for `benchbook new` to choose this kind (the first kind
     # whose conditions all hold): (key, op, value), op one of eq, le, ge, gt, set, unset.
     when: tuple[tuple[str, str, object], ...] = ()
+    # Load patterns (benchbook.load_pattern) a bench run of this kind may have; empty: any.
+    # A file that records another pattern cannot be this kind, whatever study.yml says.
+    loads: tuple[str, ...] = ()
+
+    def takes(self, load: str | None) -> bool:
+        """A run with this load pattern can be of this kind (an unrecorded pattern can)."""
+        return not self.loads or load in (None, load_pattern.UNKNOWN) or load in self.loads
 
 
 @dataclass(frozen=True)
@@ -133,8 +149,11 @@ def assign_roles(study: Study, contract: Contract) -> tuple[Roles, list[str]]:
     where = study.root / MANIFEST
     roles, problems = Roles(), []
     names = ", ".join(r.name for r in contract.roles)
+    waiting = pending(study)
     for cid, cfg in study.configs.items():
         role = cfg.get(ROLE_KEY, contract.default_role)
+        if role == TODO and f"configs.{cid}.{ROLE_KEY}" in waiting:
+            continue  # left to the user by `benchbook new`: its runs wait, unused, until it is set
         if role is None:
             problems.append(f"{where}: configs.{cid}: no '{ROLE_KEY}'; expected one of: {names}")
         elif contract.role(str(role)) is None:
@@ -162,22 +181,50 @@ def check_runs(study: Study, contract: Contract, runs: pd.DataFrame | None = Non
     where = study.root / MANIFEST
     known = ", ".join(k.name for k in contract.kinds)
     problems = []
+    waiting = pending(study)
     for run in study.run_entries():
         at = f"{where}: {run.where}"
+        item = run.where.split(" ", 1)[0]  # 'files[3]' or 'files[3].runs[0]'
         kind_name = run.context.get("kind")
         if kind_name is None:
-            problems.append(f"{at}: no 'kind'; expected one of: {known}")
+            if f"{item}.kind" not in waiting:
+                problems.append(f"{at}: no 'kind'; expected one of: {known}")
             continue
         kind = contract.kind(str(kind_name))
         if kind is None:
             problems.append(f"{at}: kind '{kind_name}' is not one this chapter reads; expected one of: {known}")
             continue
+        problems += _load_problems(at, kind, contract, run, runs)
         wanted = list(kind.needs) + [f for f in _fields(kind.key or "") if f not in kind.needs and f != "kind"]
         for key in wanted:
-            if run.context.get(key) is not None or _in_file(runs, run, key) is not None:
+            if run.context.get(key) is not None or _in_file(runs, run, key) is not None \
+                    or f"{item}.{key}" in waiting:
                 continue
             problems.append(f"{at}: a '{kind.name}' run ({kind.title}) needs '{key}'{_hint(runs, run, key)}")
     return problems
+
+
+def _load_problems(at: str, kind: Kind, contract: Contract, run, runs) -> list[str]:
+    """The file's own load pattern against the kind and against study.yml's numbers."""
+    rows = _rows_of(runs, run)
+    if rows is None or not len(rows) or "load" not in rows:
+        return []
+    recorded = rows.iloc[0]
+    load = recorded["load"]
+    out = []
+    if not kind.takes(load):
+        fits = [k.name for k in contract.kinds if k.loads and load in k.loads]
+        out.append(f"{at}: a '{kind.name}' run ({kind.title}) needs "
+                   f"{' or '.join(_LOAD_WORDS[x] for x in kind.loads)}, but the file records "
+                   f"{load_pattern.text(recorded)}"
+                   + (f"; its kind is one of: {', '.join(fits)}" if fits else "; this chapter has no kind for it"))
+    if why := load_pattern.conflict(load, run.context):
+        out.append(f"{at}: {why}")
+    return out
+
+
+_LOAD_WORDS = {load_pattern.SINGLE: "one request at a time", load_pattern.CONCURRENCY: "a fixed concurrency",
+               load_pattern.RATE: "an open-loop request rate", load_pattern.ALL_AT_ONCE: "every prompt at once"}
 
 
 # Run context a bench file holds itself: context key -> runs table column.
@@ -267,10 +314,11 @@ def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tu
     """Value-name prefix of each described run ('<role key>_<run key>'), and key collisions.
 
     Keyed by (file index, run position). Two runs of one role with the same key get the
-    kind's tiebreak (the seed) appended; if that does not separate them it is a problem
-    naming both runs.
+    kind's tiebreak (the seed) appended; if that does not separate them, they are named for
+    what differs in their context, and runs alike in every respect are repeats numbered in
+    file order. Runs of a kind without a run key (llama-bench files of one build: a prefill
+    file and a generation file) share the role's key: they are one run set.
     """
-    where = study.root / MANIFEST
     base: dict[tuple, str] = {}
     found = {}
     for run in entries if entries is not None else study.run_entries():
@@ -291,18 +339,37 @@ def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tu
             out[same[0]] = key
             continue
         kind = found[same[0]][1]
+        if kind.key is None:  # the role's runs of this kind are one set (llama-bench files of one build)
+            out.update({i: key for i in same})
+            continue
         try:
             split = {i: f"{key}_{slug(kind.tiebreak.format(**found[i][0].context))}" for i in same}
         except (KeyError, ValueError, IndexError):
             split = {}
-        if split and len(set(split.values())) == len(same):
-            out.update(split)
-        else:
-            runs = ", ".join(found[i][0].where for i in same)
-            fields = [f for f in _fields(kind.key or "") + _fields(kind.tiebreak)]
-            problems.append(f"{where}: {runs} are the same run '{key}': runs of one configuration and kind "
-                            f"need different {' or '.join(fields) or 'configurations'}")
+        if not split or len(set(split.values())) != len(same):
+            split = _named_for_difference(key, [found[i][0] for i in same], same)
+        out.update(split)
     return out, problems
+
+
+# Context keys that name a run, not its workload: never used to tell runs apart.
+_NOT_WORKLOAD = {"kind", "name", "notes", "config"}
+
+
+def _named_for_difference(key: str, runs: list, ids: list) -> dict:
+    """Runs of one role and kind that share a key, named for what differs in their context
+    ('_dataset_sharegpt', '_input_len_229'); runs whose context is the same are repeats of
+    one run set, numbered in file order ('_rep2')."""
+    ctx = [{k: v for k, v in r.context.items() if k not in _NOT_WORKLOAD} for r in runs]
+    differ = [k for k in dict.fromkeys(k for c in ctx for k in c) if len({repr(c.get(k)) for c in ctx}) > 1]
+    names = {i: "_".join([key] + [slug(f"{k}_{_plain(c[k])}") for k in differ if c.get(k) is not None])
+             for i, c in zip(ids, ctx)}
+    seen: dict[str, int] = {}
+    for i in ids:
+        seen[names[i]] = seen.get(names[i], 0) + 1
+        if seen[names[i]] > 1 or list(names.values()).count(names[i]) > 1:
+            names[i] = f"{names[i]}_rep{seen[names[i]]}"
+    return names
 
 
 @dataclass
@@ -360,10 +427,11 @@ _OPS = {
 }
 
 
-def kind_for(contract: Contract, fmt: str, context: dict) -> Kind | None:
-    """The first kind of the contract that reads this format and whose conditions hold."""
+def kind_for(contract: Contract, fmt: str, context: dict, load: str | None = None) -> Kind | None:
+    """The first kind of the contract that reads this format, takes this load pattern and
+    whose conditions hold."""
     for kind in contract.kinds:
-        if not any(fmt.startswith(f) for f in kind.formats):
+        if not any(fmt.startswith(f) for f in kind.formats) or not kind.takes(load):
             continue
         if all(_OPS[op](context.get(key), value) for key, op, value in kind.when):
             return kind

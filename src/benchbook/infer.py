@@ -40,7 +40,7 @@ from .ingest.result import IngestResult
 from .ingest.textio import ANSI, GZIP_ERRORS, GZIP_MAGIC, read_bytes, read_head, read_text
 from .redact import redact
 
-CONTEXT_KEYS = ("concurrency", "input_len", "output_len", "dataset", "ignore_eos", "seed", "date",
+CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos", "seed", "date",
                 "power_limit_w")
 CONFIG_KEYS = ("model", "quantisation", "engine", "engine_version", "platform", "accelerators",
                "backend", "build", "speculative", "kv_dtype", "tensor_parallel")
@@ -83,6 +83,7 @@ class FileFacts:
     context: dict[str, Fact] = field(default_factory=dict)  # run-context keys of a file entry
     config: dict[str, Fact] = field(default_factory=dict)  # configuration keys
     runs: list[dict] = field(default_factory=list)  # {"id", "context", "config", "settings", "todo"} per run
+    settings: dict[str, Fact] = field(default_factory=dict)  # a one-run file's workload settings (load, rate)
     todo: list[str] = field(default_factory=list)  # "key: why it is unknown; what to do"
     problems: list[str] = field(default_factory=list)  # why the file cannot be read
 
@@ -345,6 +346,7 @@ def _bench(facts: FileFacts, tables: _Tables) -> None:
     if len(out) == 1:
         facts.context.update(out[0]["context"])
         facts.config.update(out[0]["config"])
+        facts.settings.update(out[0]["settings"])
         rate = out[0]["settings"].get("request_rate")
         if "concurrency" not in facts.context and rate is not None and math.isfinite(float(rate.value)):
             facts.context["request_rate"] = rate  # a rate-limited run: its rate, not a concurrency
@@ -402,6 +404,8 @@ def _bench_run(run: dict, row: dict, obj: dict, reqs: pd.DataFrame, positions: i
     for key in ("num_prompts", "label", "backend"):
         if (v := _plain(row.get(key))) is not None:
             settings[key] = Fact(v, f"{key} in {where}")
+    if (load := _plain(row.get("load"))) is not None:
+        settings["load"] = Fact(load, f"max_concurrency and request_rate in {where}")
     _bench_concurrency(ctx, todo, row, rate, where)
     for key, column, total in (("input_len", "input_tokens", "total_input_tokens"),
                                ("output_len", "output_tokens", "total_output_tokens")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from . import load_pattern
 from .contract import Contract, KeyNumbers, Kind, Need, Role, Section
 from .headlines import Headline
 
@@ -38,6 +39,14 @@ class ChapterSpec:
 _SERVE = ("runs",)  # a `vllm bench serve` result
 _BENCH = ("vllm-bench-serve",)
 _ONE_STREAM = (("concurrency", 1),)
+_ONE, _CLOSED, _OPEN = (load_pattern.SINGLE,), load_pattern.CLOSED, load_pattern.OPEN
+
+
+def _rate_kind() -> Kind:
+    """Open-loop runs (`--request-rate R`, no `--max-concurrency`): every vLLM chapter reads them."""
+    return Kind("rate", "a run at a fixed request rate (no concurrency cap)", _SERVE,
+                needs=("request_rate",), key="r{request_rate}", formats=_BENCH, loads=_OPEN)
+
 
 H100 = Contract(
     roles=(
@@ -49,15 +58,13 @@ H100 = Contract(
     ),
     kinds=(
         Kind("prefill", "a one-output-token run that measures prefill", _SERVE, needs=("input_len",),
-             formats=_BENCH, when=(("output_len", "eq", 1),)),
+             formats=_BENCH, when=(("output_len", "eq", 1),), loads=_CLOSED),
         Kind("sweep", "a fixed-concurrency run of a concurrency sweep", _SERVE,
              needs=("concurrency", "input_len", "output_len"), key="c{concurrency}",
-             formats=_BENCH, when=(("concurrency", "set", None),)),
+             formats=_BENCH, when=(("concurrency", "set", None),), loads=_CLOSED),
         Kind("short-prompts", "a fixed-concurrency run with short prompts", _SERVE,
-             needs=("concurrency",), key="short{concurrency}"),
-        Kind("rate", "a run at a fixed request rate (no concurrency cap)", _SERVE,
-             needs=("request_rate",), key="r{request_rate}", formats=_BENCH,
-             when=(("concurrency", "unset", None), ("request_rate", "set", None))),
+             needs=("concurrency",), key="short{concurrency}", loads=_CLOSED),
+        _rate_kind(),
     ),
     sections=(
         Section("single-request", "Single request", (
@@ -100,7 +107,7 @@ STRIX = Contract(
              formats=("llama-bench",)),
         Kind("ttft-4k", "a bench run against llama-server with long prompts", _SERVE,
              needs=("concurrency", "input_len", "output_len"), key="c{concurrency}", formats=_BENCH,
-             when=(("concurrency", "eq", 1),)),
+             when=(("concurrency", "eq", 1),), loads=_ONE),
     ),
     sections=(
         Section("backends", "llama-bench across backends", (Need(("llama-bench",), "llama-bench output"),),
@@ -137,14 +144,16 @@ DENSE_SPARSE = Contract(
     ),
     kinds=(
         Kind("prefill", "a long-prompt prefill run", _SERVE, needs=("input_len",), key="prefill_{input_len}",
-             formats=_BENCH, when=(("output_len", "eq", 1),)),
+             formats=_BENCH, when=(("output_len", "eq", 1),), loads=_CLOSED),
         Kind("concurrent", "a run at fixed concurrency", _SERVE, needs=("concurrency",), key="c{concurrency}",
-             formats=_BENCH, when=(("concurrency", "gt", 1),)),
+             formats=_BENCH, when=(("concurrency", "gt", 1),), loads=(load_pattern.CONCURRENCY,)),
         Kind("ttft-short", "a short-prompt TTFT run", _SERVE, needs=("concurrency",),
-             formats=_BENCH, when=(("output_len", "le", 32),)),
+             formats=_BENCH, when=(("output_len", "le", 32),), loads=_ONE),
         Kind("decode-long", "a single-stream decode run at long context", _SERVE, needs=("concurrency",),
-             formats=_BENCH, when=(("input_len", "ge", 1024),)),
-        Kind("decode-single", "a single-stream decode run", _SERVE, needs=("concurrency",), formats=_BENCH),
+             formats=_BENCH, when=(("input_len", "ge", 1024),), loads=_ONE),
+        Kind("decode-single", "a single-stream decode run", _SERVE, needs=("concurrency",), formats=_BENCH,
+             loads=_ONE),
+        _rate_kind(),
         Kind("server-log", "the server's log (start-up facts)", ("boot", "windows"), key="boot",
              formats=("vllm-server-log",)),
         Kind("gpu-memory", "an nvidia-smi log of memory use", ("gpu_samples",), key="gpu", formats=("nvidia-smi",)),
@@ -224,9 +233,10 @@ GB10 = Contract(
         Kind(f"test-{t}", f"workload {t.upper()} of `vllm bench serve` ({i}/{o}, {c} client"
              f"{'s' if c > 1 else ''} in the write-up)", _SERVE,
              needs=("concurrency", "input_len", "output_len"), key=t, formats=_BENCH,
-             when=(("input_len", "eq", i), ("output_len", "eq", o), ("concurrency", "eq", c)))
+             when=(("input_len", "eq", i), ("output_len", "eq", o), ("concurrency", "eq", c)), loads=_CLOSED)
         for t, (i, o, c) in zip("abcd", ((512, 512, 1), (8192, 256, 4), (2048, 512, 16), (2048, 256, 2)))
     ) + (
+        _rate_kind(),
         Kind("server-log", "the server's log", ("boot", "windows", "spec_decode"), key="log",
              formats=("vllm-server-log",)),
         Kind("metrics", "dumps of the server's /metrics", ("prom_samples",), key="metrics",

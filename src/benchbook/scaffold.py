@@ -19,8 +19,10 @@ from pathlib import Path
 import yaml
 
 from .chapters import speculative
-from .contract import Contract, kind_for, slug
+from .contract import TODO, Contract, kind_for, slug
 from .infer import FileFacts, describe
+from .ingest import detect, readers
+from .ingest.errors import IngestError
 from .registry import ChapterSpec, get
 from .study import MANIFEST, StudyError, write_checksums
 
@@ -31,7 +33,7 @@ CONFIG_KEYS = ("platform", "accelerators", "engine", "engine_version", "model", 
 CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos",
                 "seed", "date", "power_limit_w")
 # Settings of a bench run that are its workload, not its configuration.
-RUN_SETTINGS = {"request_rate", "num_prompts", "max_concurrency", "burstiness", "seed", "date",
+RUN_SETTINGS = {"request_rate", "num_prompts", "max_concurrency", "burstiness", "seed", "date", "load",
                 "input_len", "output_len", "backend", "model", "tokenizer_id", "model_id", "label"}
 _MOE = re.compile(r"-A\d+(?:\.\d+)?B\b|\bMoE\b|mixtral|-\d+x\d+B", re.IGNORECASE)
 
@@ -49,6 +51,7 @@ class Unit:
     todo: list = field(default_factory=list)
     kind: str | None = None
     config_id: str | None = None
+    load: str | None = None  # the file's own load pattern (benchbook.load_pattern), bench runs only
 
 
 class NewError(StudyError):
@@ -59,8 +62,7 @@ def new_study(chapter: str, out_dir, files, log=print) -> Path:
     """Make a data folder for `chapter` at `out_dir` from `files`; return its study.yml."""
     spec = _spec(chapter)
     out = Path(out_dir)
-    sources = [Path(f) for f in files]
-    _check_inputs(out, sources)
+    sources, skipped = _gather(out, [Path(f) for f in files])
     rel = _relative_names(sources)
     (out / "raw").mkdir(parents=True, exist_ok=True)
     units, problems = [], []
@@ -77,16 +79,17 @@ def new_study(chapter: str, out_dir, files, log=print) -> Path:
     if problems:
         shutil.rmtree(out)
         raise NewError(problems)
-    _fill_dates(units)
     _pair_power_limits(units)
     _kinds(units, spec.contract)
     configs = _configs(units)
     roles = _roles(units, configs, spec.contract)
     doc = _manifest(spec, out, units, configs, roles)
+    if skipped:
+        doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
     manifest = out / MANIFEST
     manifest.write_text(_dump(doc), encoding="utf-8")
     write_checksums(out)
-    log(_summary(spec, out, units, configs, roles, doc["todo"]))
+    log(_summary(spec, out, units, configs, roles, doc["todo"], skipped))
     return manifest
 
 
@@ -101,17 +104,41 @@ def _spec(chapter: str) -> ChapterSpec:
     return spec
 
 
-def _check_inputs(out: Path, sources: list[Path]) -> None:
+def _gather(out: Path, given: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The raw files to describe: each file given, and every file under each folder given
+    (sorted, hidden ones left out). A file no reader recognises is skipped with the reader's
+    reason (a harness's own notes, a README), so one stray file never stops the folder; it
+    is an error only when nothing is left."""
     problems = []
     if out.exists() and any(out.iterdir()):
         problems.append(f"{out}: exists and is not empty; give a new folder")
-    for s in sources:
-        if not s.is_file():
-            problems.append(f"{s}: " + ("is a folder; give the files in it" if s.is_dir() else "no such file"))
-    if not sources:
+    if not given:
         problems.append("no raw files given")
+    files: list[tuple[Path, str]] = []  # (file, its name as given: no one's home layout in study.yml)
+    for s in given:
+        if s.is_dir():
+            found = sorted(p for p in s.rglob("*") if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(s).parts))
+            if not found:
+                problems.append(f"{s}: is a folder with no files in it")
+            files += [(p, f"{s.name}/{p.relative_to(s).as_posix()}") for p in found]
+        elif s.is_file():
+            files.append((s, s.name))
+        else:
+            problems.append(f"{s}: no such file")
     if problems:
         raise NewError(problems)
+    kept, skipped = [], []
+    for f, name in files:
+        try:
+            detect(f)
+            kept.append(f)
+        except IngestError as exc:
+            why = exc.problem.split("; expected one of:")[0]  # the list of formats is printed once
+            skipped.append((name, (f"{exc.where}: " if exc.where else "") + why))
+    if not kept:
+        raise NewError([f"{f}: skipped: {why}" for f, why in skipped] + ["no file of a known format given"])
+    return kept, skipped
 
 
 def _relative_names(sources: list[Path]) -> list[str]:
@@ -135,7 +162,8 @@ def _units(path: str, facts: FileFacts) -> list[Unit]:
     base_ctx = {k: f.value for k, f in facts.context.items() if k in CONTEXT_KEYS}
     base_cfg = {k: f.value for k, f in facts.config.items() if k in CONFIG_KEYS}
     if not facts.runs or not facts.format.startswith("vllm-bench"):
-        return [Unit(path, facts, None, base_ctx, base_cfg, {}, list(facts.todo))]
+        load = facts.settings.get("load")
+        return [Unit(path, facts, None, base_ctx, base_cfg, {}, list(facts.todo), load=load and load.value)]
     single = len(facts.runs) == 1  # one run: the file is the unit (no per-run entry)
     settings = [{k: f.value for k, f in (run.get("settings") or {}).items()} for run in facts.runs]
     differ = {k for k in set().union(*settings) if k not in RUN_SETTINGS
@@ -148,21 +176,8 @@ def _units(path: str, facts: FileFacts) -> list[Unit]:
         cfg = {**base_cfg, **{x: f.value for x, f in (run.get("config") or {}).items() if x in CONFIG_KEYS}}
         todo = [t for t in facts.todo if not t.startswith("concurrency:")] + list(run.get("todo") or [])
         out.append(Unit(path, facts, None if single else k, ctx, cfg,
-                        {x: st[x] for x in sorted(differ) if x in st}, todo))
+                        {x: st[x] for x in sorted(differ) if x in st}, todo, load=st.get("load")))
     return out
-
-
-def _fill_dates(units: list[Unit]) -> None:
-    """A file without a date takes the date of the runs beside it (same folder), if they agree."""
-    by_folder: dict[str, set] = {}
-    for u in units:
-        if u.context.get("date"):
-            by_folder.setdefault(str(Path(u.path).parent), set()).add(u.context["date"])
-    for u in units:
-        dates = by_folder.get(str(Path(u.path).parent), set())
-        if not u.context.get("date") and len(dates) == 1:
-            u.context["date"] = next(iter(dates))
-            u.todo = [t for t in u.todo if not t.startswith("date:")]
 
 
 def _pair_power_limits(units: list[Unit]) -> None:
@@ -177,7 +192,7 @@ def _pair_power_limits(units: list[Unit]) -> None:
 
 def _kinds(units: list[Unit], contract: Contract) -> None:
     for u in units:
-        kind = kind_for(contract, u.facts.format, u.context)
+        kind = kind_for(contract, u.facts.format, u.context, u.load)
         if kind is None:
             known = ", ".join(k.name for k in contract.kinds if any(u.facts.format.startswith(f) for f in k.formats))
             u.todo.append("kind: no kind of this chapter matches this run ("
@@ -190,7 +205,7 @@ def _kinds(units: list[Unit], contract: Contract) -> None:
 def _describe_run(u: Unit) -> str:
     parts = [u.facts.format] + [f"{k} {u.context[k]}" for k in ("input_len", "output_len", "concurrency",
                                                                "request_rate") if u.context.get(k) is not None]
-    return ", ".join(parts)
+    return ", ".join(parts + ([f"load {u.load}"] if u.load else []))
 
 
 _BUILD_KEYS = {"backend", "build", "engine_version", "serve_args"}
@@ -231,15 +246,41 @@ def _compatible(group: dict, u: Unit) -> bool:
         return False
     facts = group["facts"]
     for k in _GROUP_KEYS:
-        a, b = facts.get(k), u.config.get(k)
-        if a is not None and b is not None and str(a) != str(b):
+        if not same_fact(k, facts.get(k), u.config.get(k)):
             return False
+    if _bench(u) and any(_bench(x) and bool(x.config.get("speculative")) != bool(u.config.get("speculative"))
+                         for x in group["units"]):
+        return False  # see same_fact: bench results with and without spec_decode_* keys
     if u.config.get("model") is not None and facts.get("model") is not None:
         return True
     # a file that names no model joins files of other formats in its own folder (a server log
     # and the nvidia-smi log beside it), never another file of its own format
     folder = str(Path(u.path).parent)
     return all(str(Path(x.path).parent) == folder and x.facts.format != u.facts.format for x in group["units"])
+
+
+def _bench(u: Unit) -> bool:
+    return u.facts.format.startswith("vllm-bench")
+
+
+def _norm(key: str, value) -> str:
+    """A configuration fact as compared: case, spaces and separators do not tell setups
+    apart ('FP8' / 'fp8'); a speculative config of 'none' is no speculative decoding."""
+    text = re.sub(r"[\s_\-]+", " ", str(value)).strip().lower()
+    if key == "speculative" and text.startswith("none"):
+        return ""
+    return text
+
+
+def same_fact(key: str, a, b) -> bool:
+    """Two files' values of one configuration fact agree, or one of them does not say.
+
+    (Speculative decoding is also split where one side is silent, but only between bench
+    results, in `_compatible`: `vllm bench serve` writes spec_decode_* keys when the server
+    speculates, so a bench JSON without them beside one with them is another setup.)"""
+    if a is None or b is None:
+        return True
+    return _norm(key, a) == _norm(key, b)
 
 
 def _config_id(group: dict, taken: dict) -> str:
@@ -335,7 +376,7 @@ def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, ro
     cfg_doc = {}
     for cid, g in configs.items():
         facts = {k: v for k, v in g["facts"].items() if v is not None}
-        entry = {"role": roles.get(cid) or "TODO"}
+        entry = {"role": roles.get(cid) or TODO}
         if cid not in roles:
             todo.append(f"configs.{cid}.role: no rule of this chapter picks it; set one of: "
                         + ", ".join(r.name for r in spec.contract.roles))
@@ -349,6 +390,7 @@ def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, ro
                 continue  # several builds in one llama-bench file: the chapter tells them apart by row
             if key in CONFIG_KEYS and key not in known:
                 todo.append(f"configs.{cid}.{t}")
+    todo += _spec_todos(configs)
     files, names = [], set()
     needed = _needed(spec.contract)
     by_file: dict[str, list[Unit]] = {}
@@ -383,6 +425,24 @@ def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, ro
         "files": files,
         "todo": list(dict.fromkeys(todo)),
     }
+
+
+def _spec_todos(configs: dict) -> list[str]:
+    """A configuration of bench results that record no speculative decoding, beside one of
+    the same model that does: the split is right for a current client, so ask to confirm."""
+    out = []
+    for cid, g in configs.items():
+        if g["facts"].get("speculative") or not all(_bench(u) for u in g["units"]):
+            continue
+        model = _norm("model", g["facts"].get("model"))
+        spec = [c for c, h in configs.items() if c != cid and h["facts"].get("speculative")
+                and _norm("model", h["facts"].get("model")) == model]
+        if spec:
+            out.append(f"configs.{cid}.speculative: its bench results record no spec_decode_* keys, while "
+                       f"{', '.join(spec)} of the same model record speculative decoding, so they are kept "
+                       "apart; set `speculative: none` to confirm (a bench client older than vLLM 0.14 "
+                       "writes no such keys even when the server speculates: then merge them)")
+    return out
 
 
 def _needed(contract: Contract):
@@ -428,8 +488,12 @@ def _dump(doc: dict) -> str:
     return head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _summary(spec, out, units, configs, roles, todo) -> str:
+def _summary(spec, out, units, configs, roles, todo, skipped=()) -> str:
     lines = [f"wrote {out / MANIFEST}: {len(units)} run(s) in {len(configs)} configuration(s) for chapter {spec.id}"]
+    if skipped:
+        lines.append(f"skipped {len(skipped)} file(s) no reader recognises (study.yml `skipped`; the formats "
+                     f"read are: {', '.join(sorted(readers()))}):")
+        lines += [f"  - {p}: {why}" for p, why in skipped]
     for cid, g in configs.items():
         kinds = ", ".join(sorted({u.kind or "?" for u in g["units"]}))
         lines.append(f"  {cid}: role {roles.get(cid, 'TODO')}; {len(g['units'])} run(s) ({kinds})")

@@ -20,7 +20,8 @@ import yaml
 
 MANIFEST = "study.yml"
 CHECKSUMS = "SHA256SUMS"
-TOP_KEYS = {"study", "title", "label", "reconstructed", "description", "sources", "configs", "files", "todo"}
+TOP_KEYS = {"study", "title", "label", "reconstructed", "description", "sources", "configs", "files", "todo",
+            "skipped"}  # files `benchbook new` was given but no reader recognises, with why
 REQUIRED_TOP = ("study", "title", "label", "reconstructed", "configs", "files")
 FILE_KEYS = {
     "path", "config", "name", "kind", "concurrency", "input_len", "output_len", "dataset",

@@ -48,6 +48,10 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("failed", "Int64", "failed requests"),
         ("max_concurrency", "Int64", "client-side concurrency cap (None = unbounded)"),
         ("request_rate", "float64", "requests/s offered (inf = all at once)"),
+        ("load", "string", "load pattern from the file's own fields: single-stream, concurrency, request-rate, "
+                           "all-at-once or unknown (benchbook.load_pattern)"),
+        ("burstiness", "float64", "burstiness of an open-loop run's arrivals (1 = Poisson); since vLLM 0.7"),
+        ("peak_in_flight", "Int64", "most requests in flight at once (max_concurrent_requests); since vLLM 0.10"),
         ("duration_s", "float64", "benchmark wall time, seconds"),
         ("total_input_tokens", "Int64", "sum of input tokens of successful requests"),
         ("total_output_tokens", "Int64", "sum of output tokens of successful requests"),

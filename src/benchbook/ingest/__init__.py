@@ -60,6 +60,10 @@ def detect(path: str | Path) -> ModuleType:
         if mod.sniff(head, path):
             return mod
     known = ", ".join(sorted(readers()))
+    if m := import_module(f"{__name__}.vllm_log").BENCH_CONSOLE.search(head):
+        raise IngestError(path, f"line {head.count(chr(10), 0, m.start()) + 1}",
+                          "the console output of `vllm bench serve`, not a server log: its numbers are in "
+                          "the result JSON it saves with --save-result; give that file")
     if not utf16:
         try:
             raw.decode("utf-8")

@@ -32,6 +32,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from .. import load_pattern
 from ..redact import redact
 from ..tables import conform
 from .errors import IngestError
@@ -53,7 +54,7 @@ _HELD = {
     "request_rate", "duration", "output_throughput", "request_throughput", "total_input_tokens",
     "total_output_tokens", "spec_decode_acceptance_rate", "spec_decode_acceptance_length",
     "spec_decode_num_drafts", "spec_decode_draft_tokens", "spec_decode_accepted_tokens",
-    "spec_decode_per_position_acceptance_rates",
+    "spec_decode_per_position_acceptance_rates", "burstiness", "max_concurrent_requests",
 }
 _MAX_TTFT_S = 1e5
 # Reported values that can never be negative (checked so a corrupt file fails loudly).
@@ -244,6 +245,7 @@ def _run_header(obj: dict, run_id: str, ctx) -> dict:
     if failed is pd.NA and num_prompts is not pd.NA and completed is not pd.NA:
         failed = num_prompts - completed
     rate = _num(obj, "spec_decode_acceptance_rate", ctx)
+    cap, request_rate = _int(obj, "max_concurrency", ctx), _request_rate(obj, ctx)
     return {
         "run_id": run_id,
         "source_file": str(ctx[0]),
@@ -255,8 +257,11 @@ def _run_header(obj: dict, run_id: str, ctx) -> dict:
         "num_prompts": num_prompts,
         "completed": completed,
         "failed": failed,
-        "max_concurrency": _int(obj, "max_concurrency", ctx),
-        "request_rate": _request_rate(obj, ctx),
+        "max_concurrency": cap,
+        "request_rate": request_rate,
+        "load": load_pattern.pattern(cap, request_rate, cap_recorded="max_concurrency" in obj),
+        "burstiness": _num(obj, "burstiness", ctx),
+        "peak_in_flight": _int(obj, "max_concurrent_requests", ctx),  # since vLLM 0.10
         "duration_s": _num(obj, "duration", ctx),
         "spec_acceptance_rate": rate / 100.0,  # the file has a percent
         "spec_acceptance_length": _num(obj, "spec_decode_acceptance_length", ctx),

@@ -197,7 +197,14 @@ def sniff(head: str, path=None) -> bool:
     if text.startswith("{") or re.match(r"\[\s*[\[{\]]", text):  # JSON, not a log
         return False
     text = _ANSI_S.sub("", head)
+    if BENCH_CONSOLE.search(text):  # the client's console, whose lines look like a server's
+        return False
     return bool(_SNIFF_HEAD.search(text) or _SNIFF_ACCESS.search(text))
+
+
+# What `vllm bench serve` prints to its console: its arguments and its result table. Its
+# INFO lines have a server log's header, but no server line is in it.
+BENCH_CONSOLE = re.compile(r"^Namespace\(subparser='bench'|^=+ Serving Benchmark Result =+\s*$", re.MULTILINE)
 
 
 # ---------------------------------------------------------------- reading
