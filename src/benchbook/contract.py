@@ -160,9 +160,10 @@ def assign_roles(study: Study, contract: Contract) -> tuple[Roles, list[str]]:
             problems.append(f"{where}: configs.{cid}: role '{role}' is not one of this chapter's ({names})")
         else:
             roles.of_config[cid] = str(role)
+    open_roles = [c for c, cfg in study.configs.items() if cfg.get(ROLE_KEY) == TODO]
     for r in contract.roles:
         n = len(roles.configs(r.name))
-        if n < r.min:
+        if n < r.min and not open_roles:  # while a role is a to-do, the count waits for it
             problems.append(f"{where}: configs: the chapter needs {r.min} configuration(s) with role "
                             f"'{r.name}' ({r.title}); found {n}")
         if r.max is not None and n > r.max:
