@@ -223,7 +223,7 @@ def test_cpu_markdown_without_date_asks_for_it():
     text = path.read_text()
     facts = describe(path)
     assert not re.search(r"20\d\d-\d\d-\d\d|20\d{6}", text + path.name)  # no date anywhere
-    assert "date" not in facts.context and _todo(facts, "date")
+    assert "date" not in facts.context and "markdown table records no date" in _todo(facts, "date")[0]
     gguf = re.search(r"(\S+\.gguf)", text).group(1)
     assert facts.config["model"].value == gguf
     assert facts.config["accelerators"].value.startswith("none") and "| CPU " in text
@@ -244,6 +244,76 @@ def test_cuda_banners_count_devices_and_file_name_date_wins(tmp_path):
     assert "compute capability 8.6" in facts.config["platform"].value
     assert facts.context["date"].value == "2025-03-04" and "file name" in facts.context["date"].source
     assert facts.config["quantisation"].value == "Q4_K - Medium"  # no GGUF name: the model type's file type
+
+
+B6865 = LHL / "jsonl_rocm_b6865_gpt-oss-20b.jsonl"
+RX580 = REAL / "llama-bench" / "geerlingguy_ai-benchmarks_20_rx580_vulkan.log"
+
+
+def _as_csv(path: Path) -> str:
+    """A real JSONL file as llama-bench's csv_printer prints the same records: the field names,
+    then every value quoted, bools as 0/1 (no sample arrays)."""
+    rows = _line_dicts(path)
+    fields = [k for k in rows[0] if not k.startswith("samples_")]
+    value = lambda v: str(int(v)) if isinstance(v, bool) else str(v)  # noqa: E731
+    return "\n".join([",".join(fields)] + [",".join(f'"{value(r[k])}"' for k in fields) for r in rows]) + "\n"
+
+
+@needs_shared
+def test_llama_csv_records_its_date_in_test_time(tmp_path):
+    rows = _line_dicts(B6865)
+    path = tmp_path / "b6865.csv"
+    path.write_text(_as_csv(B6865))
+    facts = describe(path)
+    assert facts.format == "llama-bench-csv" and not _todo(facts, "date")
+    assert facts.context["date"].value == rows[0]["test_time"][:10] and "test_time" in facts.context["date"].source
+
+
+@needs_shared
+def test_llama_file_of_several_days_is_dated_by_its_first_test():
+    path = LHL / "jsonl_rocm+vulkan_b5921-6077_qwen3-30b-a3b_raw_runs.jsonl"
+    days = sorted({r["test_time"][:10] for r in _line_dicts(path)})
+    assert len(days) > 1
+    facts = describe(path)
+    assert facts.context["date"].value == days[0]
+    (todo,) = _todo(facts, "date")
+    assert all(d in todo for d in days) and "first test" in todo
+
+
+@needs_shared
+def test_header_only_csv_names_no_model_build_or_gpu(tmp_path):
+    """llama-bench -o csv prints its header, then returns when the model does not load."""
+    path = tmp_path / "failed.csv"
+    path.write_text(_as_csv(B6865).splitlines()[0] + "\n")
+    facts = describe(path)
+    _check_shape(facts)
+    assert facts.format == "llama-bench-csv" and facts.tables == {"llama_bench": 0} and not facts.problems
+    for key in ("model", "quantisation", "build", "engine_version", "platform", "accelerators"):
+        assert key not in facts.config and "no test row" in _todo(facts, key)[0], key
+    (model,) = _todo(facts, "model")
+    assert "failed before its first test" in model and "build are unknown" in model
+    assert "date" not in facts.context and _todo(facts, "date")
+
+
+@needs_shared
+@pytest.mark.parametrize("form", ["jsonl", "md"])
+def test_unknown_build_is_unknown_not_b0(tmp_path, form):
+    """llama.cpp built without git prints build_commit "unknown", build_number 0 (`build: unknown (0)`)."""
+    if form == "jsonl":
+        text = re.sub(r'"build_number": \d+', '"build_number": 0',
+                      re.sub(r'"build_commit": "\w+"', '"build_commit": "unknown"', B6865.read_text()))
+    else:
+        text = re.sub(r"(?m)^build: \S+ \(\d+\)$", "build: unknown (0)", RX580.read_text())
+    assert text.count("unknown") >= 1
+    path = tmp_path / f"nogit.{form}"
+    path.write_text(text)
+    facts = describe(path)
+    _check_shape(facts)
+    assert facts.config["build"].value == "unknown" and "without git" in facts.config["build"].source
+    assert "engine_version" not in facts.config and "unknown (0)" in _todo(facts, "engine_version")[0]
+    assert not any(re.search(r"\bb0\b", str(f.value)) for f in facts.config.values())
+    real = describe(B6865 if form == "jsonl" else RX580)
+    assert real.config["engine_version"].value.startswith("b") and real.config["build"].value != "unknown"
 
 
 # ---------------------------------------------------------------- vLLM server logs

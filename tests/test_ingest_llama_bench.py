@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -641,3 +642,42 @@ def test_real_rx580_log_with_a_crash_appended(tmp_path):
     res = lb.read(write(tmp_path, "rx580-crash.log", head + DEVICE_LOST))
     assert lb.sniff(head + DEVICE_LOST, None) and res.format == "llama-bench-log"
     assert list(table(res).status) == ["failed"] and table(res).iloc[0].backend == "Vulkan"
+
+
+# --- a run that failed before its first test; a build made without git ---
+
+
+def test_header_only_file_is_no_rows_with_the_reason(tmp_path):
+    """llama-bench prints its header before loading the model and returns on a load failure, so
+    stdout keeps the header alone (-o csv: the field line; markdown: the table head)."""
+    records = _real_records(sample_files()[0])
+    forms = {"csv": _as_csv(records).splitlines()[0] + "\n",
+             "md": "\n".join(_as_markdown(records).strip().splitlines()[:2]) + "\n"}
+    for form, text in forms.items():
+        path = write(tmp_path, f"failed.{form}", text)
+        assert lb.sniff(text, path)
+        res = lb.read(path)
+        assert (res.format, res.read, res.ignored, len(table(res))) == (f"llama-bench-{form}", 0, 0, 0)
+        assert "header and no row" in res.empty and "failed before its first test" in res.empty
+        assert res.summary().endswith(f"0 records read, 0 ignored -> rows: llama_bench 0; no test rows: {res.empty}")
+    full = lb.read(write(tmp_path, "full.csv", _as_csv(records)))
+    assert full.empty is None and "no test rows" not in full.summary()
+
+
+def _unknown_build(line: str) -> str:
+    """A real record as a llama.cpp built without git prints it (build-info.cmake's fallback)."""
+    line = re.sub(r'"build_commit": "[^"]*"', '"build_commit": "unknown"', line)
+    return re.sub(r'"build_number": \d+', '"build_number": 0', line)
+
+
+def test_unknown_build_keeps_its_text_and_no_build_number(tmp_path):
+    path = sample_files()[0]
+    lines = [_unknown_build(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    assert all('"build_number": 0,' in ln for ln in lines)
+    jsonl = table(lb.read(write(tmp_path, "unknown.jsonl", "\n".join(lines) + "\n")))
+    md_text = _as_markdown(_real_records(write(tmp_path, "u.jsonl", "\n".join(lines) + "\n")))
+    assert "build: unknown (0)" in md_text
+    md = table(lb.read(write(tmp_path, "unknown.md", md_text)))
+    for df in (jsonl, md):
+        assert len(df) == len(lines) and set(df.build_commit) == {"unknown"} and df.build_number.isna().all()
+    assert table(lb.read(path)).build_number.notna().all()  # a real build number stays

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +22,7 @@ from benchbook.cli import main
 from benchbook.contract import Contract, Role
 from benchbook.scaffold import NewError, _roles, new_study
 from benchbook.study import CHECKSUMS, MANIFEST, load_study
-from realdata import NERDALERT, REAL, needs_shared
+from realdata import LHL, NERDALERT, REAL, needs_shared
 
 LOGS = REAL / "vllm-server-logs"
 DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"
@@ -179,7 +180,8 @@ def test_refusals_are_clear_errors(tmp_path, capsys, case):
     good = bench(tmp_path / "in", "a.json")
     out, chapter, files = tmp_path / "out", "h100-dense-vs-moe-mtp", [good]
     expect = {"not-empty": "exists and is not empty", "unknown-chapter": "no chapter 'nope'; known: h100",
-              "synthesis": "reads other chapters' outputs", "missing": "no such file", "folder": "is a folder with no files in it",
+              "synthesis": "reads other chapters' outputs", "missing": "no such file",
+              "folder": "is a folder with no files in it",
               "twice": "two files would both be raw/a.json", "unsupported": "unrecognised format"}[case]
     if case == "not-empty":
         out.mkdir()
@@ -315,3 +317,166 @@ def test_files_from_unrelated_folders_keep_their_names_not_the_machine_s_layout(
         assert paths == sorted([f"raw/{tmp_path.name}/a.json", "raw/x/a.json"]), paths
     finally:
         shutil.rmtree(other)
+
+
+# ---------------------------------------------------------------- llama-bench: what new tells apart, what it asks
+
+B6865 = LHL / "jsonl_rocm_b6865_gpt-oss-20b.jsonl"
+
+
+def llama_file(path: Path, rows=slice(None), **fields) -> Path:
+    """Test rows of the real b6865 `llama-bench -o jsonl` file with some fields rewritten in
+    place, each value as llama-bench prints it (a JSON literal), written to path."""
+    lines = B6865.read_text().splitlines()[rows]
+    for key, value in fields.items():
+        lines = [re.sub(rf'"{key}": ("[^"]*"|[^,]+)', lambda m: f'"{key}": {json.dumps(value)}', ln) for ln in lines]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def llama_csv(path: Path, header_only: bool = False) -> Path:
+    """The real b6865 records as `llama-bench -o csv` prints them: the field names, then every
+    value quoted, bools as 0/1; `header_only`: what it leaves when the model does not load."""
+    rows = [json.loads(x) for x in B6865.read_text().splitlines()]
+    keys = [k for k in rows[0] if not k.startswith("samples_")]
+    value = lambda v: str(int(v)) if isinstance(v, bool) else str(v)  # noqa: E731
+    lines = [",".join(keys)] + ([] if header_only else [",".join(f'"{value(r[k])}"' for k in keys) for r in rows])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def config_of(doc: dict, name: str) -> str:
+    return next(f["config"] for f in doc["files"] if Path(f["path"]).name == name)
+
+
+def name_todos(doc: dict) -> list[str]:
+    return [t for t in doc["todo"] if "their names differ" in t]
+
+
+@needs_shared
+@pytest.mark.parametrize("failed_first", [True, False])
+def test_header_only_llama_csv_is_a_configuration_of_its_own(tmp_path, failed_first):
+    src = tmp_path / "in"
+    files = [llama_csv(src / "failed.csv", header_only=True), llama_file(src / "gpt-oss.jsonl")]
+    doc = new("strix-halo-baseline", tmp_path / "out", files if failed_first else files[::-1])
+    failed, real = config_of(doc, "failed.csv"), config_of(doc, "gpt-oss.jsonl")
+    assert failed != real and len(doc["configs"]) == 2
+    assert doc["configs"][real]["model"] == "gpt-oss-20b-F16.gguf"
+    assert doc["configs"][real]["build"] == "1c1409e1 (6865)"
+    assert not {"model", "build", "engine_version", "platform", "accelerators"} & set(doc["configs"][failed])
+    (model_todo,) = [t for t in doc["todo"] if t.startswith(f"configs.{failed}.model:")]
+    assert "no test row" in model_todo and "failed before its first test" in model_todo and "unknown" in model_todo
+    assert not any(t.startswith(f"configs.{real}.") for t in doc["todo"])
+    assert main(["validate", str(tmp_path / "out")]) == 0
+
+
+@needs_shared
+def test_two_header_only_files_are_two_configurations(tmp_path):
+    doc = new("strix-halo-baseline", tmp_path / "out",
+              [llama_csv(tmp_path / "a" / "bench.csv", True), llama_csv(tmp_path / "b" / "bench.csv", True)])
+    assert len(doc["configs"]) == 2 and len({f["config"] for f in doc["files"]}) == 2
+
+
+@needs_shared
+def test_unknown_build_is_shown_unknown_and_groups_only_by_the_other_facts(tmp_path):
+    src, nogit = tmp_path / "in", {"build_commit": "unknown", "build_number": 0}
+    files = [llama_file(src / "nogit_pp.jsonl", slice(0, None, 2), **nogit),  # prefill rows
+             llama_file(src / "nogit_tg.jsonl", slice(1, None, 2), **nogit),  # generation rows
+             llama_file(src / "nogit-8050s.jsonl", gpu_info="Radeon 8050S Graphics", **nogit),
+             llama_file(src / "b6865.jsonl")]
+    out = tmp_path / "out"
+    doc = new("strix-halo-baseline", out, files)
+    same = config_of(doc, "nogit_pp.jsonl")
+    assert config_of(doc, "nogit_tg.jsonl") == same and len(doc["configs"]) == 3
+    assert len({same, config_of(doc, "nogit-8050s.jsonl"), config_of(doc, "b6865.jsonl")}) == 3
+    for cid in (same, config_of(doc, "nogit-8050s.jsonl")):
+        assert doc["configs"][cid]["build"] == "unknown" and "engine_version" not in doc["configs"][cid]
+    assert doc["configs"][config_of(doc, "b6865.jsonl")]["engine_version"] == "b6865"
+    assert not re.search(r"\bb0\b", (out / MANIFEST).read_text())
+    assert not name_todos(doc)  # nogit_pp / nogit_tg differ only by their test
+    # the strix chapter tells builds apart by configuration and prints the build itself: no to-do
+    assert not any(".build:" in t or ".engine_version:" in t for t in doc["todo"])
+
+
+@needs_shared
+@pytest.mark.parametrize("names", [("AMD Radeon 8060S Graphics", "Radeon 8060S Graphics"),
+                                   ("Radeon 8060S Graphics", "amd  radeon 8060s graphics")])
+def test_device_names_differing_only_by_vendor_words_are_one_configuration(tmp_path, names):
+    files = [llama_file(tmp_path / "in" / "gpt-oss_pp512.jsonl", slice(0, None, 2), gpu_info=names[0]),
+             llama_file(tmp_path / "in" / "gpt-oss_tg128.jsonl", slice(1, None, 2), gpu_info=names[1])]
+    doc = new("strix-halo-baseline", tmp_path / "out", files)
+    (cfg,) = doc["configs"].values()
+    assert cfg["accelerators"] == f"1x {names[0]}"  # the file's own text, not the normalised key
+    assert not name_todos(doc)
+
+
+def test_device_names_compare_without_vendor_words_graphics_case_and_spacing():
+    from benchbook.scaffold import _fact_key
+
+    same = [("accelerators", "2x NVIDIA GeForce RTX 3090", "2x GeForce RTX 3090"),
+            ("platform", "Intel(R) Arc(TM) A770 Graphics", "Arc(TM) A770"),
+            ("platform", "AMD Radeon 8060S Graphics; CPU AMD RYZEN AI MAX+ 395",
+             "Radeon 8060S;  CPU Ryzen AI MAX+ 395")]
+    for key, a, b in same:
+        assert _fact_key(key, a) == _fact_key(key, b), (a, b)
+    differ = [("accelerators", "1x Radeon 8060S Graphics", "1x Radeon 8050S Graphics"),
+              ("accelerators", "1x Radeon 8060S Graphics", "2x Radeon 8060S Graphics"),
+              ("platform", "AMD Radeon Graphics", "Radeon 8060S Graphics"),  # ROCm's name names no model
+              ("model", "AMD-Llama-135m", "Llama-135m")]  # only device names are normalised
+    for key, a, b in differ:
+        assert _fact_key(key, a) != _fact_key(key, b), (a, b)
+
+
+@needs_shared
+@pytest.mark.parametrize("names, label", [
+    (("rocm-6.4.4/gpt-oss-20b.jsonl", "rocm-7.2.3/gpt-oss-20b.jsonl"), "rocm-6.4.4 / rocm-7.2.3"),
+    (("llama-bench_rocm-6.4.4_gpt-oss-20b.jsonl", "llama-bench_rocm-7.2.3_gpt-oss-20b.jsonl"),
+     "rocm-6.4.4 / rocm-7.2.3"),
+    (("gpt-oss_rocm7.2_pp512.jsonl", "gpt-oss_rocm6.4.4_tg128.jsonl"), "rocm7.2 / rocm6.4.4"),
+    (("rocm-6.4.4/default.jsonl", "rocm-6.4.4/d4096.jsonl", "rocm-7.2.3/default.jsonl", "rocm-7.2.3/d4096.jsonl"),
+     "rocm-6.4.4 / rocm-7.2.3"),
+    (("b6865.jsonl", "b6865-rocwmma.jsonl"), "nothing more / b6865-rocwmma"),
+])
+def test_files_the_content_cannot_tell_apart_but_names_differ_get_a_to_do(tmp_path, names, label):
+    doc = new("strix-halo-baseline", tmp_path / "out", [llama_file(tmp_path / "in" / n) for n in names])
+    (cid,) = doc["configs"]  # grouped by content: it cannot tell them apart
+    (todo,) = name_todos(doc)
+    assert todo.startswith(f"configs.{cid}: ") and f"({label});" in todo and "split them" in todo
+    assert all(f"raw/{n}" in todo for n in names)
+
+
+@needs_shared
+@pytest.mark.parametrize("names", [
+    ("gpt-oss-20b_pp512.jsonl", "gpt-oss-20b_tg128.jsonl"),
+    ("gpt-oss-20b-prefill.jsonl", "gpt-oss-20b-gen.jsonl"),
+    ("rocm-6.4.4_d0.jsonl", "rocm-6.4.4_d4096.jsonl", "rocm-6.4.4_d16384.jsonl"),
+    ("toolbox/default.jsonl", "toolbox/depth-4096.jsonl", "toolbox/long_ctx-65536.jsonl"),
+    ("run1.jsonl", "run2.jsonl", "run3.jsonl"),
+    ("gpt-oss_1.jsonl", "gpt-oss_2.jsonl", "gpt-oss_3.jsonl"),
+    ("gpt-oss.jsonl", "gpt-oss.csv"),  # one run in two of llama-bench's forms
+])
+def test_files_differing_only_by_their_test_get_no_name_to_do(tmp_path, names):
+    files = [(llama_csv if n.endswith(".csv") else llama_file)(tmp_path / "in" / n) for n in names]
+    doc = new("strix-halo-baseline", tmp_path / "out", files)
+    assert len(doc["configs"]) == 1 and not name_todos(doc)
+
+
+@needs_shared
+def test_real_llama_bench_files_together_each_in_the_configuration_of_its_own_model(tmp_path):
+    from benchbook.infer import describe
+
+    files = sorted(p for p in (REAL / "llama-bench").iterdir() if not p.name.startswith("LICENSE"))
+    files += sorted(LHL.glob("*.jsonl"))
+    doc = new("strix-halo-baseline", tmp_path / "out", files)
+    for f in doc["files"]:
+        own = describe(tmp_path / "out" / f["path"]).config
+        cfg = doc["configs"][f["config"]]
+        assert cfg["model"] == own["model"].value, f["path"]
+        for key in ("backend", "build"):
+            assert key not in own or cfg[key] == own[key].value, (f["path"], key)
+    # the two b6865 gpt-oss-20b files record the same facts: grouped, and the user is asked
+    b6865 = [f["path"] for f in doc["files"] if doc["configs"][f["config"]].get("engine_version") == "b6865"]
+    (todo,) = name_todos(doc)
+    assert len(b6865) == 2 and all(p in todo for p in b6865)

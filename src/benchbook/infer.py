@@ -519,6 +519,7 @@ _FOUND = re.compile(r"^(?:ggml_vulkan: Found|ggml_cuda_init: found) (\d+) (\w+) 
 _BUILD_LINE = re.compile(r"^build: (\S+) \((\d+)\)")
 _COMMAND = re.compile(r"(?:^|[\s/\\])llama-bench(?:\.exe)?\s+(-.*)$")
 _GGUF = re.compile(r"[^\s|'\"`,]+\.gguf\b", re.I)
+UNKNOWN_BUILD = "unknown"  # llama.cpp's BUILD_COMMIT when it was built without git
 _RUN_COLUMNS = ["backend", "build_commit", "build_number", "model_filename", "model", "n_gpu_layers",
                 "flash_attn", "params"]
 
@@ -541,6 +542,40 @@ def _llama(facts: FileFacts, tables: _Tables) -> None:
         facts.config.update(run["config"])
     elif runs:
         _merge_runs(facts, runs, "llama-bench runs")
+    if not runs:
+        _llama_empty(facts)
+    _llama_unknowns(facts, rows)
+
+
+def _llama_empty(facts: FileFacts) -> None:
+    """A file llama-bench wrote no test row into names no model, build or GPU: each is a to-do
+    (the model's says why), so the file is never taken for a run of another file's model."""
+    why = "the file holds llama-bench's header and no test row"
+    _todo(facts, "model", f"{why}: the run failed before its first test (a model that did not load) or was "
+                          "cut off, so its model and build are unknown; set them by hand, or leave the file out")
+    for key in ("quantisation", "build", "engine_version", "platform", "accelerators"):
+        _todo(facts, key, f"unknown: {why}; set it by hand")
+    _todo(facts, "date", f"{why}, so no test_time; set it by hand")
+
+
+def _llama_unknowns(facts: FileFacts, rows: pd.DataFrame) -> None:
+    """What llama-bench output leaves unknown, said for what it is: a build without git, the
+    markdown table's missing date; tests on several days are dated by the first."""
+    if getattr(facts.config.get("build"), "value", None) == UNKNOWN_BUILD:
+        _todo(facts, "engine_version", "llama-bench prints this build as `unknown (0)` (llama.cpp built without "
+                                       "git), so the file does not say which release ran; set it if you know it")
+    if facts.format in ("llama-bench-md", "llama-bench-log") and "date" not in facts.context:
+        _todo(facts, "date", "llama-bench's markdown table records no date (test_time is only in its json, "
+                             "jsonl, csv and sql output); set it by hand")
+    days = sorted({d for t in rows.get("test_time", pd.Series(dtype=object)).dropna().astype(str)
+                   if (d := _bench_date_iso(t))})
+    if len(days) > 1 and "date" not in facts.context:
+        facts.context["date"] = Fact(days[0], f"test_time of the file's first test (UTC); its tests ran on "
+                                              f"{len(days)} days, the last on {days[-1]}")
+        facts.todo[:] = [t for t in facts.todo if not t.startswith("date:")]
+        shown = ", ".join(days[:6]) + (", ..." if len(days) > 6 else "")
+        facts.todo.append(f"date: {days[0]} is the first test's day (test_time, UTC); the tests ran on {shown}: "
+                          "split the file by day if its runs need dates of their own")
 
 
 def _blocks(rows: pd.DataFrame) -> list[pd.DataFrame]:
@@ -613,16 +648,7 @@ def _llama_run(group: pd.DataFrame, raw: dict) -> dict:
     backend = _plain(first.get("backend"))
     if backend:
         cfg["backend"] = Fact(backend, "backend column")
-    commit, number = _plain(first.get("build_commit")), _plain(first.get("build_number"))
-    where = "build_commit / build_number"
-    if not commit and number is None and len({b[1:] for b in raw["builds"]}) == 1:
-        # the reader takes a `build:` footer for the rows above it; printed first, it is dropped
-        line, commit, number = raw["builds"][0]
-        where = f"line {line}: build line"
-    if commit or number is not None:
-        cfg["build"] = Fact(f"{commit} ({number})" if number is not None else commit, where)
-    if number is not None:
-        cfg["engine_version"] = Fact(f"b{number}", f"{where} (llama.cpp release tags are b<build number>)")
+    commit = _llama_build(cfg, first, raw)
     _llama_model(cfg, first, raw)
     _llama_devices(cfg, raw, backend, commit)
     _llama_kv(cfg, first, raw, backend, commit)
@@ -646,6 +672,26 @@ def _llama_run(group: pd.DataFrame, raw: dict) -> dict:
     ids = group["run_id"].astype(str)
     return {"id": ids.iloc[0] if len(ids) == 1 else f"{ids.iloc[0]}..{ids.iloc[-1].rsplit(':', 1)[-1]}",
             "context": ctx, "config": cfg, "settings": settings, "todo": []}
+
+
+def _llama_build(cfg: dict, first, raw: dict):
+    """build and engine_version from the rows (or a `build:` line); returns the commit as
+    printed. A build without git prints `unknown (0)`: shown as unknown, with no version."""
+    commit, number = _plain(first.get("build_commit")), _plain(first.get("build_number"))
+    where = "build_commit / build_number"
+    if not commit and number is None and len({b[1:] for b in raw["builds"]}) == 1:
+        # the reader takes a `build:` footer for the rows above it; printed first, it is dropped
+        line, commit, number = raw["builds"][0]
+        where = f"line {line}: build line"
+    number = number or None  # 0 is no build number (the reader leaves it empty too)
+    if str(commit).lower() == UNKNOWN_BUILD and number is None:
+        cfg["build"] = Fact(UNKNOWN_BUILD, f"{where}: '{commit}' and no build number, as llama.cpp prints a build "
+                                           "made without git (`build: unknown (0)`)")
+    elif commit or number is not None:
+        cfg["build"] = Fact(f"{commit} ({number})" if number is not None else commit, where)
+    if number is not None:
+        cfg["engine_version"] = Fact(f"b{number}", f"{where} (llama.cpp release tags are b<build number>)")
+    return commit
 
 
 def _bench_date_iso(text: str) -> str | None:

@@ -242,7 +242,7 @@ def _stem(name: str) -> str:
 
 
 def _compatible(group: dict, u: Unit) -> bool:
-    if group["distinct"] != u.distinct:
+    if group["distinct"] != u.distinct or _llama_apart(group, u):
         return False
     facts = group["facts"]
     for k in _GROUP_KEYS:
@@ -259,14 +259,83 @@ def _compatible(group: dict, u: Unit) -> bool:
     return all(str(Path(x.path).parent) == folder and x.facts.format != u.facts.format for x in group["units"])
 
 
+# words a device name may carry or not for the same device (the ROCm and Vulkan backends
+# print "Radeon 8060S Graphics" and "AMD Radeon 8060S Graphics" for one GPU)
+_DEVICE_NOISE = re.compile(r"(?<!\w)(?:amd|nvidia|intel|graphics)(?:\((?:r|tm)\))?(?!\w)", re.IGNORECASE)
+
+
+def _fact_key(key: str, value) -> str:
+    """A configuration fact as grouping compares it: device names without vendor words,
+    "Graphics", case and spacing; the value shown stays the file's own text."""
+    text = str(value)
+    if key in ("platform", "accelerators"):
+        return re.sub(r" (?=[;,)])", "", " ".join(_DEVICE_NOISE.sub(" ", text).lower().split()))
+    return text
+
+
+def _is_llama(u: Unit) -> bool:
+    return u.facts.format.startswith("llama-bench")
+
+
+def _llama_apart(group: dict, u: Unit) -> bool:
+    """A llama-bench file that names no model (a header-only file, a crash without its command
+    line) is a configuration of its own: put with another llama-bench file it would take
+    that file's model, which it does not record."""
+    if not _is_llama(u) or not any(_is_llama(x) for x in group["units"]):
+        return False
+    return u.config.get("model") is None or any(_is_llama(x) and x.config.get("model") is None
+                                                for x in group["units"])
+
+
+# words of a file name that describe the test a file ran, not its setup: a prefill file and a
+# generation file (pp512, tg128), depths (d4096, depth-4096), repeats (run2, _3) are one run set
+_TEST_WORD = re.compile(r"(?:\d+k?|(?:pp|tg|pg|d|depth|ctx|run|rep)\d+k?|pp|tg|pg|d|depth|ctx|context|run|rep|"
+                        r"prefill|prompt|gen|generation|decode|default|long|short|tests?)", re.IGNORECASE)
+_SEGMENT_SEP = re.compile(r"[/_\s]+|(?<!\d)\.|\.(?!\d)")  # a dot between digits is a version's
+_TOKEN_SEP = re.compile(r"[-+,=]+")
+
+
+def _name_words(path: str) -> list[tuple[str, list[str]]]:
+    """(segment, its setup words) of a path below raw/, without extensions and test words:
+    'rocm-6.4.4/qwen_pp512.jsonl' -> [('rocm-6.4.4', ['rocm', '6.4.4']), ('qwen', ['qwen']), ('pp512', [])]."""
+    stem = _stem(path.removeprefix("raw/")).lower()
+    out = []
+    for seg in filter(None, _SEGMENT_SEP.split(stem)):
+        words = [w for w in _TOKEN_SEP.split(seg) if w and not _TEST_WORD.fullmatch(w)]
+        out.append((seg, words))
+    return out
+
+
+def _name_todos(cid: str, group: dict) -> list[str]:
+    """A to-do when llama-bench files of one configuration differ in their names by more than
+    the test they ran ('...rocm-6.4.4...' and '...rocm-7.2.3...'): the content cannot tell the
+    setups apart, so the user is asked whether the names mark different ones."""
+    paths = list(dict.fromkeys(u.path for u in group["units"] if _is_llama(u)))
+    words = {p: frozenset(w for _, ws in _name_words(p) for w in ws) for p in paths}
+    classes = list(dict.fromkeys(words.values()))
+    if len(classes) < 2:
+        return []
+    shared = frozenset.intersection(*classes)
+    labels = []
+    for own in classes:
+        first = next(p for p in paths if words[p] == own)
+        labels.append(" ".join(seg for seg, ws in _name_words(first) if (own - shared) & set(ws)) or "nothing more")
+    shown = paths[:6] + ([f"{len(paths) - 6} more"] if len(paths) > 6 else [])
+    files = ", ".join(shown[:-1]) + " and " + shown[-1]
+    return [f"configs.{cid}: {files} record the same configuration facts but their names differ "
+            f"({' / '.join(labels)}); if they are different setups, split them and set what differs "
+            "(backend/build/notes)"]
+
+
 def _bench(u: Unit) -> bool:
     return u.facts.format.startswith("vllm-bench")
 
 
 def _norm(key: str, value) -> str:
     """A configuration fact as compared: case, spaces and separators do not tell setups
-    apart ('FP8' / 'fp8'); a speculative config of 'none' is no speculative decoding."""
-    text = re.sub(r"[\s_\-]+", " ", str(value)).strip().lower()
+    apart ('FP8' / 'fp8'), nor vendor words in a device name (_fact_key); a speculative
+    config of 'none' is no speculative decoding."""
+    text = re.sub(r"[\s_\-]+", " ", _fact_key(key, value)).strip().lower()
     if key == "speculative" and text.startswith("none"):
         return ""
     return text
@@ -384,6 +453,7 @@ def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, ro
         entry.update({(k if k not in entry else f"deployment_{k}"): v for k, v in g["distinct"].items()})
         cfg_doc[cid] = entry
         known = set(facts)
+        todo += _name_todos(cid, g)
         for t in dict.fromkeys(t for u in g["units"] for t in u.todo):
             key = t.split(":", 1)[0]
             if key in _BUILD_KEYS and all(u.facts.format.startswith("llama-bench") for u in g["units"]):

@@ -15,6 +15,14 @@ model and test from a printed `llama-bench ...` command line when it names one (
 empty). Rows printed before the crash are kept as they are; the failed rows come after
 them. A file with such output and no table at all is the form `llama-bench-log`: it is
 recognised when it also holds a device banner or the command line.
+
+A file that holds llama-bench's header and no test row at all (a CSV header line, or the
+markdown table's header: llama-bench prints it before the first test, so a run whose model
+failed to load leaves just that) reads as 0 records, and the result says why (`empty`).
+
+A build llama.cpp compiled without git prints as `unknown (0)` (cmake/build-info.cmake sets
+BUILD_COMMIT "unknown" and BUILD_NUMBER 0 when git fails): the commit stays "unknown" and
+the number is left empty, since 0 is no build number.
 """
 
 from __future__ import annotations
@@ -114,6 +122,8 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
         row.update(run_id=f"{prefix}:{i}", source_file=str(path), format=form)
         rows.append(row)
     res.read = len(rows)
+    if not records:
+        res.empty = _EMPTY.get(form, f"the file holds no test row; {_CUT_SHORT}")
     res.tables["llama_bench"] = conform(pd.DataFrame(rows, columns=columns("llama_bench")), "llama_bench")
     return res
 
@@ -123,9 +133,18 @@ class LlamaBenchResult(IngestResult):
     """An IngestResult whose summary also says which runs crashed, and why."""
 
     failures: list = field(default_factory=list)
+    empty: str | None = None  # why a file llama-bench wrote holds no test row
 
     def summary(self) -> str:
-        return super().summary() + "".join(f"; run failed: {error}" for error in self.failures)
+        empty = f"; no test rows: {self.empty}" if self.empty else ""
+        return super().summary() + empty + "".join(f"; run failed: {error}" for error in self.failures)
+
+
+_CUT_SHORT = "the run failed before its first test (a model that did not load) or was cut off"
+_EMPTY = {
+    "llama-bench-csv": f"the file holds the CSV header and no row; {_CUT_SHORT}",
+    "llama-bench-md": f"the file holds the table header and no row; {_CUT_SHORT}",
+}
 
 
 # --- the four forms: each returns raw records (dicts by field name) or reasons (str) ---
@@ -397,7 +416,7 @@ def _failed_row(run: _Run) -> dict:
     return {
         "status": "failed", "error": redact(run.error), "backend": run.backend,
         "build_commit": run.build[0] if run.build else None,
-        "build_number": _int(run.build[1]) if run.build else None,
+        "build_number": _build_number(run.build[1]) if run.build else None,
         "model_filename": redact(model[0]) if len(model) == 1 else None,
         "params": redact(";".join(f"{k}={','.join(v)}" if v else k for k, v in args.items()) or None),
         "test": _test(n_prompt, n_gen) if test else None,
@@ -477,7 +496,7 @@ def _row(rec: dict) -> dict | str:
     return {
         "backend": backend,
         "build_commit": rec.get("build_commit"),
-        "build_number": _int(rec.get("build_number")),
+        "build_number": _build_number(rec.get("build_number")),
         "model": redact(rec.get("model_type")),
         "model_filename": redact(rec.get("model_filename")),  # a path: may name hosts
         "model_size_bytes": _int(rec.get("model_size")),
@@ -534,6 +553,12 @@ def _int(value) -> int | None:
         return value
     text = _fmt(value) if value is not None else ""
     return int(text) if re.fullmatch(r"[-+]?\d+", text) else None
+
+
+def _build_number(value) -> int | None:
+    """llama.cpp's build number; 0 is what a build without git prints (`unknown (0)`), not a build."""
+    number = _int(value)
+    return None if number == 0 else number
 
 
 def _float(value) -> float | None:
