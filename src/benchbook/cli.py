@@ -96,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--chapter", help="check against this chapter's contract (default: the folder's study id)")
     s.add_argument("--update-checksums", action="store_true",
                    help="accept the current raw files: rewrite SHA256SUMS")
+    s.add_argument("--quick", action="store_true",
+                   help="do not run the chapter: list the sections the files' run kinds allow, not the "
+                        "ones the page will show (which also depend on what the files hold)")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
+                   help="a parameter the page will run with (as for `benchbook run`), e.g. -p price_per_hour 2.5")
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("publish", help="build the book into a versioned GitHub Pages tree (site/<VERSION>/)")
@@ -346,11 +351,11 @@ def cmd_validate(args) -> int:
 
             problems += contract_problems(data, spec.contract)
             sections = available(spec.contract, data.described, {p: True for p in spec.reads})
-            shown = [s.title for s in spec.contract.sections if sections.get(s.id) is None]
-            print(f"  chapter {spec.id} can show: {'; '.join(shown) or 'none of its sections'}")
-            for s in spec.contract.sections:
-                if sections.get(s.id) is not None:
-                    print(f"  not in this data: {s.title} ({'; '.join(sections[s.id].lacking)})")
+            if not args.quick and not problems:
+                sections, why = _page_sections(spec, target, args.param)
+                problems += why
+            if not problems or args.quick:
+                _print_sections(spec, sections, "the files' run kinds allow" if args.quick else "the page will show")
         elif study.id and spec is None:
             print(f"  (study '{study.id}' is no chapter of this book; contract not checked; "
                   "give --chapter to check one)")
@@ -364,6 +369,29 @@ def cmd_validate(args) -> int:
     print(f"{target}: OK ({len(study.files)} files, checksums verified"
           + (f"; {len(study.todo)} to-do item(s) above" if study.todo else "") + ")")
     return 0
+
+
+def _page_sections(spec, target: Path, params) -> tuple[dict, list[str]]:
+    """What the page will show on this folder: the chapter's own analysis decides
+    (runner.Chapter.sections); a chapter that fails on the data is a problem to report."""
+    from .runner import Chapter, ChapterError
+
+    try:
+        chapter = Chapter(find_repo(), spec.id)
+        return chapter.sections(target, {k: yaml.safe_load(v) for k, v in params}), []
+    except ChapterError as exc:
+        return {}, [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - the user's data reached a chapter bug: say so, no traceback
+        return {}, [f"{target}: chapter {spec.id} stops on this data ({type(exc).__name__}: {exc}); "
+                    "this is a bug in the chapter: please report it with this folder"]
+
+
+def _print_sections(spec, sections: dict, what: str) -> None:
+    shown = [s.title for s in spec.contract.sections if sections.get(s.id) is None]
+    print(f"  chapter {spec.id}, {what}: {'; '.join(shown) or 'none of its sections'}")
+    for s in spec.contract.sections:
+        if sections.get(s.id) is not None:
+            print(f"  not in this data: {s.title} ({'; '.join(sections[s.id].lacking)})")
 
 
 def _ingest_present(study):

@@ -355,8 +355,8 @@ def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
 
 # ---- text from data, the page's opening note, absent sections, declared outputs -----
 
-def _admonition(title: str, body: str, kind: str = "note") -> str:
-    return f":::{{admonition}} {title}\n:class: {kind}\n{body}\n:::"
+def _admonition(title: str, body: str, kind: str = "note", classes: str = "") -> str:
+    return f":::{{admonition}} {title}\n:class: {kind}{' ' + classes if classes else ''}\n{body}\n:::"
 
 
 def glue_all(values: dict) -> None:
@@ -469,7 +469,9 @@ def absent(r, section: str):
     missing = r.missing(section)
     if missing is None:
         return None
-    return Markdown(_admonition("Not in this data", untrusted.md_code(missing.text()), "note"))
+    # the class names the section, so a test (and a reader's tool) can tell which one is absent
+    return Markdown(_admonition("Not in this data", untrusted.md_code(missing.text()), "note",
+                                f"benchbook-absent benchbook-absent-{section}"))
 
 
 def _assumed_columns(r) -> list[str]:
