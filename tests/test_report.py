@@ -302,3 +302,33 @@ def test_the_columns_declared_for_empty_tables_are_those_their_rows_have():
     assert list(power_sweep.concurrency_table(ps, ps.models["config"].iloc[0]).columns) == \
         power_sweep.CONCURRENCY_COLUMNS
     assert list(power_sweep.tokens_per_kw_table(ps).columns) == power_sweep.TOKENS_PER_KW_COLUMNS
+
+
+def test_the_opening_box_lists_what_the_folder_leaves_open_and_so_off_the_page(tmp_path):
+    """A configuration whose role is a to-do, a run without a kind, a failed run and files no
+    reader knows are named on the page, so a reader knows what the tables leave out."""
+    import yaml
+
+    from benchbook.chapters import h100
+    from benchbook.report import banner, open_items_note
+    from benchbook.scaffold import new_study
+    from benchbook.study import MANIFEST, write_checksums
+    from test_scaffold import bench
+
+    data = Path(__file__).parents[1] / "data"
+    files = [bench(tmp_path / "in", "a.json", c=1), bench(tmp_path / "in", "b.json", c=4, completed=0, failed=3)]
+    (tmp_path / "in" / "notes.txt").write_text("my notes\n")
+    out = tmp_path / "out"
+    new_study("h100-dense-vs-moe-mtp", out, [tmp_path / "in"], log=lambda m: None)
+    r = h100.analyse(out, None, data / "h100-dense-vs-moe-mtp" / "published.yml")
+    note = open_items_note(r)
+    assert "failed, so not used: raw/b.json (no request completed (of 3 sent))" in note
+    assert "1 file(s) given to `benchbook new` that no reader knows" in note
+    assert note in banner(r)
+    doc = yaml.safe_load((out / MANIFEST).read_text(encoding="utf-8"))
+    doc["configs"][next(iter(doc["configs"]))]["role"] = "TODO"
+    doc["todo"] = [f"configs.{next(iter(doc['configs']))}.role: set one"]
+    (out / MANIFEST).write_text(yaml.safe_dump(doc))
+    write_checksums(out)
+    assert files and "1 configuration(s) without a role, so not shown" in open_items_note(
+        h100.analyse(out, None, data / "h100-dense-vs-moe-mtp" / "published.yml"))

@@ -480,3 +480,90 @@ def test_real_llama_bench_files_together_each_in_the_configuration_of_its_own_mo
     b6865 = [f["path"] for f in doc["files"] if doc["configs"][f["config"]].get("engine_version") == "b6865"]
     (todo,) = name_todos(doc)
     assert len(b6865) == 2 and all(p in todo for p in b6865)
+
+
+# ---------------------------------------------------------------- the run description
+
+
+DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"
+
+
+@needs_shared
+def test_open_loop_rate_runs_are_never_single_stream_runs(tmp_path, capsys):
+    """The issue's case: twelve 0.1-1.0 req/s runs of two models were typed decode-long, and a
+    concurrency of 1 set by hand was accepted; the page then compared 'single-stream decode'."""
+    out = tmp_path / "out"
+    doc = new("3090-dense-vs-sparse", out, [DGX / "qwen-3.6-35b-a3b" / "fp8", DGX / "qwen-3.6-27b" / "fp8"])
+    kinds = {f["path"]: f.get("kind") for f in doc["files"]}
+    sweep = {p: k for p, k in kinds.items() if "/11-rate-sweep-" in p}
+    assert len(sweep) == 12 and set(sweep.values()) == {"rate"}
+    assert not any(f.get("concurrency") for f in doc["files"] if "/11-rate-sweep-" in f["path"])
+    i = next(i for i, f in enumerate(doc["files"]) if f["path"].endswith("11-rate-sweep-0.5.json"))
+    doc["files"][i].update(kind="decode-long", concurrency=1)  # what a user was led to do
+    (out / MANIFEST).write_text(yaml.safe_dump(doc))
+    assert main(["validate", "--quick", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "a 'decode-long' run (a single-stream decode run at long context) needs one request at a time, " \
+           "but the file records open loop at 0.5 req/s (burstiness 0.7), up to 66 in flight" in err
+    assert "study.yml gives concurrency 1, but the file records an open-loop request rate" in err
+
+
+def test_a_closed_loop_run_is_offered_only_kinds_that_take_it(tmp_path):
+    doc = new("gb10-mtp", tmp_path / "out", [bench(tmp_path, "x.json", 100, 3, 25, model=MOE)])
+    todo = next(t for t in doc["todo"] if t.startswith("files[0].kind"))
+    assert "load concurrency" in todo and "test-a" in todo and "rate" not in todo.split("choose one of:")[1]
+
+
+def test_bench_results_with_and_without_spec_decode_keys_are_two_configurations(tmp_path):
+    plain = [bench(tmp_path / "in", f"p{i}.json", 100, 3, 4, model=MOE, seed=i) for i in range(3)]
+    spec = [bench(tmp_path / "in", f"s{i}.json", 100, 3, 4, model=MOE, seed=i, spec_decode_num_drafts=10,
+                  spec_decode_draft_tokens=30, spec_decode_accepted_tokens=20, spec_decode_acceptance_length=3.0,
+                  spec_decode_acceptance_rate=66.7) for i in range(3)]
+    doc = new("gb10-mtp", tmp_path / "out", plain + spec)
+    by_file = {Path(f["path"]).stem: f["config"] for f in doc["files"]}
+    assert len({by_file[f"p{i}"] for i in range(3)}) == 1 and len({by_file[f"s{i}"] for i in range(3)}) == 1
+    assert by_file["p0"] != by_file["s0"]
+    assert doc["configs"][by_file["s0"]]["role"] == "mtp" and doc["configs"][by_file["p0"]]["role"] != "mtp"
+    assert any(t.startswith(f"configs.{by_file['p0']}.speculative: its bench results record no spec_decode")
+               for t in doc["todo"])
+
+
+def test_printed_spelling_does_not_split_a_configuration(tmp_path):
+    a = bench(tmp_path / "in", "a.json", model="Qwen/Qwen3.6-27B-FP8")
+    b = bench(tmp_path / "in", "b.json", model="Qwen/Qwen3.6-27B-FP8", seed=2)
+    doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", [a, b])
+    assert len(doc["configs"]) == 1
+
+
+@needs_shared
+def test_a_folder_is_read_whole_and_files_no_reader_knows_are_listed_as_skipped(tmp_path, capsys):
+    folder = DGX / "qwen-3.6-27b" / "fp8"
+    new_study("gb10-mtp", tmp_path / "out", [folder])
+    printed = capsys.readouterr().out
+    doc = yaml.safe_load((tmp_path / "out" / MANIFEST).read_text(encoding="utf-8"))
+    listed = {Path(f["path"]).name for f in doc["files"]}
+    skipped = {Path(s["path"]).name: s["reason"] for s in doc["skipped"]}
+    every = {p.name for p in folder.iterdir()}
+    assert listed | set(skipped) == every and not listed & set(skipped)  # nothing silently dropped
+    assert "meta.json" in skipped and "11-rate-sweep.json" in skipped and "01-telemetry.csv" in skipped
+    assert "console output of `vllm bench serve`" in skipped["09-reasoning.log"]
+    assert f"skipped {len(skipped)} file(s) no reader recognises" in printed
+    assert not (tmp_path / "out" / "raw" / "meta.json").exists()  # only what is described is copied
+    assert main(["validate", "--quick", str(tmp_path / "out")]) == 0
+
+
+@needs_shared
+def test_a_server_that_crashed_at_start_up_is_a_failed_run_and_lends_no_facts(tmp_path):
+    doc = new("3090-dense-vs-sparse", tmp_path / "out", [DGX / "qwen-3.6-27b" / "fp8"])
+    crash = next(f for f in doc["files"] if f["path"].endswith("_server-crash.log"))
+    assert crash["failed"].startswith("the server did not start: RuntimeError: Engine core initialization failed")
+    cfg = doc["configs"][crash["config"]]
+    assert cfg["model"] == "Qwen/Qwen3.6-27B-FP8"  # the configuration its own content names
+    assert "engine_version" not in cfg and "kv_dtype" not in cfg  # the crashed attempt's facts are not lent
+    assert any(t.startswith(f"configs.{crash['config']}.engine_version:") for t in doc["todo"])
+
+
+def test_a_bench_run_in_which_no_request_completed_is_failed(tmp_path):
+    path = bench(tmp_path, "x.json", completed=0, failed=3)
+    doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", [path])
+    assert doc["files"][0]["failed"] == "no request completed (of 3 sent)"

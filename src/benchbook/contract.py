@@ -396,7 +396,8 @@ def available(contract: Contract, runs: pd.DataFrame,
     reads = reads or {}
     out = {}
     for section in contract.sections:
-        lacking = [n.what for n in section.needs if not _met(n, runs)]
+        lacking = [n.what + (", not a failed one (every such run here failed)" if _met(n, runs, failed=True) else "")
+                   for n in section.needs if not _met(n, runs)]
         if section.any_of and len(lacking) < len(section.needs):
             lacking = []
         lacking += [f"the data folder of parameter {p}" for p in section.reads if not reads.get(p)]
@@ -404,10 +405,13 @@ def available(contract: Contract, runs: pd.DataFrame,
     return out
 
 
-def _met(need: Need, runs: pd.DataFrame) -> bool:
+def _met(need: Need, runs: pd.DataFrame, failed: bool = False) -> bool:
+    """The need is met by the runs (counting failed runs too with `failed`, to say why not)."""
     if runs is None or not len(runs) or "kind" not in runs:
         return False
     sel = runs["kind"].isin(need.kinds) & runs["role"].notna()
+    if "failed" in runs and not failed:  # a failed run (a server that never started) feeds no section
+        sel &= runs["failed"].isna()
     if need.roles:
         sel &= runs["role"].isin(need.roles)
     for col, value in need.where:

@@ -41,7 +41,7 @@ from .ingest.textio import ANSI, GZIP_ERRORS, GZIP_MAGIC, read_bytes, read_head,
 from .redact import redact
 
 CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos", "seed", "date",
-                "power_limit_w")
+                "power_limit_w", "failed")
 CONFIG_KEYS = ("model", "quantisation", "engine", "engine_version", "platform", "accelerators",
                "backend", "build", "speculative", "kv_dtype", "tensor_parallel")
 
@@ -413,6 +413,10 @@ def _bench_run(run: dict, row: dict, obj: dict, reqs: pd.DataFrame, positions: i
             ctx[key] = fact
     if d := _bench_date(row.get("date")):
         ctx["date"] = Fact(d, f"date in {where} ({row['date']})")
+    if _plain(row.get("completed")) == 0:
+        n = _plain(row.get("num_prompts"))
+        ctx["failed"] = Fact(f"no request completed (of {n if n is not None else 'the'} sent)",
+                             f"completed in {where}")
     model = _plain(row.get("model_id"))
     if model:
         cfg["model"] = Fact(_model_name(model), f"model_id in {where} (the name sent to the server)")
@@ -810,6 +814,25 @@ def _log(facts: FileFacts, tables: _Tables) -> None:
             facts.config["quantisation"] = q
     _log_accelerators(facts, found)
     _log_date(facts, tables)
+    _log_failed(facts, tables)
+
+
+_EXCEPTION = re.compile(r"(?:^|\s)((?:\w+\.)*\w*(?:Error|Exception)): (.+)$")
+
+
+def _log_failed(facts: FileFacts, tables: _Tables) -> None:
+    """A server that never served: no stats window and no request, and an exception is the
+    last thing it printed (a start-up crash). Its start-up facts stay facts of that attempt;
+    the run is marked failed so no section takes a number from it."""
+    if tables.counts.get("windows") or tables.counts.get("access"):
+        return
+    hits = [(n, m) for n, line in _grep(facts.path, (b"Error: ", b"Exception: "))
+            if (m := _EXCEPTION.search(_ANSI.sub("", line)))]
+    if hits:
+        n, m = hits[-1]
+        facts.context["failed"] = Fact(f"the server did not start: {m.group(1)}: {m.group(2).strip()[:200]}",
+                                       f"line {n}: the last exception the log prints, with no stats line "
+                                       "and no request after it")
 
 
 def _log_line(n: int, line: str, add) -> None:

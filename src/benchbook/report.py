@@ -425,7 +425,33 @@ def banner(r) -> str:
         body = f"This page was computed from {folders}."
     notes = [_admonition(title, body, kind)]
     notes.append(comparability_note(r))
+    notes.append(open_items_note(r))
     return "\n\n".join(n for n in notes if n)
+
+
+def open_items_note(r) -> str:
+    """What the data folder leaves open and so leaves off the page: to-dos `benchbook new`
+    wrote (a configuration without a role, a run without a kind), failed runs, files no
+    reader knows. Empty when nothing is open."""
+    study = r.data.study
+    lines = []
+    roleless = [c for c, cfg in study.configs.items() if cfg.get("role") == "TODO"]
+    if roleless:
+        lines.append(f"- {len(roleless)} configuration(s) without a role, so not shown: "
+                     + ", ".join(untrusted.md(c) for c in roleless))
+    kindless = [run.where for run in study.run_entries() if run.context.get("kind") is None]
+    if kindless:
+        lines.append(f"- {len(kindless)} run(s) without a kind, so not used")
+    failed = [(run.path, run.context["failed"]) for run in study.run_entries() if run.context.get("failed")]
+    lines += [f"- failed, so not used: {untrusted.md(p)} ({untrusted.md(str(why))})" for p, why in failed]
+    skipped = study.manifest.get("skipped") or []
+    if skipped:
+        lines.append(f"- {len(skipped)} file(s) given to `benchbook new` that no reader knows (study.yml `skipped`)")
+    if not lines and not study.todo:
+        return ""
+    head = (f"The data folder's `study.yml` lists {len(study.todo)} open to-do item(s); `benchbook validate` "
+            "prints them." if study.todo else "")
+    return _admonition("Left open in this data folder", "\n".join([head, ""] + lines).strip(), "note")
 
 
 def comparability_note(r) -> str:

@@ -31,7 +31,7 @@ CONFIG_KEYS = ("platform", "accelerators", "engine", "engine_version", "model", 
                "speculative", "kv_dtype", "backend", "build", "serve_args")
 # Run context: the keys a file entry takes.
 CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos",
-                "seed", "date", "power_limit_w")
+                "seed", "date", "power_limit_w", "failed")
 # Settings of a bench run that are its workload, not its configuration.
 RUN_SETTINGS = {"request_rate", "num_prompts", "max_concurrency", "burstiness", "seed", "date", "load",
                 "input_len", "output_len", "backend", "model", "tokenizer_id", "model_id", "label"}
@@ -194,7 +194,8 @@ def _kinds(units: list[Unit], contract: Contract) -> None:
     for u in units:
         kind = kind_for(contract, u.facts.format, u.context, u.load)
         if kind is None:
-            known = ", ".join(k.name for k in contract.kinds if any(u.facts.format.startswith(f) for f in k.formats))
+            known = ", ".join(k.name for k in contract.kinds
+                              if any(u.facts.format.startswith(f) for f in k.formats) and k.takes(u.load))
             u.todo.append("kind: no kind of this chapter matches this run ("
                           + _describe_run(u) + "); "
                           + (f"choose one of: {known}" if known else "this chapter reads no file of this format"))
@@ -227,6 +228,12 @@ def _configs(units: list[Unit]) -> dict[str, dict]:
             groups.append({"facts": dict(u.config), "distinct": dict(u.distinct), "units": [u]})
     configs: dict[str, dict] = {}
     for g in groups:
+        ran = [u for u in g["units"] if not u.context.get("failed")]
+        if ran and len(ran) < len(g["units"]):  # a failed attempt lends no fact to the runs that worked
+            g["facts"] = {}
+            for u in ran:
+                for k, v in u.config.items():
+                    g["facts"].setdefault(k, v)
         cid = _config_id(g, configs)
         configs[cid] = g
         for u in g["units"]:

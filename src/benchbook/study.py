@@ -26,6 +26,7 @@ REQUIRED_TOP = ("study", "title", "label", "reconstructed", "configs", "files")
 FILE_KEYS = {
     "path", "config", "name", "kind", "concurrency", "input_len", "output_len", "dataset",
     "ignore_eos", "seed", "date", "power_limit_w", "request_rate", "notes", "format", "runs",
+    "failed",  # why the run failed (a server that did not start, no request completed): no section uses it
 }
 RUN_CONTEXT = FILE_KEYS - {"path", "config", "notes", "format", "runs"}
 # A file with several runs (a bench JSONL, one result per line) may describe each under
