@@ -3,8 +3,8 @@
 A TPOT measured one request at a time, with 16 clients, or under an open-loop request
 rate that let 250 requests pile up are three different numbers. `vllm bench serve`
 records which it was: `max_concurrency` (the client-side cap, null for none),
-`request_rate` (inf: no pacing) and, since vLLM 0.10, `burstiness` and
-`max_concurrent_requests` (the peak in flight). Every part of the book that needs to know
+`request_rate` (inf: no pacing), `burstiness` and, since vLLM 0.11,
+`max_concurrent_requests` (the peak in flight; docs/formats.md). Every part of the book that needs to know
 (`benchbook new` choosing a run kind, `validate` checking one, the runner's sections, the
 page's labels) asks this module, so the answer is the same everywhere.
 

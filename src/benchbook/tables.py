@@ -50,8 +50,8 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("request_rate", "float64", "requests/s offered (inf = all at once)"),
         ("load", "string", "load pattern from the file's own fields: single-stream, concurrency, request-rate, "
                            "all-at-once or unknown (benchbook.load_pattern)"),
-        ("burstiness", "float64", "burstiness of an open-loop run's arrivals (1 = Poisson); since vLLM 0.7"),
-        ("peak_in_flight", "Int64", "most requests in flight at once (max_concurrent_requests); since vLLM 0.10"),
+        ("burstiness", "float64", "burstiness of an open-loop run's arrivals (1 = Poisson)"),
+        ("peak_in_flight", "Int64", "most requests in flight at once (max_concurrent_requests); since vLLM 0.11"),
         ("duration_s", "float64", "benchmark wall time, seconds"),
         ("total_input_tokens", "Int64", "sum of input tokens of successful requests"),
         ("total_output_tokens", "Int64", "sum of output tokens of successful requests"),
@@ -65,7 +65,7 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("spec_draft_tokens", "Int64", "draft tokens proposed"),
         ("spec_accepted_tokens", "Int64", "draft tokens accepted"),
         ("extra", "string", "the result object's other top-level keys (those no column above holds, e.g. "
-                            "tokenizer_id, burstiness, or a script's own deployment, gpu), as compact JSON; "
+                            "tokenizer_id, or a script's own deployment, gpu), as compact JSON; "
                             "a list or object there is named, not copied"),
     ),
     # One row per request of a run that kept its per-request arrays.

@@ -15,7 +15,7 @@ order. Ids come from the position only, never from a `label`, `run_name` or `nam
 the object, so two objects with the same label keep distinct ids, and the same file always
 gives the same ids. Each object keeps its own settings (date, backend, label, model_id,
 request_rate, max_concurrency, ...); its other top-level keys, which no column holds (a
-script's `deployment` or `gpu`, `tokenizer_id`, `burstiness`, ...), go to the `extra`
+script's `deployment` or `gpu`, `tokenizer_id`, ...), go to the `extra`
 column as compact JSON, so none is dropped unseen.
 """
 
@@ -261,7 +261,7 @@ def _run_header(obj: dict, run_id: str, ctx) -> dict:
         "request_rate": request_rate,
         "load": load_pattern.pattern(cap, request_rate, cap_recorded="max_concurrency" in obj),
         "burstiness": _num(obj, "burstiness", ctx),
-        "peak_in_flight": _int(obj, "max_concurrent_requests", ctx),  # since vLLM 0.10
+        "peak_in_flight": _int(obj, "max_concurrent_requests", ctx),  # since vLLM 0.11
         "duration_s": _num(obj, "duration", ctx),
         "spec_acceptance_rate": rate / 100.0,  # the file has a percent
         "spec_acceptance_length": _num(obj, "spec_decode_acceptance_length", ctx),
