@@ -452,7 +452,8 @@ def describe(contract: Contract) -> str:
     lines.append("Run kinds (a file entry's `kind:`):")
     for k in contract.kinds:
         needs = f"; needs {', '.join(k.needs)}" if k.needs else ""
-        lines.append(f"  {k.name:12s} {k.title} (tables: {', '.join(k.tables)}{needs})")
+        loads = f"; load: {' or '.join(k.loads)}" if k.loads else ""
+        lines.append(f"  {k.name:12s} {k.title} (tables: {', '.join(k.tables)}{needs}{loads})")
     lines.append("Sections of the page and what each needs:")
     for sec in contract.sections:
         joiner = " or " if sec.any_of else "; "
