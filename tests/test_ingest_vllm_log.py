@@ -758,6 +758,11 @@ def assert_docker_reads_alike(src: Path, dst: Path, offset: str) -> dict[str, in
             expected = DOCKER_START + (got["line"].to_numpy(dtype=np.int64) - 1) * DOCKER_STEP
             assert (stamps.to_numpy() == expected).all(), src
             assert stamps.dt.year.eq(2026).all() and (stamps.empty or stamps.dt.nanosecond.ne(0).any())
+            # the gaps come from the prefix's times, to the nanosecond, per process and engine
+            engines = [got["process"].astype(str), got["engine"].astype(str)]
+            by_stamp = stamps.groupby(engines).diff().dt.total_seconds()
+            np.testing.assert_allclose(got.pop("gap_s"), by_stamp, rtol=0, atol=1e-12)
+            assert want.pop("gap_s").dropna().mod(1).eq(0).all()  # printed times: whole seconds
         pd.testing.assert_frame_equal(got, want, obj=f"{src.name} {name}")
     return {name: len(df) for name, df in docker.tables.items()}
 
