@@ -183,7 +183,11 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("source_file", "string", "raw CSV, relative to the data folder", True),
         ("line", "Int64", "line number", True),
         ("timestamp", "datetime64[ns]", "sample time (local time as printed)"),
-        ("gpu_index", "Int64", "GPU index"),
+        ("gpu_index", "Int64", "GPU index, where the log has an index column"),
+        ("gpu", "string", "the GPU a row is when the log has no index column but holds several GPUs, told apart by "
+                          "a uuid or pci.bus_id column ('2 of 2 (by uuid)'), or by the row's place within its sample "
+                          "time ('1 of 2 (by row order)', '(by name)'): a number the reader inferred, not nvidia-smi's "
+                          "index; empty when the index column says it or the log is one series"),
         ("name", "string", "GPU name"),
         ("power_draw_w", "float64", "power draw, W"),
         ("power_limit_w", "float64", "enforced power limit, W"),

@@ -1,6 +1,6 @@
 """Figures of the power-sweep chapter (seaborn style of benchbook.plots).
 
-Candles summarise the 10-second windows of one cell: the body spans mean ± one standard
+Candles summarise the stats windows of one cell: the body spans mean ± one standard
 deviation (clipped to the windows' range), the wick the lowest to the highest window, the
 dot is the mean.
 """
@@ -55,7 +55,7 @@ def candles_by_model(r: Results, config: str) -> plt.Figure:
     axes[0, 0].set_ylabel("aggregate generation, t/s")
     axes[1, 0].set_ylabel("per request, t/s")
     label = r.models.set_index("config")["label"][config]
-    fig.suptitle(f"{label}: generation per 10-second window by concurrency", fontweight="bold")
+    fig.suptitle(f"{label}: generation per stats window by concurrency", fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -203,4 +203,4 @@ def interactive_generation(r: Results):
                                                  windows=lambda d: d["n"].astype(str))
     return interactive.lines(g, "running", "tps", "model", "Mean generation by concurrency, every model at every limit",
                              "requests running", "generation t/s (mean of windows)", dash="power_key",
-                             hover={"per_req": "per request t/s", "windows": "10-second windows"})
+                             hover={"per_req": "per request t/s", "windows": "stats windows"})

@@ -744,9 +744,7 @@ class _State:
         printed = _printed_seconds(raw["time"])
         ns, has_ns = stamps.astype(np.int64), ~np.isnat(stamps)  # nanoseconds: exact differences
         busy = (raw["prompt_tps"] > 0) | (raw["generation_tps"] > 0)
-        codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([raw["proc"], raw["engine"]]))
-        for k, key in enumerate(uniques.tolist()):  # (process, engine) as bytes
-            at = np.flatnonzero(codes == k)
+        for key, at in _engines(raw["proc"], raw["engine"]):
             last = self.last_seen.get(key, (np.nan, 0, False, False))
             p, t, has, b = printed[at], ns[at], has_ns[at], busy[at]
             by_print = p - np.append(last[0], p[:-1])
@@ -989,16 +987,31 @@ _YEAR_S, _WRAP_S = 366 * 86400.0, 300 * 86400.0
 _DIGITS = [0, 1, 3, 4, 6, 7, 9, 10, 12, 13]  # the digits of MM-DD HH:MM:SS
 
 
+def _engines(procs: np.ndarray, engines: np.ndarray):
+    """((process, engine), row positions) of each engine in a batch, in the order of their
+    first rows; one engine (the usual log) costs two comparisons, not a sort."""
+    if not len(procs):
+        return
+    if (procs == procs[0]).all() and (engines == engines[0]).all():
+        yield (bytes(procs[0]), bytes(engines[0])), np.arange(len(procs))
+        return
+    p, pc = np.unique(procs, return_inverse=True)
+    e, ec = np.unique(engines, return_inverse=True)
+    codes = pc.reshape(-1) * len(e) + ec.reshape(-1)
+    found, first = np.unique(codes, return_index=True)
+    for code in found[np.argsort(first)].tolist():
+        yield (bytes(p[code // len(e)]), bytes(e[code % len(e)])), np.flatnonzero(codes == code)
+
+
 def _printed_seconds(times: np.ndarray) -> np.ndarray:
     """`MM-DD HH:MM:SS` byte strings as seconds since January 1 of a leap year (NaN where
     the text is not such a time)."""
     t = np.asarray(times, dtype="S14")
     if not len(t):
         return np.zeros(0)
-    b = t.view(np.uint8).reshape(len(t), 14).astype(np.int64) - 48
-    month, day, hour, minute, second = (b[:, i] * 10 + b[:, i + 1] for i in (0, 3, 6, 9, 12))
-    ok = (_time_like(t) & ((b[:, _DIGITS] >= 0) & (b[:, _DIGITS] <= 9)).all(axis=1)
-          & (month >= 1) & (month <= 12) & (day >= 1))
+    d = t.view(np.uint8).reshape(len(t), 14)[:, _DIGITS].astype(np.int32) - 48
+    month, day, hour, minute, second = (d[:, i] * 10 + d[:, i + 1] for i in (0, 2, 4, 6, 8))
+    ok = _time_like(t) & (d.min(axis=1) >= 0) & (d.max(axis=1) <= 9) & (month >= 1) & (month <= 12) & (day >= 1)
     days = _CUM_DAYS[np.clip(month - 1, 0, 11)] + day - 1
     return np.where(ok, days * 86400.0 + hour * 3600 + minute * 60 + second, np.nan)
 
