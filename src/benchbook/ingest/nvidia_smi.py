@@ -119,6 +119,7 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     res.read = len(rows)
     df = pd.DataFrame(rows, columns=[*columns("gpu_samples"), "_id", "_id_name"])
     df["timestamp"] = pd.to_datetime(df["timestamp"])
+    df["gpu"] = df["gpu"].astype(object)  # (all None so far: pandas made it float)
     _tell_gpus_apart(df, path, res)
     res.tables["gpu_samples"] = conform(df.drop(columns=["_id", "_id_name"]), "gpu_samples")
     return res
@@ -198,7 +199,7 @@ def _name_per_place(rows, runs, position, k: int, path: Path):
     """GPU numbers from the name column when the names differ within every sample time (the
     order of first appearance), None when the names do not tell the GPUs apart; an error
     when they show that the GPUs changed places within the samples."""
-    names = rows["name"].fillna("")
+    names = rows["name"].astype("string").fillna("")
     if names.groupby(runs).nunique().eq(rows.groupby(runs).size()).all() and names.nunique() == k:
         return pd.factorize(names)[0]
     per_place = names.groupby(position).nunique()
