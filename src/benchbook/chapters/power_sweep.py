@@ -456,12 +456,19 @@ def files_table(r: Results) -> pd.DataFrame:
             "stats lines": len(w), "stats interval": _interval_text(w), "busy windows": len(busy),
             "completions": int(busy["completions"].sum()),
             "start-ups": Shown(int(starts.get(rec.file, 0)), start_ids.get(rec.file, ())),
-            "cards summed": rec.cards or "–",
-            "cards left out": rec.other_cards or "–", "server log": PurePosixPath(rec.file).as_posix(),
+            "cards summed": rec.cards if _text(rec.cards) else "–",
+            "cards left out": rec.other_cards if _text(rec.other_cards) else "–",
+            "server log": PurePosixPath(rec.file).as_posix(),
             "GPU log beside it": (f"{PurePosixPath(rec.gpu_file).name}: {rec.windows_joined} windows joined"
-                                  + (f" ({rec.join_note})" if rec.join_note else "")) if rec.gpu_file else "none",
+                                  + (f" ({rec.join_note})" if _text(rec.join_note) else ""))
+            if _text(rec.gpu_file) else "none",
         })
     return rows_table(rows, r.assumed_why)
+
+
+def _text(value) -> bool:
+    """A cell holds text (pandas' string columns hold a missing value as NaN, not None)."""
+    return isinstance(value, str) and bool(value)
 
 
 def _interval_text(w: pd.DataFrame) -> str:
