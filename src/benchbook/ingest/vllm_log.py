@@ -1037,7 +1037,7 @@ class Interval:
                     "and no two whose times give a gap")
         spread = (f"at least half of them exactly {_sec(self.q1)} s" if self.q1 == self.q3 else
                   f"the middle half between {_sec(self.q1)} and {_sec(self.q3)} s")
-        return (f"stats interval of {who} {_sec(self.seconds)} s (median of {self.gaps} gap"
+        return (f"stats interval of {who} {_sec(self.seconds)} s (median of {self.gaps:,} gap"
                 f"{'s' if self.gaps != 1 else ''} between its consecutive stats lines; {spread})")
 
 
