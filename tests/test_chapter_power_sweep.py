@@ -291,6 +291,9 @@ def test_completions_per_minute_use_the_measured_interval(intervals):
     assert "m_350W_completions_per_min" not in v and v["m_350W_gen_n"] == 1
     cells = ps.completions_table(r).set_index("concurrent")
     assert (cells.loc[1, "Demo 250W"], cells.loc[1, "Demo 300W"], cells.loc[1, "Demo 350W"]) == ("12.0", "6.0", "–")
+    from benchbook.chapters import power_sweep_figures as figures
+
+    assert [t.get_text() for t in figures.completions(r).axes[0].texts] == ["12.0", "6.0"]  # the heat map too
 
 
 def test_tokens_and_energy_weigh_each_window_by_its_length():

@@ -13,7 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..plots import MIN_FONT_PT, model_colour, power_colour
-from .power_sweep import Results, busy_configs, limits_order, tokens_per_kw_table, window_mix
+from .power_sweep import Results, busy_configs, limits_order, per_minute, tokens_per_kw_table, window_mix
 
 
 def _model_palette(r: Results) -> dict:
@@ -118,11 +118,11 @@ def prefill(r: Results) -> plt.Figure:
 
 
 def completions(r: Results) -> plt.Figure:
-    """Completions per minute: concurrency (rows) by model and limit (columns)."""
+    """Completions per minute (over the windows' measured length): concurrency (rows) by model
+    and limit (columns)."""
     busy = r.busy
     labels = r.models.set_index("config")["label"]
-    tab = busy.groupby(["config", "power_key", "running"]).agg(done=("completions", "sum"), n=("completions", "size"))
-    tab["per_min"] = 6 * tab["done"] / tab["n"]
+    tab = busy.groupby(["config", "power_key", "running"]).apply(per_minute).rename("per_min").to_frame()
     wide = tab["per_min"].unstack(["config", "power_key"])
     order = [(c, k) for c in r.models["config"] for k in limits_order(r) if (c, k) in wide.columns]
     wide = wide[order]
