@@ -1019,7 +1019,7 @@ def _printed_seconds(times: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Interval:
     """How often one engine of a log printed its stats line, measured from the lines' times:
-    vLLM prints no line that gives VLLM_LOG_STATS_INTERVAL (V0 used a fixed 5 s)."""
+    no line of vLLM's log states VLLM_LOG_STATS_INTERVAL (V0 used a fixed 5 s)."""
 
     process: str | None
     engine: str | None
