@@ -41,6 +41,13 @@ fractions; `nan%` becomes NaN and the row is kept. Optional fields without a sch
 hit rate, a KV device other than GPU) are extra columns, present only when printed.
 Access lines keep the client host without its ephemeral port, redacted.
 
+The stats interval (how long a window's rates average) is measured, never assumed: each
+window's `gap_s` is the time since the previous stats line of its process and engine (also
+across LogStream batches), and each engine's interval is the median of the gaps after a
+line with throughput (`measure_interval`), stated in the result's notes and `intervals`;
+`stats_intervals` and `with_intervals` give the same from a windows table. Fewer than two
+lines: unknown (NaN), never 10 s.
+
 Counting: `read` = lines (a last line without a newline counts). `ignored` = lines that
 gave no row, by reason. "other log line" counts lines with a vLLM header; lines without one
 (tracebacks, progress bars, uvicorn start-up text, blank lines) are "traceback/continuation
