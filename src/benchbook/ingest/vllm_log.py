@@ -1093,10 +1093,10 @@ def with_intervals(windows: pd.DataFrame) -> pd.DataFrame:
     out = windows.copy()
     out["interval_s"] = np.nan
     if len(out):
-        per = stats_intervals(out).fillna({"process": "", "engine": ""})
-        lookup = {(f, p, e): v for f, p, e, v in per[["source_file", "process", "engine", "interval_s"]].itertuples(
-            index=False)}
-        out["interval_s"] = [lookup[k] for k in zip(*_engine_keys(out))]
+        per = stats_intervals(out)
+        keys = pd.MultiIndex.from_frame(per[["source_file", "process", "engine"]].fillna(""))
+        out["interval_s"] = per.set_index(keys)["interval_s"].reindex(
+            pd.MultiIndex.from_arrays(_engine_keys(out))).to_numpy()
     return out
 
 
