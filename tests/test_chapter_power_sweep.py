@@ -9,6 +9,7 @@ one real `jupyter-book build` (marked `build`) checks the rendered page.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -321,6 +322,8 @@ def test_book_build_renders_the_chapter(executed, project):
     html = (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
     assert "{glue" not in html and "IPython.core.display" not in html
     assert "Data: reconstructed" in html
+    # the interval the logs' own times give, glued (the shipped logs print every 10 s)
+    assert re.search(r"The stats lines come every\s*<strong>10</strong>\s*seconds", html)
     t = html_tables(html)
     summary = t["Qwen3.6-35B-A3B: power vs performance"]
     assert list(summary["power limit"]) == ["200W", "250W", "300W"]
