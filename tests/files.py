@@ -19,6 +19,29 @@ def write(tmp_path: Path, name: str, text: str, *, gz: bool = False) -> Path:
     return path
 
 
+def two_gpu_log(src: Path, dst: Path, second, skip=()) -> Path:
+    """A two-GPU nvidia-smi log made from a real one-GPU log, as nvidia-smi prints one when
+    the query has no index column: after each data line, the second GPU's line of the same
+    sample time, `second(values)` (the line's values, changed: another draw, another uuid).
+    The samples numbered in `skip` (0 = the first) lose their second line."""
+    lines = src.read_text(encoding="utf-8").splitlines()
+    out = [lines[0]]
+    for k, line in enumerate(lines[1:]):
+        out.append(line)
+        if k not in skip:
+            out.append(", ".join(second(line.split(", "))))
+    dst.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return dst
+
+
+def more_draw(watts: float):
+    """For `two_gpu_log`: the second GPU draws `watts` more (power.draw is the last column of
+    the real one-GPU logs)."""
+    def second(values: list[str]) -> list[str]:
+        return [*values[:-1], f"{float(values[-1].removesuffix(' W')) + watts:.2f} W"]
+    return second
+
+
 def serving_log(path: Path, windows: int = 6) -> Path:
     """A short vLLM server log of serving lines only, as club-3090's excerpts are: a stats
     line with one request running every 10 s and an access line after each, no start-up

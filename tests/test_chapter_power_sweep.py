@@ -9,6 +9,7 @@ one real `jupyter-book build` (marked `build`) checks the rendered page.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from benchbook.study import load_study
 sys.path.insert(0, str(Path(__file__).parent))
 import projects  # noqa: E402  (tests/ is on sys.path)
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
+from realdata import make, needs_shared  # noqa: E402
 from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
@@ -185,6 +187,130 @@ def test_a_manifest_limit_that_disagrees_with_nvidia_smi_is_flagged(tmp_path):
     assert "250W" in set(r.busy["power_key"]) and "275W" not in set(r.busy["power_key"])
 
 
+# ---------------------------------------------------------------- the stats interval, measured per log
+
+START = pd.Timestamp("2026-04-07 09:00:00")
+
+
+def server_log(path: Path, every: int, n: int) -> list[dict]:
+    """A log of `n` busy stats lines `every` seconds apart, one chat completion before each;
+    returns what each window holds (time, generation t/s, completions)."""
+    lines, windows = [], []
+    for k in range(n):
+        t = START + pd.Timedelta(every * (k + 1), "s")
+        gen = 40.0 + 5 * k
+        lines += ['(APIServer pid=1) INFO:     10.0.0.9:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+                  f"(APIServer pid=1) INFO {t:%m-%d %H:%M:%S} [loggers.py:259] Engine 000: Avg prompt throughput: "
+                  f"100.0 tokens/s, Avg generation throughput: {gen:.1f} tokens/s, Running: 1 reqs, Waiting: 0 "
+                  "reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%"]
+        windows.append(dict(time=t, gen=gen, completions=1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return windows
+
+
+def gpu_log(path: Path, seconds: int, limit: int) -> None:
+    """Two GPUs and no index column, a sample a second: GPU 1 draws 100 + t W, GPU 2 200 + t W
+    (t: seconds since START), both limited to `limit` W."""
+    rows = ["timestamp, power.draw [W], power.limit [W]"]
+    for t in range(seconds + 1):
+        stamp = f"{START + pd.Timedelta(t, 's'):%Y/%m/%d %H:%M:%S}.000"
+        rows += [f"{stamp}, {100 + t:.2f} W, {limit:.2f} W", f"{stamp}, {200 + t:.2f} W, {limit:.2f} W"]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def intervals(tmp_path_factory):
+    """One model, three server logs: 5-second stats lines at 250 W, 10-second ones at 300 W
+    (each with a two-GPU nvidia-smi log without an index beside it), and a log of one stats
+    line and no GPU log (its limit, 350 W, from study.yml)."""
+    from benchbook.study import write_checksums
+
+    root = tmp_path_factory.mktemp("intervals")
+    windows = {k: server_log(root / f"raw/{k}/vllm-serve.log", every, n) for k, every, n in
+               (("a", 5, 8), ("b", 10, 6), ("c", 10, 1))}
+    gpu_log(root / "raw/a/nvidia-smi.csv", 60, 250)
+    gpu_log(root / "raw/b/nvidia-smi.csv", 80, 300)
+    limits = {"a": 250, "b": 300, "c": 350}
+    files = [dict(path=f"raw/{k}/{f}", config="m", kind=kind, date="2026-04-07",
+                  **({"power_limit_w": limits[k]} if k in limits else {}))
+             for kind, f, logs in (("server-log", "vllm-serve.log", "abc"), ("gpu-log", "nvidia-smi.csv", "ab"))
+             for k in logs]
+    (root / "study.yml").write_text(yaml.safe_dump(dict(
+        study=STUDY, title="Intervals", label="made up for the test", reconstructed=False,
+        configs={"m": dict(role="model", model="demo", model_label="Demo", cards=2)}, files=files), sort_keys=False))
+    write_checksums(root)
+    return ps.analyse(root, DATA / "published.yml"), windows
+
+
+def test_windows_last_their_log_s_measured_interval(intervals):
+    r, _ = intervals
+    w = r.windows.assign(log=r.windows["source_file"].str.split("/").str[1])
+    assert w.groupby("log")["interval_s"].first().fillna(-1).to_dict() == {"a": 5.0, "b": 10.0, "c": -1}
+    assert ps.files_table(r)["stats interval"].tolist() == ["5 s", "10 s", "unknown"]
+    md = ps.glue_values(r)["stats_interval_md"]
+    assert md.startswith("The stats lines come every **5** seconds in **1** log and every **10** seconds in **1** log:")
+    assert "over **12** gaps" in md  # 7 + 5 gaps after a busy line
+    assert "The interval of **1** log is unknown" in md
+    table = ps.files_table(r)  # the log without a GPU log: no cards, no GPU file (not "nan")
+    assert (table["cards summed"].iloc[2], table["GPU log beside it"].iloc[2]) == ("–", "none")
+
+
+@needs_shared
+def test_real_logs_of_5_and_10_second_intervals(tmp_path):
+    """The power-sweep folder made from real logs: the genesis excerpt prints every 5 s (its
+    times 16:21:55 and 16:22:00), the vLLM issue 43295 excerpt every 10 s."""
+    r = ps.analyse(make(STUDY, "close", tmp_path), DATA / "published.yml")
+    got = r.windows.groupby(r.windows["source_file"].map(lambda f: Path(f).name))["interval_s"].unique()
+    assert {f: list(v) for f, v in got.items()} == {"genesis-vllm-patches_24_3090-tp8.log": [5.0],
+                                                    "vllm_43295_mtp-slow.log": [10.0]}
+    assert ps.glue_values(r)["stats_interval_md"].startswith(
+        "The stats lines come every **5** seconds in **1** log and every **10** seconds in **1** log")
+    notes = dict(zip(r.data.report["file"].map(lambda f: Path(f).name), r.data.report["notes"]))
+    assert notes["genesis-vllm-patches_24_3090-tp8.log"].startswith("stats interval of engine 000 (APIServer) 5 s")
+
+
+def test_power_draw_is_the_sum_of_the_gpus_over_each_window(intervals):
+    """The samples in the interval before each line (5 s: t-4..t, 10 s: t-9..t), per GPU told
+    apart by row order, summed: not one pooled series, not a 10-second window everywhere."""
+    r, windows = intervals
+    for log, every, limit in (("a", 5, 250), ("b", 10, 300)):
+        w = r.windows[r.windows["source_file"] == f"raw/{log}/vllm-serve.log"]
+        t = np.array([(x["time"] - START).total_seconds() for x in windows[log]])
+        mean_t = t - (every - 1) / 2  # the mean of t-every+1 .. t
+        np.testing.assert_allclose(w["draw_w"], (100 + mean_t) + (200 + mean_t))
+        assert (w["limit_w"] == limit).all() and (w["gpu_samples_n"] == 2 * every).all()
+    assert r.limits["cards"].tolist()[:2] == ["1 of 2 (by row order), 2 of 2 (by row order)"] * 2
+
+
+def test_completions_per_minute_use_the_measured_interval(intervals):
+    r, _ = intervals
+    v = r.values
+    assert v["m_250W_completions_per_min"] == pytest.approx(12.0)  # one per 5-second window; 6 if 10 s were assumed
+    assert v["m_300W_completions_per_min"] == pytest.approx(6.0)
+    # the one-line log: its window has no length, so no completions per minute
+    assert "m_350W_completions_per_min" not in v and v["m_350W_gen_n"] == 1
+    cells = ps.completions_table(r).set_index("concurrent")
+    assert (cells.loc[1, "Demo 250W"], cells.loc[1, "Demo 300W"], cells.loc[1, "Demo 350W"]) == ("12.0", "6.0", "–")
+    from benchbook.chapters import power_sweep_figures as figures
+
+    assert [t.get_text() for t in figures.completions(r).axes[0].texts] == ["12.0", "6.0"]  # the heat map too
+
+
+def test_tokens_and_energy_weigh_each_window_by_its_length():
+    """Two windows of 5 s and one of 10 s: tokens = rate x length, energy = draw x length."""
+    w = pd.DataFrame(dict(generation_tps=[100.0, 200.0, 50.0], prompt_tps=[0.0, 10.0, 0.0],
+                          per_request_tps=[100.0, 200.0, 50.0], completions=[1, 2, 3],
+                          draw_w=[300.0, 400.0, 200.0], interval_s=[5.0, 5.0, 10.0]))
+    s = ps.scope_stats(w)
+    assert s["gen_per_kwh_measured"] == pytest.approx((500 + 1000 + 500) / ((1500 + 2000 + 2000) / 3.6e6))
+    assert s["measured_kw"] == pytest.approx((1500 + 2000 + 2000) / 20 / 1000)
+    assert s["completions_per_min"] == pytest.approx(60 * 6 / 20)
+    assert s["gen_mean"] == pytest.approx(350 / 3)  # the write-up's mean over windows stays unweighted
+    unknown = ps.scope_stats(w.assign(interval_s=np.nan))
+    assert not {"completions_per_min", "gen_per_kwh_measured", "measured_kw"} & set(unknown)
+
+
 # ---------------------------------------------------------------- the built page
 
 
@@ -196,6 +322,8 @@ def test_book_build_renders_the_chapter(executed, project):
     html = (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
     assert "{glue" not in html and "IPython.core.display" not in html
     assert "Data: reconstructed" in html
+    # the interval the logs' own times give, glued (the shipped logs print every 10 s)
+    assert re.search(r"The stats lines come every\s*<strong>10</strong>\s*seconds", html)
     t = html_tables(html)
     summary = t["Qwen3.6-35B-A3B: power vs performance"]
     assert list(summary["power limit"]) == ["200W", "250W", "300W"]

@@ -413,6 +413,37 @@ def test_nvidia_smi_names_and_dates_come_from_the_csv():
     assert "accelerators" not in nameless.config and _todo(nameless, "accelerators")
 
 
+@needs_shared
+def test_nvidia_smi_gpus_told_apart_without_an_index_are_counted(tmp_path):
+    """Two GPUs in a log without an index column (a second GTX 1650 of another uuid after
+    each line of the real one-GPU log): two accelerators, said to be counted by the uuid."""
+    from files import more_draw, two_gpu_log
+
+    src = REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"
+    header, first = (line.split(", ") for line in src.read_text().splitlines()[:2])
+    at = header.index("uuid")
+    second = lambda v: [*more_draw(30.0)(v)[:at], "GPU-00000000-0000-0000-0000-000000000002",  # noqa: E731
+                        *more_draw(30.0)(v)[at + 1:]]
+    facts = describe(two_gpu_log(src, tmp_path / "two.csv", second))
+    assert facts.config["accelerators"].value == f"2x {first[header.index('name')]}"
+    assert "count from the GPUs told apart by the uuid column" in facts.config["accelerators"].source
+
+
+def test_nvidia_smi_power_limit_is_judged_per_gpu_told_apart(tmp_path):
+    """Ten samples of two GPUs, no index: GPU 2 reports 300 W in two of them. Per GPU it holds
+    250 W for only 80% of its samples, so no limit is picked (pooled, 90% of the rows say 250)."""
+    rows = ["timestamp, power.draw [W], power.limit [W]"]
+    for k in range(10):
+        rows += [f"2026/03/14 09:30:{k:02d}.250, 100.00 W, 250.00 W",
+                 f"2026/03/14 09:30:{k:02d}.250, 120.00 W, {300 if k < 2 else 250:.2f} W"]
+    path = tmp_path / "two.csv"
+    path.write_text("\n".join(rows) + "\n")
+    facts = describe(path)
+    assert "power_limit_w" not in facts.context
+    (todo,) = _todo(facts, "power_limit_w")
+    assert "GPU 1 of 2 (by row order): 250 W" in todo and "GPU 2 of 2 (by row order): 250 W, 300 W" in todo
+
+
 def test_study_nvidia_smi_counts_gpus_and_does_not_pick_a_power_limit():
     for path in sorted((ROOT / "data").glob("*/raw/**/nvidia-smi.csv*"))[:4]:
         gpu = ingest.read(path).tables["gpu_samples"]

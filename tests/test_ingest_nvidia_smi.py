@@ -19,8 +19,11 @@ from benchbook.ingest import nvidia_smi as smi
 from files import (  # noqa: E402  (tests/ is on sys.path)
     assert_detect_picks_it_for_no_other_format,
     assert_sniffs_no_other_format,
+    more_draw,
+    two_gpu_log,
     write,
 )
+from realdata import REAL, needs_shared  # noqa: E402
 
 QUERY = ["index", "timestamp", "name", "power.draw [W]", "power.limit [W]", "memory.used [MiB]",
          "memory.total [MiB]", "utilization.gpu [%]", "temperature.gpu", "clocks.current.sm [MHz]",
@@ -251,3 +254,125 @@ def test_a_study_reads_its_power_logs_with_manifest_context(tmp_path):
         "raw/smi-200w.csv": 200.0, "raw/smi-300w.csv.gz": 300.0}
     assert gpu["platform"].eq("2x RTX 3090").all()
     assert data.report["read"].tolist() == [4, 6]
+
+
+# ---------------------------------------------------------------- several GPUs, no index column
+# Fixtures: the real one-GPU logs with a second GPU's line after each of theirs at the same
+# sample time (tests/files.py two_gpu_log), as nvidia-smi prints a two-GPU machine.
+
+PRANAV = REAL / "nvidia-smi" / "PranavDani_nvidia-smi.csv"  # --query-gpu=timestamp,power.draw
+RDRIGO = REAL / "nvidia-smi" / "RdrigoMachado_gpu_power.csv"  # timestamp, name, uuid, ..., power.draw
+OTHER_UUID = "GPU-00000000-0000-0000-0000-000000000002"  # made up: the second GPU of the fixture
+
+
+@needs_shared
+def test_the_real_one_gpu_logs_stay_one_series():
+    for path in (PRANAV, RDRIGO):
+        res = smi.read(path)
+        df = res.tables["gpu_samples"]
+        assert df["gpu"].isna().all() and df["gpu_index"].isna().all() and not res.notes, path
+        assert res.read == len(path.read_text().splitlines()) - 1
+
+
+@needs_shared
+def test_two_gpus_without_an_index_are_told_apart_by_row_order(tmp_path):
+    one = smi.read(PRANAV).tables["gpu_samples"]
+    res = smi.read(two_gpu_log(PRANAV, tmp_path / "two.csv", more_draw(48.0)))
+    df = res.tables["gpu_samples"]
+    assert res.read == 2 * len(one) and res.ignored == 0 and df["gpu_index"].isna().all()
+    assert df["gpu"].tolist() == ["1 of 2 (by row order)", "2 of 2 (by row order)"] * len(one)
+    first, second = (df[df["gpu"] == f"{n} of 2 (by row order)"].reset_index(drop=True) for n in (1, 2))
+    pd.testing.assert_series_equal(first["power_draw_w"], one["power_draw_w"])
+    pd.testing.assert_series_equal(second["power_draw_w"], (one["power_draw_w"] + 48.0).round(2))
+    pd.testing.assert_series_equal(second["timestamp"], one["timestamp"])
+    assert res.notes == ["2 GPUs told apart by row order within each timestamp (the log has no index column)"]
+    assert "; 2 GPUs told apart by row order within each timestamp" in res.summary()
+    # each GPU keeps its own series: no mean over both (what one pooled series would give)
+    assert df.groupby("gpu")["power_draw_w"].mean().round(6).tolist() == \
+        [round(one["power_draw_w"].mean(), 6), round(one["power_draw_w"].mean() + 48.0, 6)]
+
+
+@needs_shared
+def test_a_uuid_column_tells_the_gpus_apart(tmp_path):
+    header = RDRIGO.read_text().splitlines()[0].split(", ")
+    at = header.index("uuid")
+
+    def other_gpu(values):
+        values = more_draw(30.0)(values)
+        values[at] = OTHER_UUID
+        return values
+
+    res = smi.read(two_gpu_log(RDRIGO, tmp_path / "two.csv", other_gpu))
+    df = res.tables["gpu_samples"]
+    assert df["gpu"].tolist()[:4] == ["1 of 2 (by uuid)", "2 of 2 (by uuid)"] * 2
+    assert res.notes == ["2 GPUs told apart by the uuid column (the log has no index column)"]
+    assert "uuid" not in df.columns  # compared, not kept
+
+
+@needs_shared
+def test_repeated_times_under_one_uuid_are_refused(tmp_path):
+    path = two_gpu_log(RDRIGO, tmp_path / "same.csv", more_draw(30.0))  # the copy keeps the uuid
+    with pytest.raises(IngestError) as err:
+        smi.read(path)
+    assert err.value.where == "line 2" and str(path) in str(err.value)
+    assert "the uuid column names one GPU" in str(err.value) and "add index to --query-gpu" in str(err.value)
+
+
+@needs_shared
+def test_an_irregular_pattern_is_refused_naming_its_line(tmp_path):
+    path = two_gpu_log(PRANAV, tmp_path / "odd.csv", more_draw(48.0), skip={10})
+    with pytest.raises(IngestError) as err:
+        smi.read(path)
+    # header on line 1, samples 0-9 on lines 2-21: sample 10 (one row) starts on line 22
+    assert err.value.where == "line 22"
+    assert "this sample time has 1 row(s) where the first has 2" in str(err.value)
+    assert "--query-gpu=index,timestamp,power.draw" in str(err.value)
+
+
+@needs_shared
+def test_a_last_sample_cut_short_is_kept_and_said(tmp_path):
+    n = len(PRANAV.read_text().splitlines()) - 1
+    res = smi.read(two_gpu_log(PRANAV, tmp_path / "cut.csv", more_draw(48.0), skip={n - 1}))
+    df = res.tables["gpu_samples"]
+    assert len(df) == 2 * n - 1 and df["gpu"].iloc[-1] == "1 of 2 (by row order)"
+    assert res.notes[-1] == f"the last sample (line {2 * n}) has 1 of 2 rows (the log stopped within a sample)"
+
+
+NAMED = "timestamp, name, power.draw [W]\n"
+
+
+def named_rows(*samples) -> str:
+    """One sample time per tuple of GPU names, one row each, the draw counting up."""
+    out, w = [NAMED.strip()], 100
+    for k, names in enumerate(samples):
+        for name in names:
+            out.append(f"2026/03/14 09:30:{k:02d}.250, {name}, {w:.2f} W")
+            w += 1
+    return "\n".join(out) + "\n"
+
+
+def test_names_that_differ_tell_the_gpus_apart_in_any_order(tmp_path):
+    res = smi.read(write(tmp_path, "named.csv", named_rows(("RTX 3090", "RTX 4090"), ("RTX 4090", "RTX 3090"))))
+    df = res.tables["gpu_samples"]
+    assert df["gpu"].tolist() == ["1 of 2 (by name)", "2 of 2 (by name)", "2 of 2 (by name)", "1 of 2 (by name)"]
+    assert df.groupby("gpu")["name"].unique().map(list).to_dict() == {"1 of 2 (by name)": ["RTX 3090"],
+                                                                       "2 of 2 (by name)": ["RTX 4090"]}
+    assert res.notes == ["2 GPUs told apart by the name column (the log has no index column)"]
+
+
+@pytest.mark.parametrize("samples, line, says", [
+    # two alike and one other: the other moved from place 3 to place 2, so the order is not stable
+    ((("A", "A", "B"), ("A", "B", "A")), 6, "the GPU name in place 2 of its sample time changed"),
+    # a sample time printed again after another one
+    ((("A", "A"), ("A", "A")), None, None),
+    # the first time once, the next twice
+    ((("A",), ("A", "A")), 3, "this sample time has 2 row(s) where the first has 1"),
+])
+def test_irregular_named_logs(tmp_path, samples, line, says):
+    text = named_rows(*samples)
+    if line is None:  # the same two samples written again: times come back
+        text += "\n".join(text.splitlines()[1:3]) + "\n"
+        line, says = 6, "this sample time occurred before, in other rows"
+    with pytest.raises(IngestError) as err:
+        smi.read(write(tmp_path, "odd.csv", text))
+    assert err.value.where == f"line {line}" and says in str(err.value)

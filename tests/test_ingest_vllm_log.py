@@ -758,6 +758,11 @@ def assert_docker_reads_alike(src: Path, dst: Path, offset: str) -> dict[str, in
             expected = DOCKER_START + (got["line"].to_numpy(dtype=np.int64) - 1) * DOCKER_STEP
             assert (stamps.to_numpy() == expected).all(), src
             assert stamps.dt.year.eq(2026).all() and (stamps.empty or stamps.dt.nanosecond.ne(0).any())
+            # the gaps come from the prefix's times, to the nanosecond, per process and engine
+            engines = [got["process"].astype(str), got["engine"].astype(str)]
+            by_stamp = stamps.groupby(engines).diff().dt.total_seconds()
+            np.testing.assert_allclose(got.pop("gap_s"), by_stamp, rtol=0, atol=1e-12)
+            assert want.pop("gap_s").dropna().mod(1).eq(0).all()  # printed times: whole seconds
         pd.testing.assert_frame_equal(got, want, obj=f"{src.name} {name}")
     return {name: len(df) for name, df in docker.tables.items()}
 
@@ -1069,3 +1074,97 @@ def test_a_rank_line_without_expert_parallelism(tmp_path):
         "(EngineCore pid=970) INFO 05-12 11:33:53 [parallel_state.py:1717] rank 0 in world size 1 is assigned as "
         "DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank N/A, EPLB rank N/A"]))
     assert got["world_size"][1:] == (1.0, "ranks") and got["tp_rank"][1] == 0.0 and "ep_rank" not in got
+
+
+# ---------------------------------------------------------------- the stats interval, measured
+
+DGX_BOOT = (REAL_LOGS.parent / "dgx-spark-djangodevreng" / "results" / "qwen-3.6" / "qwen-3.6-35b-a3b" / "bf16"
+            / "_bootlog.txt")
+STATS_TIME = re.compile(r"^\(APIServer pid=\d+\) INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[loggers\.py:\d+\] Engine 000: "
+                        r"Avg prompt throughput: ([\d.]+) tokens/s, Avg generation throughput: ([\d.]+)", re.M)
+
+
+def line_at(time: str, gen: float = 54.2, engine: str = "000") -> str:
+    """REAL_STATS printed at `time` (MM-DD HH:MM:SS) with this generation rate (0: idle,
+    nothing running) and engine."""
+    line = REAL_STATS.replace("05-30 07:55:21", time).replace("Engine 000", f"Engine {engine}")
+    return line.replace("54.2 tokens/s", f"{gen:.1f} tokens/s").replace("Running: 1", f"Running: {int(gen > 0)}")
+
+
+def expected_interval(text: str) -> float:
+    """The median gap after a line with throughput, from the printed times (parsed here with a
+    regex and pandas, in a leap year), for a one-engine log."""
+    found = STATS_TIME.findall(text)
+    t = pd.to_datetime(["2000-" + f[0] for f in found], format="%Y-%m-%d %H:%M:%S")
+    busy = [float(p) > 0 or float(g) > 0 for _, p, g in found]
+    gaps = [(b - a).total_seconds() for a, b, was in zip(t[:-1], t[1:], busy[:-1]) if was]
+    return float(np.median(gaps)) if gaps else math.nan
+
+
+@pytest.mark.parametrize("path", [*real_logs(), *([DGX_BOOT] if DGX_BOOT.is_file() else [])],
+                         ids=lambda p: p.name)
+def test_the_interval_of_each_real_log_comes_from_its_times(path):
+    res = vllm_log.read(path)
+    (interval,) = res.intervals  # one engine in each of these logs
+    text = path.read_text(encoding="utf-8")
+    assert interval.seconds == expected_interval(text) and interval.lines == len(STATS_TIME.findall(text))
+    assert res.notes == [interval.text()] and interval.text() in res.summary()
+    per_log = vllm_log.stats_intervals(res.tables["windows"])
+    assert per_log["interval_s"].tolist() == [interval.seconds] and per_log["gaps"].tolist() == [interval.gaps]
+
+
+@pytest.mark.skipif(not REAL_LOGS.is_dir(), reason="real samples not present")
+def test_the_five_second_log_is_five_seconds():
+    """SOURCES.md: the genesis excerpt has a 5-second stats interval (16:21:55, 16:22:00)."""
+    res = vllm_log.read(REAL_LOGS / "genesis-vllm-patches_24_3090-tp8.log")
+    assert res.intervals[0].seconds == 5 and res.tables["windows"]["gap_s"].tolist()[1] == 5
+    assert res.notes == ["stats interval of engine 000 (APIServer) 5 s (median of 1 gap between its consecutive "
+                         "stats lines; at least half of them exactly 5 s)"]
+    assert vllm_log.with_intervals(res.tables["windows"])["interval_s"].tolist() == [5.0, 5.0]
+
+
+def test_one_stats_line_has_no_interval(tmp_path):
+    res = read(tmp_path, [REAL_STATS, REAL_ACCESS])
+    (interval,) = res.intervals
+    assert math.isnan(interval.seconds) and (interval.gaps, interval.lines) == (0, 1)
+    assert res.notes == ["stats interval of engine 000 (APIServer) unknown: 1 stats line and no two whose times "
+                         "give a gap"]
+    w = vllm_log.with_intervals(res.tables["windows"])
+    assert w["gap_s"].isna().all() and w["interval_s"].isna().all()
+
+
+def test_gaps_after_an_idle_line_do_not_set_the_interval(tmp_path):
+    """Bursts of one busy line and the all-zero line after it, 10 s apart, then 200 s of
+    silence (vLLM printed the idle lines at DEBUG): half the gaps are 200 s, the interval 10 s."""
+    lines, t = [], pd.Timestamp("2000-05-30 07:00:00")
+    for _ in range(5):
+        lines += [line_at(f"{t:%m-%d %H:%M:%S}"), line_at(f"{t + pd.Timedelta(10, 's'):%m-%d %H:%M:%S}", 0.0)]
+        t += pd.Timedelta(210, "s")
+    res = read(tmp_path, lines)
+    gaps = res.tables["windows"]["gap_s"]
+    assert gaps.dropna().tolist() == [10.0, 200.0] * 4 + [10.0] and gaps.median() == 10.0
+    assert res.intervals[0].seconds == 10.0 and res.intervals[0].gaps == 5  # the gaps after a busy line
+    two_gaps = [lines[0], lines[1], line_at("05-30 07:05:00", 0.0)]  # no busy line before the long gap
+    assert vllm_log.read(write(tmp_path, two_gaps, "idle.log")).intervals[0].seconds == 10.0
+
+
+def test_each_engine_has_its_own_gaps(tmp_path):
+    """Two data-parallel engines print at the same times: 10 s each, never 0 s."""
+    lines = [line_at(f"05-30 07:55:{s:02d}", engine=e) for s in (0, 10, 20, 30) for e in ("000", "001")]
+    res = read(tmp_path, lines)
+    w = res.tables["windows"]
+    assert w["gap_s"].dropna().eq(10.0).all() and w["gap_s"].isna().sum() == 2
+    assert [(i.engine, i.seconds, i.gaps) for i in res.intervals] == [("000", 10.0, 3), ("001", 10.0, 3)]
+    assert vllm_log.stats_intervals(w)["interval_s"].tolist() == [10.0, 10.0]
+
+
+def test_the_turn_of_a_year_is_one_gap(tmp_path):
+    res = read(tmp_path, [line_at("12-31 23:59:55"), line_at("01-01 00:00:05"), line_at("01-01 00:00:15")])
+    assert res.tables["windows"]["gap_s"].tolist()[1:] == [10.0, 10.0]
+    leap = read(tmp_path, [line_at("02-28 23:59:55"), line_at("02-29 00:00:05")], name="leap.log")
+    assert leap.tables["windows"]["gap_s"].tolist()[1] == 10.0  # 02-29 is a date in a log without a year
+
+
+def test_time_going_back_gives_no_gap(tmp_path):
+    res = read(tmp_path, [line_at("05-30 07:55:20"), line_at("05-30 07:55:10"), line_at("05-30 07:55:20")])
+    assert res.tables["windows"]["gap_s"].isna().tolist() == [True, True, False]

@@ -339,7 +339,8 @@ def cmd_validate(args) -> int:
         data, read_problems = _ingest_present(study)
         problems += read_problems
         for row in data.report.itertuples():
-            print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip())
+            print(f"  {row.file}: {row.read} records read, {row.ignored} ignored {row.reasons}".rstrip()
+                  + (f"; {row.notes}" if row.notes else ""))
         warnings, url_problems = _text_checks(study, data)
         for warning in warnings:
             print(f"  warning: {warning}")

@@ -1110,12 +1110,15 @@ def _smi(facts: FileFacts, tables: _Tables) -> None:
         return
     if gpu["name"].notna().any():
         has_index = gpu["gpu_index"].notna().any()
+        told = _told_apart(gpu) if not has_index else None
         per_gpu = (gpu.dropna(subset=["name"]).groupby("gpu_index")["name"].first().tolist() if has_index
+                   else gpu.dropna(subset=["name", "gpu"]).groupby("gpu", sort=False)["name"].first().tolist() if told
                    else list(dict.fromkeys(gpu["name"].dropna())))
         line = int(gpu.loc[gpu["name"].notna(), "line"].iloc[0])
         src = f"name column (line {line})" + ("; count from the index column" if has_index else
+                                              f"; count from the {told} (no index column)" if told else
                                               "; no index column, so the GPU count is not known")
-        facts.config["accelerators"] = Fact(_accelerators(per_gpu, has_index), src)
+        facts.config["accelerators"] = Fact(_accelerators(per_gpu, has_index or bool(told)), src)
         facts.config["platform"] = Fact(", ".join(dict.fromkeys(per_gpu)), f"name column (line {line})")
     stamps = gpu.dropna(subset=["timestamp"])
     if len(stamps):
@@ -1125,14 +1128,28 @@ def _smi(facts: FileFacts, tables: _Tables) -> None:
     _power_limit(facts, gpu)
 
 
+def _told_apart(gpu: pd.DataFrame) -> str | None:
+    """How the nvidia-smi reader told a log's GPUs apart without an index column ('GPUs
+    told apart by row order within each sample time'), or None when it did not."""
+    told = gpu["gpu"].dropna() if "gpu" in gpu else ()
+    if not len(told):
+        return None
+    how = re.search(r"\(by (.+)\)$", str(told.iloc[0]))
+    by = how.group(1) if how else "?"
+    return "GPUs told apart by row order within each sample time" if by == "row order" else \
+        f"GPUs told apart by the {by} column"
+
+
 def _power_limit(facts: FileFacts, gpu: pd.DataFrame) -> None:
     """The enforced limit when the column holds one value, or one value on every GPU for at
-    least 90% of its samples (a limit set just after the log started); else a todo."""
+    least 90% of its samples (a limit set just after the log started); else a todo. GPUs
+    are those of the index column, else those the reader told apart (`gpu`)."""
     lim = gpu.dropna(subset=["power_limit_w"])
     if not len(lim):
         return
-    key = "gpu_index" if lim["gpu_index"].notna().any() else None
-    groups = lim.groupby(key) if key else [(None, lim)]
+    key = ("gpu_index" if lim["gpu_index"].notna().any() else
+           "gpu" if "gpu" in lim and lim["gpu"].notna().any() else None)
+    groups = lim.groupby(key, sort=key == "gpu_index") if key else [(None, lim)]
     modes, notes = {}, []
     for idx, g in groups:
         counts = g["power_limit_w"].value_counts()

@@ -79,7 +79,8 @@ def ingest_study(study: Study | str | Path) -> StudyData:
             frames.setdefault(name, []).append(df)
         report.append(dict(file=entry.path, format=result.format, read=result.read,
                            ignored=result.ignored,
-                           reasons="; ".join(f"{r} ({n})" for r, n in result.reasons.most_common())))
+                           reasons="; ".join(f"{r} ({n})" for r, n in result.reasons.most_common()),
+                           notes="; ".join(result.notes)))
     out = {}
     for name, dfs in frames.items():
         df = pd.concat([d for d in dfs if len(d)], ignore_index=True) if any(len(d) for d in dfs) else dfs[0]
@@ -92,7 +93,7 @@ def ingest_study(study: Study | str | Path) -> StudyData:
         out[name] = _with_context_columns(tables.conform(df, name) if name in tables.SCHEMAS else df)
     if "runs" in out:
         out["runs"] = _run_context(out["runs"])
-    report = pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons"])
+    report = pd.DataFrame(report, columns=["file", "format", "read", "ignored", "reasons", "notes"])
     if problems:
         raise StudyReadError(study.root, problems, report, StudyData(study, out, report))
     return StudyData(study, out, report)

@@ -120,7 +120,9 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("error", "string", "why a failed run failed, one line (e.g. terminate called after throwing "
                             "an instance of 'vk::DeviceLostError' — what(): ...); empty when ok"),
     ),
-    # One row per periodic engine stats line of a vLLM server log (a 10-second window).
+    # One row per periodic engine stats line of a vLLM server log: a window of one stats
+    # interval (VLLM_LOG_STATS_INTERVAL, 10 s by default; V0 5 s), measured per log and engine
+    # from `gap_s` (ingest.vllm_log.stats_intervals), never assumed.
     "windows": _cols(
         ("source_file", "category", "raw log, relative to the data folder", True),
         ("line", "Int64", "line number in the log (1-based)", True),
@@ -128,6 +130,10 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("timestamp", "datetime64[ns]", "when the line carries an RFC 3339 prefix (docker logs -t, kubectl "
                                         "--timestamps): that wall time as written, offset dropped (UTC for a "
                                         "Z); otherwise the time with the year from the manifest's date, if known"),
+        ("gap_s", "float64", "seconds since the previous stats line of the same process and engine in the log (by "
+                             "the RFC 3339 times where both lines have one, else by the printed times, to the "
+                             "second); empty on an engine's first line or where the time goes back. The log's "
+                             "stats interval is the median of these gaps"),
         ("process", "category", "process tag, e.g. APIServer, EngineCore_DP0"),
         ("engine", "category", "engine index ('000') or 'aggregated'"),
         ("prompt_tps", "float64", "average prompt throughput over the window, tokens/s", True),
@@ -181,7 +187,11 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("source_file", "string", "raw CSV, relative to the data folder", True),
         ("line", "Int64", "line number", True),
         ("timestamp", "datetime64[ns]", "sample time (local time as printed)"),
-        ("gpu_index", "Int64", "GPU index"),
+        ("gpu_index", "Int64", "GPU index, where the log has an index column"),
+        ("gpu", "string", "the GPU a row is when the log has no index column but holds several GPUs, told apart by "
+                          "a uuid or pci.bus_id column ('2 of 2 (by uuid)'), or by the row's place within its sample "
+                          "time ('1 of 2 (by row order)', '(by name)'): a number the reader inferred, not nvidia-smi's "
+                          "index; empty when the index column says it or the log is one series"),
         ("name", "string", "GPU name"),
         ("power_draw_w", "float64", "power draw, W"),
         ("power_limit_w", "float64", "enforced power limit, W"),

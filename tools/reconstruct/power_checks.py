@@ -17,6 +17,7 @@ from itertools import product
 import pandas as pd
 
 from benchbook.chapters import power_sweep as chapter
+from benchbook.ingest.vllm_log import with_intervals
 from benchbook.published import Published, parse_quantity
 
 # Concurrency levels of each scope the published tables pool ("c1to3" -> 1, 2, 3).
@@ -32,7 +33,8 @@ def window_values(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str,
 def window_frames(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str, int],
                   cards: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The printed windows as the chapter's windows and models tables (no GPU draw: the
-    values the write-up published need none)."""
+    values the write-up published need none). Each window lasts its log's stats interval,
+    measured from the printed times as the reader and the chapter measure it."""
     rows = []
     for (prefix, limit), wins in groups.items():
         for k, w in enumerate(wins):
@@ -42,6 +44,9 @@ def window_frames(groups: dict[tuple[str, int], list[dict]], max_seqs: dict[str,
                          "limit_w": float(limit), "power_key": f"{limit}W", "draw_w": math.nan,
                          "timestamp": stamp, "time": stamp.strftime("%m-%d %H:%M:%S")})
     windows = pd.DataFrame(rows)
+    windows["process"], windows["engine"] = "APIServer", "000"  # one engine per log, as the generator prints
+    windows["gap_s"] = windows.groupby("source_file")["timestamp"].diff().dt.total_seconds()
+    windows = with_intervals(windows)
     windows["per_request_tps"] = windows["generation_tps"] / windows["running"].where(windows["running"] > 0)
     models = pd.DataFrame([{"config": p, "prefix": p, "max_num_seqs": n, "cards": cards} for p, n in max_seqs.items()])
     return windows, models

@@ -555,7 +555,7 @@ def three_figures(r: Results) -> pd.DataFrame:
     if line_key:
         L = v[line_key]
         hhmmss = line_key.split("_")[1]
-        rows.append([f"one 10-second SpecDecoding line ({hhmmss[:2]}:{hhmmss[2:4]}:{hhmmss[4:]}, test A)",
+        rows.append([f"one SpecDecoding line, one stats interval ({hhmmss[:2]}:{hhmmss[2:4]}:{hhmmss[4:]}, test A)",
                      "with the bonus token", L, L - 1])
     if v.get("prom_num_drafts") and "prom_accepted_tokens" in v:
         x = v["prom_accepted_tokens"] / v["prom_num_drafts"]
@@ -749,7 +749,7 @@ def fig_deltas(r: Results) -> plt.Figure:
 
 
 def fig_acceptance(r: Results) -> plt.Figure:
-    """Acceptance rate of every 10-second SpecDecoding line of the MTP server, by time."""
+    """Acceptance rate of every SpecDecoding line (one stats interval each) of the MTP server, by time."""
     lines = r.lines
     s = lines[lines["cfg"] == "mtp"].copy()
     t = pd.to_datetime("2000-" + s["time"].astype(str), format="%Y-%m-%d %H:%M:%S", errors="coerce")
@@ -757,7 +757,8 @@ def fig_acceptance(r: Results) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(9, 3.8))
     if len(s):
         minutes = (t - t.min()).dt.total_seconds() / 60
-        ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8, label="10-second line")
+        ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8,
+                label="one line (a stats interval)")
         key = quoted_line(r)
         if key:
             hh = key.split("_")[1]

@@ -1,6 +1,8 @@
 """Power sweep (the write-up: 4x RTX 3090): everything the chapter computes from live vLLM logs.
 
-The unit of measurement is the 10-second engine stats window of a `vllm serve` log. A
+The unit of measurement is the engine stats window of a `vllm serve` log: one stats line,
+whose rates average one stats interval. The interval is measured per log from its lines'
+times (vllm_log.stats_intervals), never assumed: counts and energy per window use it. A
 window is bucketed by its Running count; its power limit and power draw come from the
 nvidia-smi log beside it (joined by time); its completions are the HTTP 200 chat
 completion lines written since the previous stats line. Every table, figure and glued
@@ -19,6 +21,8 @@ from .. import claims as claims_mod
 from .. import pipeline
 from ..caveats import rule
 from ..contract import Missing
+from ..ingest import nvidia_smi
+from ..ingest.vllm_log import stats_intervals, with_intervals
 from ..marks import Glued, Shown, rows_table, union
 from ..report import fmt_rate, platform_short
 
@@ -48,7 +52,7 @@ def analyse(data_dir, published_file=None, overhead_w: float = 0.0, directional_
                   mix_threshold=float(mix_threshold))
     r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
     r.models = model_table(r)
-    windows = r.data["windows"]  # timestamps filled by load.ingest_study
+    windows = with_intervals(r.data["windows"])  # timestamps filled by load.ingest_study
     windows, r.limits = join_power(windows, r.data["gpu_samples"], r.models, r.data.study)
     windows = join_completions(windows, r.data["access"])
     windows = windows.merge(r.models[["config", "prefix", "label"]], on="config", how="left")
@@ -121,8 +125,11 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
     same configuration, manifest limit and date). Only the configuration's GPUs count
     (study.yml `gpus`; all of them when absent). The limit is the median over those cards
     of the limit they reported during the window; the draw is the sum over the cards of
-    their mean draw in the window (the samples in the 10 s before the stats line, or the
-    latest sample within a minute when the log is sparser).
+    their mean draw in the window (the samples in the log's measured stats interval before
+    the stats line, or the latest sample within a minute when the log is sparser). A window
+    of unknown length (a log with one stats line) gets the limit of the latest sample within
+    a minute and no draw. A GPU log without an index column counts the GPUs it tells apart
+    otherwise (nvidia_smi.gpu_key); the study's `gpus` cannot be picked from it.
     """
     out = windows.copy()
     for col in ("limit_w", "draw_w", "gpu_samples_n"):
@@ -148,7 +155,7 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
         wanted = gpus_of.get(cfg)
         sel = g[g["gpu_index"].isin(wanted)] if wanted else g
         rec["gpu_file"] = g["source_file"].iloc[0]
-        rec["cards"] = ", ".join(str(i) for i in sorted(sel["gpu_index"].dropna().unique()))
+        rec["cards"] = ", ".join(sorted(nvidia_smi.gpu_key(sel).dropna().unique(), key=_card_order))
         others = sorted(set(g["gpu_index"].dropna().unique()) - set(sel["gpu_index"].dropna().unique()))
         rec["other_cards"] = ", ".join(f"{i} ({n})" for i, n in
                                        g[g["gpu_index"].isin(others)].groupby("gpu_index")["name"].first().items())
@@ -163,7 +170,9 @@ def join_power(windows: pd.DataFrame, gpu: pd.DataFrame, models: pd.DataFrame,
         rec["nvidia_smi_limit_w"] = float(np.nanmedian(joined)) if np.isfinite(joined).any() else np.nan
         rec["windows_joined"] = int(np.isfinite(lim).sum())
         if not rec["windows_joined"]:
-            rec["join_note"] = "no GPU sample falls in or within a minute of any stats window (another day or clock?)"
+            rec["join_note"] = ("the GPU log has no index column, so the study's gpus cannot be picked from it"
+                                if wanted and g["gpu_index"].isna().all() else
+                                "no GPU sample falls in or within a minute of any stats window (another day or clock?)")
         rows.append(rec)
     limits = pd.DataFrame(rows, columns=None if rows else POWER_LIMIT_COLUMNS)  # (no server log: no row)
     diff = (limits["manifest_limit_w"].astype(float) - limits["nvidia_smi_limit_w"].astype(float)).abs()
@@ -207,29 +216,46 @@ def _per_window(w: pd.DataFrame, g: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
     n = len(w)
     lim, draw, used = np.full(n, np.nan), np.full(n, np.nan), np.zeros(n)
     ends = w["timestamp"].to_numpy(dtype="datetime64[ns]")
-    starts = ends - np.timedelta64(10, "s")
+    length = w["interval_s"].to_numpy(dtype=float)  # the log's measured stats interval (NaN: unknown)
     g = g.sort_values("timestamp")
     ts = g["timestamp"].to_numpy(dtype="datetime64[ns]")
-    idx = g["gpu_index"].to_numpy()
+    idx = nvidia_smi.gpu_key(g).to_numpy(dtype=object)
     pw = g["power_draw_w"].to_numpy(dtype=float)
     pl = g["power_limit_w"].to_numpy(dtype=float)
-    cards = np.unique(idx[~pd.isna(idx)])
+    cards = [c for c in dict.fromkeys(idx) if not pd.isna(c)]
     for i in range(n):
-        if np.isnat(ends[i]):
+        sl = _samples_in(ts, ends[i], length[i], len(cards))
+        if sl is None:
             continue
-        lo, hi = np.searchsorted(ts, starts[i], "right"), np.searchsorted(ts, ends[i], "right")
-        if hi == lo:  # no sample inside: the latest one within a minute
-            lo = max(hi - len(cards), 0)
-            if hi == 0 or ends[i] - ts[hi - 1] > np.timedelta64(60, "s"):
-                continue
-        sl = slice(lo, hi)
         per_card_draw = [np.nanmean(pw[sl][idx[sl] == c]) for c in cards if (idx[sl] == c).any()]
         per_card_lim = [np.nanmedian(pl[sl][idx[sl] == c]) for c in cards if (idx[sl] == c).any()]
         if per_card_lim:
             lim[i] = float(np.median(per_card_lim))
-            draw[i] = float(np.sum(per_card_draw)) if len(per_card_draw) == len(cards) else np.nan
-            used[i] = hi - lo
+            whole = len(per_card_draw) == len(cards) and np.isfinite(length[i])
+            draw[i] = float(np.sum(per_card_draw)) if whole else np.nan
+            used[i] = sl.stop - sl.start
     return lim, draw, used
+
+
+def _samples_in(ts: np.ndarray, end, length: float, cards: int) -> slice | None:
+    """The GPU samples of a window that ends at `end` and lasts `length` seconds: those
+    inside it, else the latest ones within a minute (also for a window of unknown length);
+    None without a time or a sample."""
+    if np.isnat(end):
+        return None
+    hi = np.searchsorted(ts, end, "right")
+    lo = np.searchsorted(ts, end - np.timedelta64(int(round(length * 1e9)), "ns"), "right") \
+        if np.isfinite(length) else hi
+    if hi == lo:  # no sample inside: the latest one within a minute
+        lo = max(hi - cards, 0)
+        if hi == 0 or end - ts[hi - 1] > np.timedelta64(60, "s"):
+            return None
+    return slice(lo, hi)
+
+
+def _card_order(card: str):
+    """GPU indices in numeric order, inferred GPUs ('1 of 2 ...') after them by their text."""
+    return (0, int(card), "") if str(card).isdigit() else (1, 0, str(card))
 
 
 def join_completions(windows: pd.DataFrame, access: pd.DataFrame) -> pd.DataFrame:
@@ -253,8 +279,18 @@ def _p95(x: np.ndarray) -> float:
     return float(np.percentile(x, 95, method=P95_METHOD))
 
 
+def per_minute(w: pd.DataFrame) -> float:
+    """Completions per minute of the windows' time: their count over their summed length
+    (each window lasts its log's measured stats interval); NaN when no length is known."""
+    known = w["interval_s"].notna()
+    seconds = float(w.loc[known, "interval_s"].sum())
+    return 60.0 * float(w.loc[known, "completions"].sum()) / seconds if seconds > 0 else float("nan")
+
+
 def scope_stats(w: pd.DataFrame) -> dict:
-    """The statistics of one set of windows, under published.yml's metric names."""
+    """The statistics of one set of windows, under published.yml's metric names. Tokens,
+    energy and completions per minute weigh each window by its length (its log's measured
+    stats interval); windows of unknown length are left out of them."""
     n = len(w)
     out = {"gen_n": float(n)}
     if not n:
@@ -266,16 +302,18 @@ def scope_stats(w: pd.DataFrame) -> dict:
                gen_max=float(g.max()), gen_std=float(g.std(ddof=1)) if n > 1 else 0.0, gen_min=float(g.min()),
                per_request_mean=float(w["per_request_tps"].mean()),
                prefill_sustained_mean=float(p.mean()), prefill_sustained_median=float(np.median(p)),
-               prefill_active_n=float(len(act)),
-               completions_per_min=6.0 * float(w["completions"].sum()) / n)
+               prefill_active_n=float(len(act)))
+    if np.isfinite(cpm := per_minute(w)):
+        out["completions_per_min"] = cpm
     if len(act):
         out.update(prefill_active_mean=float(act.mean()), prefill_active_median=float(np.median(act)))
-    draw = w["draw_w"].to_numpy(dtype=float)
-    if np.isfinite(draw).any():
-        out["measured_kw"] = float(np.nanmean(draw)) / 1000
-        # tokens per kWh: tokens over the energy of the same windows (10 s each)
-        ok = np.isfinite(draw)
-        out["gen_per_kwh_measured"] = float(g[ok].sum() / (draw[ok].sum() / 1000) * 3600)
+    draw, length = w["draw_w"].to_numpy(dtype=float), w["interval_s"].to_numpy(dtype=float)
+    ok = np.isfinite(draw) & np.isfinite(length)
+    if ok.any():
+        seconds = length[ok]
+        out["measured_kw"] = float((draw[ok] * seconds).sum() / seconds.sum()) / 1000  # mean power over the time
+        # tokens per kWh: the windows' tokens (rate x length) over their energy (draw x length)
+        out["gen_per_kwh_measured"] = float((g[ok] * seconds).sum() / ((draw[ok] * seconds).sum() / 3.6e6))
     return out
 
 
@@ -308,14 +346,9 @@ def window_values(windows: pd.DataFrame, models: pd.DataFrame, overhead_w: float
                     out[f"{p}_{scope}_gen_per_kw"] = out[f"{p}_{scope}_gen_mean"] / out[f"{p}_gpu_kw"]
                 if f"{p}_{scope}_prefill_active_mean" in out:
                     out[f"{p}_{scope}_prefill_per_kw"] = out[f"{p}_{scope}_prefill_active_mean"] / out[f"{p}_gpu_kw"]
-    gaps = []
-    for _, w in windows.sort_values(["source_file", "line"]).groupby("source_file", observed=True):
-        # the printed time is enough for the gaps between lines when the year is unknown
-        stamps = w["timestamp"] if w["timestamp"].notna().all() else \
-            pd.to_datetime("2000-" + w["time"].astype(str), format="%Y-%m-%d %H:%M:%S", errors="coerce")
-        gaps += list(stamps.diff().dt.total_seconds().dropna())
-    if gaps:
-        out["stats_interval_s"] = float(np.median(gaps))
+    known = stats_intervals(windows)["interval_s"].dropna()
+    if len(known):
+        out["stats_interval_s"] = float(np.median(known))  # the median over the logs' measured intervals
     return out
 
 
@@ -420,18 +453,32 @@ def files_table(r: Results) -> pd.DataFrame:
             "date": str(w["run_date"].iloc[0]) if len(w) and pd.notna(w["run_date"].iloc[0]) else "–",
             "limit (study.yml)": fmt_rate(rec.manifest_limit_w, 0),
             "limit (nvidia-smi)": fmt_rate(rec.nvidia_smi_limit_w, 0),
-            "stats lines": len(w), "busy windows": len(busy), "completions": int(busy["completions"].sum()),
+            "stats lines": len(w), "stats interval": _interval_text(w), "busy windows": len(busy),
+            "completions": int(busy["completions"].sum()),
             "start-ups": Shown(int(starts.get(rec.file, 0)), start_ids.get(rec.file, ())),
-            "cards summed": rec.cards or "–",
-            "cards left out": rec.other_cards or "–", "server log": PurePosixPath(rec.file).as_posix(),
+            "cards summed": rec.cards if _text(rec.cards) else "–",
+            "cards left out": rec.other_cards if _text(rec.other_cards) else "–",
+            "server log": PurePosixPath(rec.file).as_posix(),
             "GPU log beside it": (f"{PurePosixPath(rec.gpu_file).name}: {rec.windows_joined} windows joined"
-                                  + (f" ({rec.join_note})" if rec.join_note else "")) if rec.gpu_file else "none",
+                                  + (f" ({rec.join_note})" if _text(rec.join_note) else ""))
+            if _text(rec.gpu_file) else "none",
         })
     return rows_table(rows, r.assumed_why)
 
 
+def _text(value) -> bool:
+    """A cell holds text (pandas' string columns hold a missing value as NaN, not None)."""
+    return isinstance(value, str) and bool(value)
+
+
+def _interval_text(w: pd.DataFrame) -> str:
+    """A log's measured stats interval as the files table shows it ('10 s', 'unknown')."""
+    values = sorted(set(w["interval_s"].dropna())) if len(w) else []
+    return " / ".join(f"{v:g} s" for v in values) if values else "unknown"
+
+
 def ingest_table(r: Results) -> pd.DataFrame:
-    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+    return r.data.report[["file", "format", "read", "ignored", "reasons", "notes"]]
 
 
 def summary_table(r: Results, config: str) -> pd.DataFrame:
@@ -518,9 +565,9 @@ def completions_table(r: Results) -> pd.DataFrame:
             for key in limits_order(r):
                 g = busy[(busy["config"] == cid) & (busy["power_key"] == key) & (busy["running"] == c)]
                 lab = f"{_label(r, cid)} {key}"
-                row[lab] = (f"{6 * g['completions'].sum() / len(g):.1f}"
-                            + (" †" if len(g) <= r.params["directional_n"] else "")
-                            if len(g) else "–")
+                cpm = per_minute(g) if len(g) else float("nan")
+                row[lab] = (f"{cpm:.1f}" + (" †" if len(g) <= r.params["directional_n"] else "")
+                            if np.isfinite(cpm) else "–")
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["concurrent"])
 
@@ -655,9 +702,12 @@ def _directional(r):
     if few.empty:
         return []
     ex = ", ".join(f"{_label(r, c)} {p} at {int(run)} ({v})" for (c, p, run), v in few.head(6).items())
+    longest = r.busy["interval_s"].max()
+    span = (f" {k} windows are at most {k * longest:.0f} seconds of one workload (the longest stats interval "
+            "measured here)." if np.isfinite(longest) else "")
     return [rule("few-windows", (
         f"{len(few)} of {len(n)} concurrency cells rest on {k} windows or fewer (marked † in the tables; "
-        f"e.g. {ex}); read them as directional. A cell of 1-2 windows is one minute of one workload."))]
+        f"e.g. {ex}); read them as directional.{span}"))]
 
 
 def _mixes(r):
@@ -693,16 +743,18 @@ def _pooled_cross_model_claims(r) -> list[str]:
 
 def _straddling(r):
     w = r.windows.sort_values(["source_file", "line"])
-    gap = w.groupby("source_file")["timestamp"].diff().dt.total_seconds()
-    prev = w.groupby("source_file")["running"].shift(1)
+    gap = w["gap_s"]  # since the previous line of the same engine
+    engines = [w["source_file"].astype(str), w["process"].astype(str), w["engine"].astype(str)]
+    prev = w.groupby(engines)["running"].shift(1)
     busy = w["running"] >= 1
-    opens = busy & ((gap > 15) | gap.isna() | (prev == 0))
+    opens = busy & ((gap > 1.5 * w["interval_s"]) | gap.isna() | (prev == 0))  # a line or more missing before it
     changed = busy & ~opens & (prev != w["running"])
     if not busy.any():
         return []
     return [rule("windows-straddle", (
         f"vLLM's Running count is a snapshot at the end of each window while the throughputs average the whole "
-        f"10 s: {int(changed.sum())} busy windows ({changed.sum() / busy.sum():.0%}) follow a different count, and "
+        f"stats interval: {int(changed.sum())} busy windows ({changed.sum() / busy.sum():.0%}) follow a different "
+        "count, and "
         f"{int(opens.sum())} ({opens.sum() / busy.sum():.0%}) open a burst after an idle spell, so part of their "
         "time ran at another concurrency or none."))]
 
@@ -872,11 +924,37 @@ def glue_values(r: Results) -> dict:
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     if "stats_interval_s" in v:
         out["stats_interval_s"] = v["stats_interval_s"]
+    out["stats_interval_md"] = interval_sentence(stats_intervals(r.windows))
     return out
 
 
-WINDOW_COLUMNS = ["source_file", "line", "time", "timestamp", "config", "label", "power_limit_w", "limit_w",
-                  "limit_source", "running", "waiting", "prompt_tps", "generation_tps", "per_request_tps",
+def interval_sentence(intervals: pd.DataFrame) -> str:
+    """What the page says of the stats interval, from each log's measured one (Markdown, its
+    numbers bold like the other glued sentences)."""
+    known = intervals.dropna(subset=["interval_s"])
+    unknown = intervals[intervals["interval_s"].isna()]
+    text = ""
+    if len(known):
+        logs = known.groupby("interval_s")["source_file"].nunique()
+        each = " and ".join(f"every **{v:g}** seconds in **{n}** log{'s' if n != 1 else ''}" for v, n in logs.items())
+        if len(logs) == 1:
+            each = f"every **{logs.index[0]:g}** seconds"
+        lo, hi = known["q1_s"].min(), known["q3_s"].max()
+        spread = (f"at least half of each log's gaps are exactly {lo:g} s" if lo == hi else
+                  f"the middle half of each log's gaps lies within {lo:g}–{hi:g} s")
+        text = (f"The stats lines come {each}: the interval is measured from each log's own times (the median gap "
+                f"between consecutive stats lines of one engine, over **{int(known['gaps'].sum()):,}** gaps; "
+                f"{spread}). A window's tokens, energy and completions per minute use its log's interval.")
+    if len(unknown):
+        n = unknown["source_file"].nunique()
+        text += (f" The interval of **{n}** log{'s' if n != 1 else ''} is unknown (fewer than two stats lines of an "
+                 "engine): their windows have no length, so they count in the rates but not in completions per "
+                 "minute, tokens or energy.")
+    return text.strip() or "No stats line, so no stats interval to measure."
+
+
+WINDOW_COLUMNS = ["source_file", "line", "time", "timestamp", "gap_s", "interval_s", "config", "label", "power_limit_w",
+                  "limit_w", "limit_source", "running", "waiting", "prompt_tps", "generation_tps", "per_request_tps",
                   "kv_usage", "prefix_hit_rate", "completions", "draw_w", "gpu_samples_n", "gpu_file"]
 
 
@@ -909,7 +987,7 @@ def _acceptance_length(r: Results, spec: pd.DataFrame, w: pd.DataFrame) -> Shown
 
 
 def key_figures(r: Results) -> pd.DataFrame:
-    """One row per model and power limit, from the live 10-second windows.
+    """One row per model and power limit, from the live stats windows.
 
     Single-stream decode is the mean generation t/s of the windows with exactly one request
     running; the best aggregate is the concurrency bucket with the highest mean generation

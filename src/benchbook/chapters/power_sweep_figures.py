@@ -1,6 +1,6 @@
 """Figures of the power-sweep chapter (seaborn style of benchbook.plots).
 
-Candles summarise the 10-second windows of one cell: the body spans mean ± one standard
+Candles summarise the stats windows of one cell: the body spans mean ± one standard
 deviation (clipped to the windows' range), the wick the lowest to the highest window, the
 dot is the mean.
 """
@@ -13,7 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..plots import MIN_FONT_PT, model_colour, power_colour
-from .power_sweep import Results, busy_configs, limits_order, tokens_per_kw_table, window_mix
+from .power_sweep import Results, busy_configs, limits_order, per_minute, tokens_per_kw_table, window_mix
 
 
 def _model_palette(r: Results) -> dict:
@@ -55,7 +55,7 @@ def candles_by_model(r: Results, config: str) -> plt.Figure:
     axes[0, 0].set_ylabel("aggregate generation, t/s")
     axes[1, 0].set_ylabel("per request, t/s")
     label = r.models.set_index("config")["label"][config]
-    fig.suptitle(f"{label}: generation per 10-second window by concurrency", fontweight="bold")
+    fig.suptitle(f"{label}: generation per stats window by concurrency", fontweight="bold")
     fig.tight_layout()
     return fig
 
@@ -118,11 +118,11 @@ def prefill(r: Results) -> plt.Figure:
 
 
 def completions(r: Results) -> plt.Figure:
-    """Completions per minute: concurrency (rows) by model and limit (columns)."""
+    """Completions per minute (over the windows' measured length): concurrency (rows) by model
+    and limit (columns)."""
     busy = r.busy
     labels = r.models.set_index("config")["label"]
-    tab = busy.groupby(["config", "power_key", "running"]).agg(done=("completions", "sum"), n=("completions", "size"))
-    tab["per_min"] = 6 * tab["done"] / tab["n"]
+    tab = busy.groupby(["config", "power_key", "running"]).apply(per_minute).rename("per_min").to_frame()
     wide = tab["per_min"].unstack(["config", "power_key"])
     order = [(c, k) for c in r.models["config"] for k in limits_order(r) if (c, k) in wide.columns]
     wide = wide[order]
@@ -203,4 +203,4 @@ def interactive_generation(r: Results):
                                                  windows=lambda d: d["n"].astype(str))
     return interactive.lines(g, "running", "tps", "model", "Mean generation by concurrency, every model at every limit",
                              "requests running", "generation t/s (mean of windows)", dash="power_key",
-                             hover={"per_req": "per request t/s", "windows": "10-second windows"})
+                             hover={"per_req": "per request t/s", "windows": "stats windows"})

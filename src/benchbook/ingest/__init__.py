@@ -197,6 +197,7 @@ def _redacted(result: IngestResult) -> IngestResult:
         for reason, n in result.reasons.items():
             reasons[redact(reason)] += n
         result.reasons = reasons
+    result.notes = [redact(note) for note in result.notes]
     return result
 
 

@@ -11,6 +11,22 @@ count or values do not fit the header, a cut-off last line. An unavailable value
 (`[N/A]`, `[Not Supported]`, any `[...]`) keeps its line: the value becomes NaN and the
 reasons count it as "unavailable value ..." without adding to `ignored`.
 The header is required: `noheader` files are refused with an explanation.
+
+Several GPUs without an index column: `--query-gpu=timestamp,power.draw,...` on a machine
+with two GPUs prints, at each sample time, one row per GPU, and nothing in a row says which
+GPU it is. The reader tells them apart (the `gpu` column, the index staying empty) by:
+
+- a column that names one GPU (`uuid`, `gpu_uuid`, `pci.bus_id`, `serial`) when it holds
+  more than one value: the GPUs in the order they first appear ("2 of 2 (by uuid)");
+- else, when sample times repeat: every time must occur exactly k > 1 times in k rows in a
+  row (the last sample may be cut short), and the row's place within its time gives the GPU
+  ("1 of 2 (by row order)"), or the `name` column when the names differ within each time.
+  Any other pattern (a time printed once here and twice there, a name that changes place)
+  is an error naming the line: add `index` to --query-gpu.
+
+A log whose times never repeat and that names at most one GPU is one series, as before
+(rows a few milliseconds apart cannot be told from one GPU sampled fast). What was done is
+said in the result's notes ("2 GPUs told apart by row order within each timestamp").
 """
 
 from __future__ import annotations
@@ -21,6 +37,7 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..redact import redact
@@ -55,6 +72,7 @@ _KNOWN = ("index", "timestamp", "name", "gpu_name", "uuid", "gpu_uuid", "serial"
 _FIELD = re.compile(r"^([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)(?: \[([^\]]+)\])?$")
 _VALUE = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?: (\S+))?$")
 _TIME = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}$")
+_IDS = ("uuid", "gpu_uuid", "pci.bus_id", "serial")  # query names whose value names one GPU
 _DATA_HINT = re.compile(r"^\d+/\d\d/\d\d \d\d:|^[-+]?\d+(?:\.\d+)? (?:W|MiB|MHz|%)$|^\[N/A\]$")
 
 
@@ -99,10 +117,108 @@ def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     if header is None:
         raise IngestError(path, None, "no lines; expected an nvidia-smi CSV header and samples")
     res.read = len(rows)
-    df = pd.DataFrame(rows, columns=columns("gpu_samples"))
+    df = pd.DataFrame(rows, columns=[*columns("gpu_samples"), "_id", "_id_name"])
     df["timestamp"] = pd.to_datetime(df["timestamp"])
-    res.tables["gpu_samples"] = conform(df, "gpu_samples")
+    df["gpu"] = df["gpu"].astype(object)  # (all None so far: pandas made it float)
+    _tell_gpus_apart(df, path, res)
+    res.tables["gpu_samples"] = conform(df.drop(columns=["_id", "_id_name"]), "gpu_samples")
     return res
+
+
+def gpu_key(gpu: pd.DataFrame) -> pd.Series:
+    """Which GPU each row of a gpu_samples table is, as text: its index where the log
+    printed one, else the GPU the reader told apart (`gpu`), else missing (one series)."""
+    key = gpu["gpu_index"].astype("Int64").astype("string")
+    if "gpu" in gpu:
+        key = key.fillna(gpu["gpu"].astype("string"))
+    return key
+
+
+def _tell_gpus_apart(df: pd.DataFrame, path: Path, res: IngestResult) -> None:
+    """Fill `gpu` for the rows without an index when the log holds several GPUs (module
+    docstring); raise when its rows repeat sample times in no regular pattern."""
+    rows = df[df["gpu_index"].isna()]
+    if len(rows) < 2:
+        return
+    if rows["_id"].nunique() > 1:
+        if rows["_id"].isna().any():
+            n = int(rows.loc[rows["_id"].isna(), "line"].iloc[0])
+            raise IngestError(path, f"line {n}", f"no {rows['_id_name'].dropna().iloc[0]} value, and it is "
+                              f"what tells this log's GPUs apart: {_ADVICE}")
+        _label(df, rows.index, pd.factorize(rows["_id"])[0], rows["_id_name"].dropna().iloc[0], res)
+        return
+    times = rows["timestamp"]
+    if not times.dropna().duplicated().any():
+        return  # one series, as before
+    runs = (times != times.shift()).cumsum()  # rows in a row with the same time
+    sizes = runs.groupby(runs).size().to_numpy()
+    _check_pattern(rows, runs, sizes, path)
+    k = int(sizes[0])
+    position = rows.groupby(runs).cumcount().to_numpy()
+    by_name = _name_per_place(rows, runs, position, k, path)
+    if by_name is not None:
+        _label(df, rows.index, by_name, "name", res)
+    else:
+        _label(df, rows.index, position, "row order", res)
+    if sizes[-1] < k:
+        res.notes.append(f"the last sample (line {int(rows['line'].iloc[-1])}) has {int(sizes[-1])} of {k} rows "
+                         "(the log stopped within a sample)")
+
+
+_ADVICE = ("the log has no index column, so its rows can only be told apart by GPU when every sample time has one "
+           "row per GPU, in the same order; add index to --query-gpu (e.g. --query-gpu=index,timestamp,power.draw,...)")
+
+
+def _check_pattern(rows: pd.DataFrame, runs: pd.Series, sizes: np.ndarray, path: Path) -> None:
+    """Sample times that repeat must do so regularly: each time in k > 1 rows in a row (the
+    last time may have fewer), no time again later, every row with a time, and no column
+    naming a single GPU. Else an error naming the line where the pattern breaks."""
+    lines = rows.groupby(runs)["line"].first().to_numpy()
+    if rows["timestamp"].isna().any():
+        n = int(rows.loc[rows["timestamp"].isna(), "line"].iloc[0])
+        raise IngestError(path, f"line {n}", f"a row without a sample time among rows whose times repeat: {_ADVICE}")
+    first_repeat = int(np.argmax(sizes > 1))
+    if rows["_id"].nunique() == 1:
+        raise IngestError(path, f"line {int(lines[first_repeat])}", f"this sample time has {int(sizes[first_repeat])} "
+                          f"rows while the {rows['_id_name'].dropna().iloc[0]} column names one GPU: {_ADVICE}")
+    k = int(sizes[0])
+    bad = np.flatnonzero(sizes[:-1] != k) if k > 1 else np.array([first_repeat])
+    if not len(bad) and sizes[-1] > k:
+        bad = np.array([len(sizes) - 1])
+    if len(bad):
+        i = int(bad[0])
+        raise IngestError(path, f"line {int(lines[i])}", f"this sample time has {int(sizes[i])} row(s) where the "
+                          f"first has {k}: {_ADVICE}")
+    again = rows["timestamp"].duplicated() & (runs != runs.shift())
+    if again.any():
+        raise IngestError(path, f"line {int(rows.loc[again, 'line'].iloc[0])}", "this sample time occurred "
+                          f"before, in other rows: {_ADVICE}")
+
+
+def _name_per_place(rows, runs, position, k: int, path: Path):
+    """GPU numbers from the name column when the names differ within every sample time (the
+    order of first appearance), None when the names do not tell the GPUs apart; an error
+    when they show that the GPUs changed places within the samples."""
+    names = rows["name"].astype("string").fillna("")
+    if names.groupby(runs).nunique().eq(rows.groupby(runs).size()).all() and names.nunique() == k:
+        return pd.factorize(names)[0]
+    per_place = names.groupby(position).nunique()
+    if (per_place > 1).any():
+        place = int(per_place[per_place > 1].index[0])
+        first = names[position == place]
+        n = int(rows.loc[first.index[(first != first.iloc[0]).to_numpy().argmax()], "line"])
+        raise IngestError(path, f"line {n}", f"the GPU name in place {place + 1} of its sample time changed, so "
+                          f"the row order does not tell the GPUs apart: {_ADVICE}")
+    return None
+
+
+def _label(df: pd.DataFrame, index, numbers, by: str, res: IngestResult) -> None:
+    """Write 'n of k (by ...)' into `gpu` and say so in the notes."""
+    numbers = np.asarray(numbers)
+    k = int(numbers.max()) + 1
+    df.loc[index, "gpu"] = [f"{n + 1} of {k} (by {by})" for n in numbers.tolist()]
+    how = "row order within each timestamp" if by == "row order" else f"the {by} column"
+    res.notes.append(f"{k} GPUs told apart by {how} (the log has no index column)")
 
 
 class _Header:
@@ -114,7 +230,7 @@ class _Header:
         self.width = len(fields)
         self.pos: dict[str, int] = {}
         for col, query in (("gpu_index", "index"), ("name", "name"), ("name", "gpu_name"),
-                           ("timestamp", "timestamp")):
+                           ("timestamp", "timestamp"), *(("_id", q) for q in _IDS)):
             if query in where and col not in self.pos:
                 self.pos[col] = where[query]
         for col, (names, unit) in _NUMERIC.items():
@@ -127,7 +243,7 @@ class _Header:
                                           f"[{got}]; expected {want}")
                     self.pos[col] = where[name]
                     break
-        if not self.pos:
+        if not set(self.pos) - {"_id"}:
             kept = ["index", "name", "timestamp"] + [n for names, _ in _NUMERIC.values() for n in names]
             raise IngestError(path, f"line {n}", "the header has none of the columns this reader "
                               f"keeps; expected some of: {', '.join(kept)}")
@@ -143,11 +259,14 @@ class _Header:
             name, unit = self.fields[i]
             raw = values[i]
             if raw.startswith("[") and raw.endswith("]"):
-                res.reasons[f"unavailable value {raw} in {name} (line kept, value NaN)"] += 1
+                if col != "_id":  # (the GPU's id is only compared, not kept)
+                    res.reasons[f"unavailable value {raw} in {name} (line kept, value NaN)"] += 1
                 row[col] = None if col in ("name", "timestamp") else math.nan
                 continue
             if col == "name":
                 row[col] = _redact(raw)
+            elif col == "_id":  # which GPU (only compared, never kept)
+                row[col], row["_id_name"] = raw, name
             elif col == "timestamp":
                 row[col] = _time(raw)
                 if row[col] is None:

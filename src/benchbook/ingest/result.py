@@ -14,7 +14,9 @@ class IngestResult:
 
     `read` and `ignored` count the reader's own unit of record (documented per reader:
     lines for logs, result objects and per-request entries for bench JSON, test rows for
-    llama-bench); `reasons` says why each ignored record was skipped.
+    llama-bench); `reasons` says why each ignored record was skipped. `notes` say what the
+    reader worked out that the file does not print as such (a log's stats interval measured
+    from its times, GPUs told apart by their row order), so that the summary states it.
     """
 
     path: str
@@ -23,6 +25,7 @@ class IngestResult:
     read: int = 0
     ignored: int = 0
     reasons: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
 
     def ignore(self, reason: str, n: int = 1) -> None:
         self.ignored += n
@@ -33,8 +36,13 @@ class IngestResult:
         text = f"{self.path} [{self.format}]: {self.read} records read, {self.ignored} ignored"
         if rows:
             text += f" -> rows: {rows}"
+        text += self.notes_text()
         if self.reasons:
             text += "; ignored because: " + "; ".join(
                 f"{reason} ({n})" for reason, n in self.reasons.most_common()
             )
         return text
+
+    def notes_text(self) -> str:
+        """The notes as the summary appends them ("" without any)."""
+        return "".join(f"; {note}" for note in self.notes)

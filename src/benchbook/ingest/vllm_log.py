@@ -41,6 +41,13 @@ fractions; `nan%` becomes NaN and the row is kept. Optional fields without a sch
 hit rate, a KV device other than GPU) are extra columns, present only when printed.
 Access lines keep the client host without its ephemeral port, redacted.
 
+The stats interval (how long a window's rates average) is measured, never assumed: each
+window's `gap_s` is the time since the previous stats line of its process and engine (also
+across LogStream batches), and each engine's interval is the median of the gaps after a
+line with throughput (`measure_interval`), stated in the result's notes and `intervals`;
+`stats_intervals` and `with_intervals` give the same from a windows table. Fewer than two
+lines: unknown (NaN), never 10 s.
+
 Counting: `read` = lines (a last line without a newline counts). `ignored` = lines that
 gave no row, by reason. "other log line" counts lines with a vLLM header; lines without one
 (tracebacks, progress bars, uvicorn start-up text, blank lines) are "traceback/continuation
@@ -216,6 +223,7 @@ class LogIngestResult(IngestResult):
     per table (also when the tables were taken in batches by LogStream)."""
 
     rows: Counter = field(default_factory=Counter)
+    intervals: list[Interval] = field(default_factory=list)  # the stats interval of each engine
 
     def summary(self) -> str:
         rows = self.rows or Counter({name: len(df) for name, df in self.tables.items()})
@@ -224,6 +232,7 @@ class LogIngestResult(IngestResult):
         rows = ", ".join(f"{name} {n}" for name, n in rows.items())
         if rows:
             text += f" -> rows: {rows}"
+        text += self.notes_text()
         if self.reasons:
             text += "; ignored because: " + "; ".join(
                 f"{reason} ({n})" for reason, n in self.reasons.most_common())
@@ -393,6 +402,10 @@ class _State:
         self.merged = 0  # V0 prefix-cache lines joined to their window (batches taken so far)
         self.last_window: int | None = None  # line of the latest stats line (batches end before it)
         self.last_window_time: bytes = b""
+        # per (process, engine) as bytes: the latest stats line's (printed seconds, RFC 3339 seconds,
+        # had throughput), and every gap so far with whether the line before it had throughput
+        self.last_seen: dict[tuple, tuple] = {}
+        self.engine_gaps: dict[tuple, list[tuple]] = {}
 
     def merge(self, buf: bytes, scan: Future) -> None:
         """Add one chunk's columnar scan, parsing the lines it handed back; a chunk that is
@@ -685,6 +698,8 @@ class _State:
         """The whole file's counts, once every row was taken: `rows` per table."""
         res = LogIngestResult(path=self.source, format=FORMAT, rows=rows)
         res.read = self.lines
+        res.intervals = self.intervals()
+        res.notes = [i.text() for i in res.intervals]
         asked = set(self.tables)
         used = sum(rows[t] for t in ("windows", "access", "spec_decode") if t in asked)
         ignored = (self.lines - used - (self.boot_lines if "boot" in asked else 0)
@@ -712,7 +727,8 @@ class _State:
         for name in _V1_FIELDS + _V0_FIELDS + ["proc", "time", "stamp"]:  # fields of a template not used
             raw.setdefault(name, np.full(n, b"", dtype="S1") if name in _TEXT else np.full(n, np.nan))
         merged = self._merge_v0_prefix(raw)
-        cols = {"line": raw["line"], "time": _strs(raw["time"]), "timestamp": _stamps(raw["stamp"]),
+        stamps = _stamps(raw["stamp"])
+        cols = {"line": raw["line"], "time": _strs(raw["time"]), "timestamp": stamps, "gap_s": self._gaps(raw, stamps),
                 "process": raw["proc"], "engine": raw["engine"], "log_format": raw.get("log_format"),
                 "prompt_tps": raw["prompt_tps"], "generation_tps": raw["generation_tps"],
                 "kv_usage": raw["kv_usage"] / 100, "prefix_hit_rate": raw["prefix_hit_rate"] / 100}
@@ -729,6 +745,41 @@ class _State:
         if self.all_columns or ((raw["device"] != b"") & (raw["device"] != b"GPU")).any():
             cols["kv_device"] = _strs(raw["device"])
         return _frame("windows", cols, n, self.source), merged
+
+    def _gaps(self, raw: dict, stamps: np.ndarray) -> np.ndarray:
+        """Seconds since the previous stats line of the same process and engine (the one of
+        an earlier batch too): by the RFC 3339 times where both lines have one, else by the
+        printed times. NaN on an engine's first line and where the time goes back. Each
+        engine's gaps are kept for its interval (`intervals`)."""
+        n = len(raw["line"])
+        gaps = np.full(n, np.nan)
+        if not n:
+            return gaps
+        printed = _printed_seconds(raw["time"])
+        ns, has_ns = stamps.astype(np.int64), ~np.isnat(stamps)  # nanoseconds: exact differences
+        busy = (raw["prompt_tps"] > 0) | (raw["generation_tps"] > 0)
+        for key, at in _engines(raw["proc"], raw["engine"]):
+            last = self.last_seen.get(key, (np.nan, 0, False, False))
+            p, t, has, b = printed[at], ns[at], has_ns[at], busy[at]
+            by_print = p - np.append(last[0], p[:-1])
+            by_print[by_print < -_WRAP_S] += _YEAR_S  # December 31 -> January 1 (the year is not printed)
+            both = has & np.append(last[2], has[:-1])
+            by_stamp = (t - np.append(last[1], t[:-1])) / 1e9
+            g = np.where(both, by_stamp, by_print)
+            g[g < 0] = np.nan
+            gaps[at] = g
+            self.last_seen[key] = (p[-1], t[-1], bool(has[-1]), bool(b[-1]))
+            self.engine_gaps.setdefault(key, []).append((g, np.append(last[3], b[:-1]).astype(bool)))
+        return gaps
+
+    def intervals(self) -> list[Interval]:
+        """Each engine's stats interval, from the gaps of all its lines so far."""
+        out = []
+        for key, parts in self.engine_gaps.items():
+            proc, engine = (v.decode("utf-8", "replace") or None for v in key)
+            out.append(measure_interval(proc, engine, np.concatenate([g for g, _ in parts]),
+                                        np.concatenate([a for _, a in parts])))
+        return out
 
     def _merge_v0_prefix(self, raw: dict) -> int:
         """Put V0's separate `Prefix cache hit rate: GPU: x%, CPU: y%` line into the V0
@@ -941,6 +992,125 @@ def _stamps(values: np.ndarray) -> np.ndarray:
         text = [v.decode() for v in values[has].tolist()]
         out[has] = pd.to_datetime(text, format="ISO8601", errors="coerce").to_numpy(dtype="datetime64[ns]")
     return out
+
+
+# Printed times have no year: they are placed in a leap year (so that 02-29 is a date), and a
+# gap that goes back by more than 300 days is the turn of a year (366 days in that year).
+_CUM_DAYS = np.array([0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335])
+_YEAR_S, _WRAP_S = 366 * 86400.0, 300 * 86400.0
+_DIGITS = [0, 1, 3, 4, 6, 7, 9, 10, 12, 13]  # the digits of MM-DD HH:MM:SS
+
+
+def _engines(procs: np.ndarray, engines: np.ndarray):
+    """((process, engine), row positions) of each engine in a batch, in the order of their
+    first rows; one engine (the usual log) costs two comparisons, not a sort."""
+    if not len(procs):
+        return
+    if (procs == procs[0]).all() and (engines == engines[0]).all():
+        yield (bytes(procs[0]), bytes(engines[0])), np.arange(len(procs))
+        return
+    p, pc = np.unique(procs, return_inverse=True)
+    e, ec = np.unique(engines, return_inverse=True)
+    codes = pc.reshape(-1) * len(e) + ec.reshape(-1)
+    found, first = np.unique(codes, return_index=True)
+    for code in found[np.argsort(first)].tolist():
+        yield (bytes(p[code // len(e)]), bytes(e[code % len(e)])), np.flatnonzero(codes == code)
+
+
+def _printed_seconds(times: np.ndarray) -> np.ndarray:
+    """`MM-DD HH:MM:SS` byte strings as seconds since January 1 of a leap year (NaN where
+    the text is not such a time)."""
+    t = np.asarray(times, dtype="S14")
+    if not len(t):
+        return np.zeros(0)
+    d = t.view(np.uint8).reshape(len(t), 14)[:, _DIGITS].astype(np.int32) - 48
+    month, day, hour, minute, second = (d[:, i] * 10 + d[:, i + 1] for i in (0, 2, 4, 6, 8))
+    ok = _time_like(t) & (d.min(axis=1) >= 0) & (d.max(axis=1) <= 9) & (month >= 1) & (month <= 12) & (day >= 1)
+    days = _CUM_DAYS[np.clip(month - 1, 0, 11)] + day - 1
+    return np.where(ok, days * 86400.0 + hour * 3600 + minute * 60 + second, np.nan)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """How often one engine of a log printed its stats line, measured from the lines' times:
+    no line of vLLM's log states VLLM_LOG_STATS_INTERVAL (V0 used a fixed 5 s)."""
+
+    process: str | None
+    engine: str | None
+    seconds: float  # median gap; NaN = unknown
+    q1: float  # the middle half of the gaps: from q1 to q3 seconds
+    q3: float
+    gaps: int  # gaps the median was taken over
+    lines: int  # stats lines of this engine
+
+    def text(self) -> str:
+        who = " ".join(filter(None, [f"engine {self.engine}" if self.engine else "",
+                                     f"({self.process})" if self.process else ""])) or "the log"
+        if not self.gaps:
+            return (f"stats interval of {who} unknown: {self.lines} stats line{'s' if self.lines != 1 else ''} "
+                    "and no two whose times give a gap")
+        spread = (f"at least half of them exactly {_sec(self.q1)} s" if self.q1 == self.q3 else
+                  f"the middle half between {_sec(self.q1)} and {_sec(self.q3)} s")
+        return (f"stats interval of {who} {_sec(self.seconds)} s (median of {self.gaps:,} gap"
+                f"{'s' if self.gaps != 1 else ''} between its consecutive stats lines; {spread})")
+
+
+def _sec(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def measure_interval(process, engine, gaps: np.ndarray, after_busy: np.ndarray) -> Interval:
+    """An engine's interval from the gaps between its consecutive stats lines (NaN: none).
+
+    The median is taken over the gaps that follow a line with throughput: vLLM prints the
+    next line of those at INFO, while after an idle line it may print the following idle
+    lines at DEBUG, so such a gap can span several intervals. A log without such gaps uses
+    all of them."""
+    ok = np.isfinite(gaps)
+    regular = ok & after_busy
+    used = gaps[regular] if regular.any() else gaps[ok]
+    lines = int(len(gaps))
+    if not len(used):
+        return Interval(process, engine, np.nan, np.nan, np.nan, 0, lines)
+    q1, median, q3 = (float(v) for v in np.percentile(used, [25, 50, 75]))
+    return Interval(process, engine, median, q1, q3, int(len(used)), lines)
+
+
+INTERVAL_COLUMNS = ["source_file", "process", "engine", "interval_s", "q1_s", "q3_s", "gaps", "lines"]
+
+
+def stats_intervals(windows: pd.DataFrame) -> pd.DataFrame:
+    """One row per log and engine (source file, process, engine) of a windows table: its
+    measured stats interval (`interval_s`, NaN when unknown), the middle half of its gaps
+    and how many gaps and lines it rests on. The same measure as the reader's summary."""
+    rows = []
+    if len(windows):
+        w = windows.sort_values(["source_file", "line"])
+        busy = (w["prompt_tps"] > 0) | (w["generation_tps"] > 0)
+        for key, g in w.groupby(_engine_keys(w), sort=False):
+            after = busy[g.index].shift(1, fill_value=False).to_numpy(dtype=bool)
+            i = measure_interval(key[1] or None, key[2] or None, g["gap_s"].to_numpy(dtype=float), after)
+            rows.append([key[0], i.process, i.engine, i.seconds, i.q1, i.q3, i.gaps, i.lines])
+    return pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+
+
+def with_intervals(windows: pd.DataFrame) -> pd.DataFrame:
+    """`windows` with `interval_s`: the measured stats interval of each line's log and engine
+    (NaN when unknown), the length of the window the line's rates average over."""
+    out = windows.copy()
+    out["interval_s"] = np.nan
+    if len(out):
+        per = stats_intervals(out)
+        keys = pd.MultiIndex.from_frame(per[["source_file", "process", "engine"]].fillna(""))
+        out["interval_s"] = per.set_index(keys)["interval_s"].reindex(
+            pd.MultiIndex.from_arrays(_engine_keys(out))).to_numpy()
+    return out
+
+
+def _engine_keys(w: pd.DataFrame) -> list[pd.Series]:
+    """(source file, process, engine) per row as text ("" for a missing process or engine)."""
+    return [w["source_file"].astype(str), w["process"].astype("string").fillna("").astype(str),
+            w["engine"].astype("string").fillna("").astype(str)]
 
 
 def _time_like(times: list[bytes]) -> np.ndarray:
