@@ -413,7 +413,7 @@ def test_device_names_differing_only_by_vendor_words_are_one_configuration(tmp_p
 
 
 def test_device_names_compare_without_vendor_words_graphics_case_and_spacing():
-    from benchbook.scaffold import _fact_key
+    from benchbook.grouping import _fact_key
 
     same = [("accelerators", "2x NVIDIA GeForce RTX 3090", "2x GeForce RTX 3090"),
             ("platform", "Intel(R) Arc(TM) A770 Graphics", "Arc(TM) A770"),
