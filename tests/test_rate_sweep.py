@@ -143,7 +143,7 @@ def _one_sweep(p95s, failed=None, p99s=None):
         "config": "x", "workload": 1, "sweep": "w", "family": rs.OPEN, "run_id": [f"r{i}" for i in range(n)],
         "name": [f"r{i}" for i in range(n)], "request_rate": [0.1 * (i + 1) for i in range(n)],
         "achieved_rps": [0.1 * (i + 1) for i in range(n)], "output_tps": 1.0, "peak_in_flight": 3,
-        "failed": failed or [0] * n, "duration_s": 100.0, "ttft_p95_s": p95s,
+        "failed": failed or [0] * n, "completed": 100, "duration_s": 100.0, "ttft_p95_s": p95s,
         "ttft_p50_s": [v / 2 if v == v else 0.5 for v in p95s], "ttft_p99_s": p99s or [v * 1.2 for v in p95s],
     })
 
@@ -164,16 +164,25 @@ def test_an_unknown_p95_is_unknown_unless_another_percentile_bounds_it():
     # p99 under the limit bounds p95 under it; p50 over bounds it over; else unknown
     cap = rs.capacity(_one_sweep([nan, nan, nan], p99s=[1.0, 3.0, 9.0]), limits_s=(2,)).iloc[0]
     assert cap["status"] == "met" and cap["capacity_rps"] == pytest.approx(0.1)
-    assert "its p99 1.00 s is within the limit" in cap["note"] and "next step 0.2 req/s unknown" in cap["note"]
+    assert "p95 TTFT not in the file; p95 TTFT within the limit, since the p99 is 1.00 s" in cap["note"]
+    assert "next step 0.2 req/s unknown" in cap["note"] and "(p50 500.0 ms, p99 3.00 s)" in cap["note"]
     none = rs.capacity(_one_sweep([nan], p99s=[3.0]), limits_s=(2,)).iloc[0]
-    assert none["status"] == "unknown" and "p95 TTFT not in the file (p99 3.00 s)" in none["note"]
+    assert none["status"] == "unknown" and "no percentile the file gives decides it" in none["note"]
+    over = rs.capacity(_one_sweep([nan, nan], p99s=[3.0, 9.0]), limits_s=(0.4,)).iloc[0]
+    assert over["status"] == "not met at any step" and "since the p50 is 500.0 ms" in over["note"]
 
 
 def test_failed_requests_count_as_never_answering():
     """Without per-request data a step with failures is unknown unless already over the
     limit; with it, the p95 is taken over every request with the failed ones at infinity."""
-    cap = rs.capacity(_one_sweep([1.0, 1.0, 3.0], failed=[0, 2, 0]), limits_s=(2,)).iloc[0]
-    assert cap["capacity_rps"] == pytest.approx(0.1) and "2 request(s) failed" in cap["note"]
+    # 2 of 102 failed: the p95 over all is the completed ones' p96.9, so their p99 bounds it
+    met = rs.capacity(_one_sweep([1.0, 1.0, 3.0], failed=[0, 2, 0]), limits_s=(2,)).iloc[0]
+    assert met["capacity_rps"] == pytest.approx(0.2)
+    assert "2 request(s) failed, so the p95 over every request is the completed ones' p96.9" in met["note"]
+    unsure = rs.capacity(_one_sweep([1.0, 1.0], failed=[0, 2], p99s=[1.2, 2.5]), limits_s=(2,)).iloc[0]
+    assert unsure["capacity_rps"] == pytest.approx(0.1) and "next step 0.2 req/s unknown" in unsure["note"]
+    lost = rs.capacity(_one_sweep([1.0, 1.0], failed=[0, 10]), limits_s=(2,)).iloc[0]
+    assert "10 of 110 requests failed: more than the 5 %" in lost["note"]
     ok = pd.DataFrame({"ttft_s": np.arange(1, 21, dtype=float) / 10, "ok": [True] * 19 + [False]})
     assert rs.p95_counting_failures(ok, "ttft_s") == math.inf  # 1 of 20: the 95th percentile reaches it
     many = pd.DataFrame({"ttft_s": np.linspace(0.1, 1.0, 100), "ok": [True] * 99 + [False]})
@@ -215,7 +224,7 @@ def test_common_points_pair_like_with_like_only():
     r = h100.analyse(ROOT / "data" / "h100-dense-vs-moe-mtp", None, ROOT / "data/h100-dense-vs-moe-mtp/published.yml")
     pts = rs.points(r.runs, r.data["run_stats"], r.data["requests"], loads=("single-stream", "concurrency"))
     com = rs.common_points(pts, "h100-dense", "h100-moe-mtp")
-    per_point = com.drop_duplicates(["workload", "family", "point", "num_prompts"])
+    per_point = com.drop_duplicates(list(rs.POINT_KEYS))
     both = per_point[per_point["measured"] == "both"]
     assert sorted(both["point"]) == [1, 4, 8, 16, 32]
     assert sorted(per_point.loc[per_point["measured"] != "both", "measured"]) == ["baseline only"] * 2
@@ -224,7 +233,6 @@ def test_common_points_pair_like_with_like_only():
     assert out["ratio"] == pytest.approx(tps["h100_moe_c16"] / tps["h100_dense_c16"])
     shifted = pts.copy()
     shifted.loc[shifted["name"] == "h100_moe_c16", "num_prompts"] = 99
-    again = rs.common_points(shifted, "h100-dense", "h100-moe-mtp").drop_duplicates(
-        ["workload", "family", "point", "num_prompts"])
+    again = rs.common_points(shifted, "h100-dense", "h100-moe-mtp").drop_duplicates(list(rs.POINT_KEYS))
     assert sorted(again.loc[again["point"] == 16, "measured"]) == ["baseline only", "candidate only"]
     assert rs.common_glue(com) == {"common_points": 5, "common_one_sided": 2}

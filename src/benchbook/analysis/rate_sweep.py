@@ -248,32 +248,46 @@ def verdict(step: pd.Series, objective: dict, requests: pd.DataFrame | None = No
 
 
 def _meets(step: pd.Series, metric: str, limit: float, mine: pd.DataFrame) -> tuple[str, str]:
-    """One objective at one step. Without a p95 in the file, its p99 at or under the limit
-    bounds the p95 under it too, and its p50 over the limit bounds it over: stated, never
-    interpolated."""
+    """One objective at one step. With per-request data and failures, the p95 over every
+    request; else from the percentiles the file gives, a bound where it has no p95 itself."""
     name, failed = metric.upper(), load_pattern._value(step.get("failed"))
-    p95 = step.get(f"{metric}_p95_s")
     if failed is None:
         return UNKNOWN, "the file does not record failed requests"
     if failed > 0 and metric in FROM_REQUESTS and len(mine):
         p95 = p95_counting_failures(mine, FROM_REQUESTS[metric])
-        if p95 > limit:
-            return NOT_MET, f"p95 {name} over every request, {int(failed)} failed: " + (
-                "∞" if math.isinf(p95) else fmt_seconds(p95))
-        return MET, f"p95 {name} over every request, {int(failed)} failed: {fmt_seconds(p95)}"
-    if pd.notna(p95) and p95 > limit:
-        return NOT_MET, f"p95 {name} {fmt_seconds(p95)}"
-    if failed > 0:
-        return UNKNOWN, (f"{int(failed)} request(s) failed; whether 95 % of all met the limit needs "
-                         "per-request data (--save-detailed)")
-    if pd.notna(p95):
-        return MET, ""
-    p50, p99 = step.get(f"{metric}_p50_s"), step.get(f"{metric}_p99_s")
-    if pd.notna(p99) and p99 <= limit:
-        return MET, f"p95 {name} not in the file; its p99 {fmt_seconds(p99)} is within the limit, so the p95 is too"
-    if pd.notna(p50) and p50 > limit:
-        return NOT_MET, f"p95 {name} not in the file; its p50 {fmt_seconds(p50)} is over the limit, so the p95 is too"
-    return UNKNOWN, f"p95 {name} not in the file" + (f" (p99 {fmt_seconds(p99)})" if pd.notna(p99) else "")
+        shown = "∞" if math.isinf(p95) else fmt_seconds(p95)
+        return (NOT_MET if p95 > limit else MET), f"p95 {name} over every request, {int(failed)} failed: {shown}"
+    return _bounded(step, metric, limit, int(failed))
+
+
+def _bounded(step: pd.Series, metric: str, limit: float, failed: int) -> tuple[str, str]:
+    """The p95 over every request, failed ones at infinity, is the completed requests' q-th
+    percentile, q = 95 (N-1)/(c-1) with N requests of which c completed (linear
+    percentiles): q = 95 without failures. A percentile the file gives at or above q that is
+    within the limit puts it within; one at or below q over the limit puts it over; else
+    it is unknown. Stated, never interpolated."""
+    name, done = metric.upper(), load_pattern._value(step.get("completed")) or 0
+    total = done + failed
+    if failed and (done < 2 or 0.95 * (total - 1) > done - 1):
+        return NOT_MET, f"{failed} of {total} requests failed: more than the 5 % a p95 objective leaves"
+    q = 95.0 if not failed else 95.0 * (total - 1) / (done - 1)
+    given = [(p, step.get(f"{metric}_p{p}_s")) for p in PERCENTILES]
+    given = [(p, float(v)) for p, v in given if v is not None and pd.notna(v)]
+    over = [(p, v) for p, v in given if p <= q and v > limit]
+    within = [(p, v) for p, v in given if p >= q and v <= limit]
+    has95 = any(p == 95 for p, _ in given)
+    lead = (f"{failed} request(s) failed, so the p95 over every request is the completed ones' p{q:.3g}; "
+            if failed else "" if has95 else f"p95 {name} not in the file; ")
+    exact = not failed and has95
+    if over:
+        p, v = over[-1]
+        return NOT_MET, (f"p95 {name} {fmt_seconds(v)}" if exact else
+                         f"{lead}p95 {name} over the limit, since the p{p} is {fmt_seconds(v)}")
+    if within:
+        p, v = within[0]
+        return MET, "" if exact else f"{lead}p95 {name} within the limit, since the p{p} is {fmt_seconds(v)}"
+    known = ", ".join(f"p{p} {fmt_seconds(v)}" for p, v in given)
+    return UNKNOWN, f"{lead}no percentile the file gives decides it" + (f" ({known})" if known else "")
 
 
 def _requests_of(requests: pd.DataFrame | None, run_id) -> pd.DataFrame:
@@ -389,15 +403,19 @@ COMPARED = (("achieved_rps", "achieved req/s"), ("output_tps", "output t/s"), ("
             ("tpot_p50_s", "TPOT p50"), ("tpot_p95_s", "TPOT p95"), ("tpot_p99_s", "TPOT p99"))
 
 
+POINT_KEYS = ("workload", "family", "point", "request_rate", "num_prompts")
+
+
 def common_points(pts: pd.DataFrame, base: str, cand: str) -> pd.DataFrame:
     """Two configurations at the load points both measured, like with like: the same
-    workload, load pattern (open or closed loop), rate or concurrency, and number of prompts
-    (an open loop the server cannot keep up with builds a queue that grows with the run).
+    workload, load pattern (open or closed loop), rate or concurrency (and for a closed loop
+    the rate its requests were sent at, if paced), and number of prompts (an open loop the
+    server cannot keep up with builds a queue that grows with the run).
     One row per point and metric, with candidate ÷ baseline; a point one side alone measured,
     or several runs on a side that cannot be paired, is listed with `measured`."""
     rows = []
     mine = pts[pts["config"].isin([base, cand])]
-    keys = ["workload", "family", "point", "num_prompts"]
+    keys = list(POINT_KEYS)
     for key, g in mine.groupby(keys, sort=True, dropna=False):
         b, c = g[g["config"] == base], g[g["config"] == cand]
         first = g.iloc[0]
@@ -461,6 +479,26 @@ def analyse(runs: pd.DataFrame, run_stats: pd.DataFrame | None, requests: pd.Dat
     return rs
 
 
+def of_chapter(r, runs: pd.DataFrame, labels: dict | None = None) -> RateSweeps:
+    """A chapter's rate sweeps (`r`: its pipeline.ChapterResults; `runs`: its runs of kind
+    rate): its configurations with a role, in the order of the contract's roles (or
+    `labels`), limits from its parameters `ttft_limits_s` and `tpot_limit_s`. The rate
+    section the runs allow but whose files record no open loop is marked missing."""
+    from ..contract import Missing
+    from ..report import config_label
+
+    if labels is None:
+        labels = {cid: config_label(cid, r.config(cid))
+                  for role in r.spec.contract.roles for cid in r.roles.configs(role.name)}
+    models = {cid: r.config(cid).get("model") for cid in labels}
+    out = analyse(runs, r.data["run_stats"], r.data["requests"], labels, models,
+                  r.params.get("ttft_limits_s", LIMITS_S), r.params.get("tpot_limit_s"))
+    if r.has("rate") and not len(out.steps):
+        r.sections["rate"] = Missing(r.spec.contract.section("rate"), [
+            "runs whose files record an open-loop request rate (request_rate, no max_concurrency)"])
+    return out
+
+
 def _secs(v) -> str:
     return "unknown" if v is None or pd.isna(v) else fmt_seconds(v)
 
@@ -475,10 +513,12 @@ def _rps(v) -> str:
     return "all at once" if math.isinf(float(v)) else f"{float(v):.3g}"
 
 
-def steps_display(rs: RateSweeps, config: str) -> pd.DataFrame:
-    """One configuration's steps, by sweep and offered rate."""
-    s = rs.steps[rs.steps["config"] == config]
-    cols = {
+def steps_display(rs: RateSweeps, config: str | None = None) -> pd.DataFrame:
+    """The steps by sweep and offered rate: one configuration's, or every configuration's
+    with a column naming it."""
+    s = rs.steps if config is None else rs.steps[rs.steps["config"] == config]
+    cols = {"configuration": Col("config", lambda v: rs.labels.get(v, v))} if config is None else {}
+    cols |= {
         "sweep (workload)": Col("sweep"),
         "offered req/s": Col("request_rate", _rps),
         "achieved req/s": Col("achieved_rps", _rps),
@@ -514,7 +554,7 @@ def capacity_display(rs: RateSweeps) -> pd.DataFrame:
         "p95 TTFT limit": Col("limit_s", lambda v: f"{v:g} s"),
         "highest offered rate meeting it": Col(("status", "capacity_rps"), _capacity_text),
         "achieved req/s there": Col("achieved_rps", lambda v: "–" if pd.isna(v) else _rps(v)),
-        "p95 TTFT there": Col("ttft_p95_s", lambda v: "–" if pd.isna(v) else fmt_seconds(v)),
+        "p95 TTFT there": Col(("status", "ttft_p95_s"), lambda st, v: _secs(v) if st == MET else "–"),
         "output t/s there": Col("output_tps", lambda v: fmt_rate(v, 1)),
         "peak in flight there": Col("peak_in_flight", lambda v: "–" if pd.isna(v) else int(v)),
     }
@@ -530,11 +570,11 @@ def _capacity_text(status, rate) -> str:
     return "every prompt at once" if math.isinf(float(rate)) else f"{_rps(rate)} req/s"
 
 
-def common_display(common: pd.DataFrame, labels: tuple[str, str]) -> pd.DataFrame:
+def common_display(common: pd.DataFrame) -> pd.DataFrame:
     """One row per point: each metric as 'baseline → candidate (candidate ÷ baseline)'."""
     rows = []
     shown = ("achieved_rps", "output_tps", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s")
-    for _, g in common.groupby(["workload", "family", "point", "num_prompts"], sort=True, dropna=False):
+    for _, g in common.groupby(list(POINT_KEYS), sort=True, dropna=False):
         first = g.iloc[0]
         row = {"workload": first["sweep"], "load": _point_text(first), "prompts": _int(first["num_prompts"]),
                "measured": first["measured"]}
@@ -549,11 +589,20 @@ def _point_text(row) -> str:
         rate = load_pattern.text({"load": row["load"], "request_rate": row["point"], "burstiness": row["burstiness"]})
         return rate
     n = int(row["point"]) if pd.notna(row["point"]) else None
-    return "one request at a time" if n == 1 else f"{n} concurrent requests" if n else "concurrency not recorded"
+    text = "one request at a time" if n == 1 else f"{n} concurrent requests" if n else "concurrency not recorded"
+    rate = row.get("request_rate")
+    return text + (f", sent at up to {rate:g} req/s" if pd.notna(rate) and not math.isinf(rate) else "")
+
+
+def _amount(v) -> str:
+    """A rate with three significant digits, without an exponent (2,230 rather than 2.23e+03)."""
+    if v is None or pd.isna(v):
+        return "unknown"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def _pair_text(m: pd.Series) -> str:
-    fmt = _secs if m["metric"].endswith("_s") else (lambda v: "unknown" if pd.isna(v) else f"{v:,.3g}")
+    fmt = _secs if m["metric"].endswith("_s") else _amount
     if m["measured"] == "baseline only":
         return fmt(m["baseline"])
     if m["measured"] == "candidate only":
@@ -584,6 +633,6 @@ def glue_values(rs: RateSweeps) -> dict:
 
 def common_glue(common: pd.DataFrame) -> dict:
     """How many load points both configurations measured, and how many one side alone."""
-    per_point = common.drop_duplicates(["workload", "family", "point", "num_prompts"]) if len(common) else common
+    per_point = common.drop_duplicates(list(POINT_KEYS)) if len(common) else common
     both = int((per_point["measured"] == "both").sum()) if len(per_point) else 0
     return {"common_points": both, "common_one_sided": len(per_point) - both}
