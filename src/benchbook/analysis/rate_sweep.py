@@ -322,7 +322,10 @@ def capacity(stp: pd.DataFrame, limits_s=LIMITS_S, tpot_limit_s: float | None = 
         for limit in limits_s:
             objective = {"ttft": float(limit)} | ({"tpot": float(tpot_limit_s)} if tpot_limit_s else {})
             rows.append(_capacity_row(config, g, float(limit), objective, requests))
-    return pd.DataFrame(rows, columns=CAPACITY_COLUMNS)
+    out = pd.DataFrame(rows, columns=CAPACITY_COLUMNS)
+    for col in ("workload", "peak_in_flight", "steps"):
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
+    return out
 
 
 CAPACITY_COLUMNS = ["config", "workload", "sweep", "limit_s", "tpot_limit_s", "status", "capacity_rps",
