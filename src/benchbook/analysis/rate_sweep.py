@@ -461,6 +461,7 @@ class RateSweeps:
     tpot_limit_s: float | None = None
     labels: dict = field(default_factory=dict)  # config -> label on the page
     models: dict = field(default_factory=dict)  # config -> model (its colour in every figure)
+    cells: object = None  # marks.Cells of the steps' runs rows: what a data generator chose
 
     def ordered(self, frame: pd.DataFrame, then: str = "request_rate") -> pd.DataFrame:
         """Rows in the chapter's order of configurations, then by workload and `then`."""
@@ -496,6 +497,7 @@ def of_chapter(r, runs: pd.DataFrame, labels: dict | None = None) -> RateSweeps:
     models = {cid: r.config(cid).get("model") for cid in labels}
     out = analyse(runs, r.data["run_stats"], r.data["requests"], labels, models,
                   r.params.get("ttft_limits_s", LIMITS_S), r.params.get("tpot_limit_s"))
+    out.cells = r.cells(runs.loc[out.steps.index], "runs") if len(out.steps) else None
     if r.has("rate") and not len(out.steps):
         r.sections["rate"] = Missing(r.spec.contract.section("rate"), [
             "runs whose files record an open-loop request rate (request_rate, no max_concurrency)"])
@@ -518,24 +520,25 @@ def _rps(v) -> str:
 
 def steps_display(rs: RateSweeps, config: str | None = None) -> pd.DataFrame:
     """The steps by sweep and offered rate: one configuration's, or every configuration's
-    with a column naming it."""
+    with a column naming it; a shown value computed from a cell a data generator chose is
+    marked (rs.cells)."""
     s = rs.steps if config is None else rs.steps[rs.steps["config"] == config]
     cols = {"configuration": Col("config", lambda v: rs.labels.get(v, v))} if config is None else {}
     cols |= {
-        "sweep (workload)": Col("sweep"),
+        "sweep (workload)": Col("sweep", reads=("input_len", "output_len", "dataset", "burstiness")),
         "offered req/s": Col("request_rate", _rps),
-        "achieved req/s": Col("achieved_rps", _rps),
+        "achieved req/s": Col("achieved_rps", _rps, reads=("completed", "duration_s", "request_tps")),
         "output t/s": Col("output_tps", lambda v: fmt_rate(v, 1)),
-        "total t/s": Col("total_tps", lambda v: fmt_rate(v, 0)),
-        "TTFT p50 / p95 / p99": Col(("ttft_p50_s", "ttft_p95_s", "ttft_p99_s"), _three),
-        "TPOT p50 / p95 / p99": Col(("tpot_p50_s", "tpot_p95_s", "tpot_p99_s"), _three),
-        "ITL p50 / p95 / p99": Col(("itl_p50_s", "itl_p95_s", "itl_p99_s"), _three),
+        "total t/s": Col("total_tps", lambda v: fmt_rate(v, 0),
+                         reads=("total_input_tokens", "total_output_tokens", "duration_s")),
+        **{f"{m.upper()} p50 / p95 / p99": Col(tuple(f"{m}_p{q}_s" for q in PERCENTILES), _three,
+                                                reads=(f"median_{m}_s", f"p99_{m}_s")) for m in LATENCIES},
         "peak in flight": Col("peak_in_flight", lambda v: "unknown" if pd.isna(v) else int(v)),
         "completed / failed": Col(("completed", "failed"), lambda a, b: f"{_int(a)} / {_int(b)}"),
     }
     if s["computed"].fillna("").astype(bool).any():
         cols["from per-request data"] = Col("computed")
-    return table(s, cols)
+    return table(s, cols, rs.cells)
 
 
 def _int(v) -> str:
