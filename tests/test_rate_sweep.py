@@ -236,3 +236,12 @@ def test_common_points_pair_like_with_like_only():
     again = rs.common_points(shifted, "h100-dense", "h100-moe-mtp").drop_duplicates(list(rs.POINT_KEYS))
     assert sorted(again.loc[again["point"] == 16, "measured"]) == ["baseline only", "candidate only"]
     assert rs.common_glue(com) == {"common_points": 5, "common_one_sided": 2}
+
+
+def test_a_tpot_limit_must_hold_too_as_goodput_asks_every_objective():
+    sweep = _one_sweep([1.0, 1.5, 1.8]).assign(tpot_p95_s=[0.05, 0.2, 0.05], tpot_p50_s=0.01, tpot_p99_s=0.3)
+    assert rs.capacity(sweep, limits_s=(2,)).iloc[0]["capacity_rps"] == pytest.approx(0.3)
+    both = rs.capacity(sweep, limits_s=(2,), tpot_limit_s=0.1).iloc[0]
+    assert both["capacity_rps"] == pytest.approx(0.3) and "lower step(s) 0.2 req/s" in both["note"]
+    strict = rs.capacity(sweep, limits_s=(2,), tpot_limit_s=0.04).iloc[0]
+    assert strict["status"] == "not met at any step" and "p95 TPOT 50.0 ms" in strict["note"]
