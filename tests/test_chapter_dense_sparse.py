@@ -285,3 +285,27 @@ def test_the_chapter_runs_on_a_folder_without_logs_or_gauntlet(tmp_path):
         if ledger.loc[cid, "kind"] == "data":
             assert ledger.loc[cid, "verdict"] == "not derivable", cid
     assert ds.breakdown_figure(r) is not None and ds.speed_figure(r) is not None
+
+
+def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
+    """`new` gives the 27B the role dense and the 35B-A3B the role sparse from their names;
+    the section shows both models' sweeps, one table each, and a figure of the main sweep."""
+    import matplotlib.pyplot as plt
+
+    from benchbook import plots
+    from realdata import REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    data = dgx(ds.STUDY, tmp_path, ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8"))
+    r = ds.analyse(data, DATA / "published.yml", DATA / "architecture.yml")
+    assert r.has("rate")
+    from benchbook.analysis import rate_sweep
+
+    tables = rate_sweep.steps_tables(r.rates)
+    assert [c.split(":")[0] for c, _ in tables] == [r.label_of("dense"), r.label_of("moe")]
+    assert all(len(t) == 9 for _, t in tables)
+    fig = plots.rate_sweep(r.rates)
+    assert fig is not None and len(fig.axes) == 3  # one workload was swept at two or more rates
+    plt.close(fig)
+    assert ds.glue_values(r)["rate_steps"] == 18

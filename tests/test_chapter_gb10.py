@@ -194,3 +194,36 @@ def test_book_builds_with_the_chapter(tmp_path):
     assert html.count('alt="') >= 3 and "05:00:39" in html
     downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*.csv")}
     assert {"runs.csv", "claims.csv", "spec_decode.csv", "boot.csv"} <= downloads
+
+
+def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
+    """Whole DGX Spark harness folders: `new` makes the FP8 35B-A3B the control; the user
+    gives the 27B the role vanilla and leaves the NVFP4 folder's role open, so its runs wait.
+    The section shows the two configurations' sweeps, and the capacity of each main sweep
+    is the harness's own (11-rate-sweep.json, read here as plain JSON)."""
+    from realdata import DGX, REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8", "qwen-3.6-35b-a3b/nvfp4")
+    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "vanilla"})
+    r = gb10.analyse(data, DATA / "published.yml")
+    assert r.has("rate") and not r.has("mtp")
+    labels = list(r.rates.labels)
+    assert labels == [r.roles.first("control"), r.roles.first("vanilla")]
+    assert set(r.rates.steps["config"]) == set(labels)  # the NVFP4 runs wait for their role
+    cap = r.rates.capacity
+    for cid, folder in zip(labels, folders):
+        main = cap[(cap["config"] == cid) & (cap["steps"] == 7)].set_index("limit_s")
+        theirs = json.loads((DGX / folder / "11-rate-sweep.json").read_text())["capacity_by_slo_ms"]
+        for ms, h in theirs.items():
+            got = main.loc[int(ms) / 1000, "capacity_rps"]
+            assert (got == h["configured_rps"]) if h else pd.isna(got), (folder, ms)
+    assert gb10.glue_values(r)["rate_configs"] == 2
+    assert set(gb10.downloads(r)) >= {"rate_steps", "rate_capacity"}
+
+
+def test_the_write_up_s_data_has_no_rate_runs_and_says_so():
+    r = gb10.analyse(DATA, DATA / "published.yml")
+    assert not r.has("rate") and "--request-rate" in r.missing("rate").text()
+    assert "rate_steps" not in gb10.glue_values(r)

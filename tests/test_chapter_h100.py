@@ -98,3 +98,85 @@ def test_key_figure_row_lets_the_chapter_s_values_win_and_keeps_the_contract_ord
     assert row["accelerators"] == 4 and row["speculative"] == "MTP" and row["best_aggregate_tps"] == 3.0
     assert math.isnan(row["cost_per_m"]) and row["currency"] == ""  # not measured: the contract's defaults
     assert key_figure_row("s", "cfg", c)["speculative"] == ""  # "None" in study.yml: no speculative decoding
+
+
+# ---- request rate: the DGX Spark harness's rate sweeps of two models -------------------
+
+DGX_FOLDERS = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8")
+
+
+@pytest.fixture(scope="module")
+def dgx_folder(tmp_path_factory):
+    from realdata import REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    return dgx("h100-dense-vs-moe-mtp", tmp_path_factory.mktemp("dgx"), DGX_FOLDERS)
+
+
+def _harness(folder: str) -> dict:
+    from realdata import DGX
+
+    return json.loads((DGX / folder / "11-rate-sweep.json").read_text(encoding="utf-8"))
+
+
+def test_rate_section_shows_each_sweep_and_the_harness_s_capacity(dgx_folder):
+    """`new` makes the 35B-A3B the baseline and the 27B the candidate (the order given); each
+    has the six-step sweep plus the office baseline at 0.3 req/s in one workload, and the
+    ShareGPT and reasoning runs as sweeps of their own. The capacity of the main sweep is the
+    harness's own, limit by limit."""
+    r = h100.analyse(dgx_folder, None, DATA / "published.yml")
+    assert r.has("rate") and r.has("common-points")
+    steps = r.rates.steps
+    assert len(steps) == 18 and steps.groupby(["config", "workload"]).ngroups == 6
+    cap = r.rates.capacity
+    for cid, folder in ((r.baseline, DGX_FOLDERS[0]), (r.candidate, DGX_FOLDERS[1])):
+        main = cap[(cap["config"] == cid) & (cap["steps"] == 7)].set_index("limit_s")
+        for ms, theirs in _harness(folder)["capacity_by_slo_ms"].items():
+            got = main.loc[int(ms) / 1000, "capacity_rps"]
+            assert (got == theirs["configured_rps"]) if theirs else math.isnan(got), (folder, ms)
+    shown = h100.rate_display(r)
+    assert list(shown.columns[:3]) == ["configuration", "sweep (workload)", "offered req/s"]
+    assert len(shown) == 18 and not shown["TTFT p50 / p95 / p99"].str.contains("unknown").any()
+    g = h100.glue_values(r)
+    assert (g["rate_steps"], g["rate_sweeps"], g["rate_configs"], g["rate_pairs"]) == (18, 6, 2, 18)
+    assert g["rate_limits"] == "2, 5 and 10 s"
+
+
+def test_the_limits_are_parameters(dgx_folder):
+    r = h100.analyse(dgx_folder, None, DATA / "published.yml", ttft_limits_s=[4.0])
+    cap = r.rates.capacity
+    main = cap[(cap["config"] == r.baseline) & (cap["steps"] == 7)]
+    assert list(main["limit_s"]) == [4.0]
+    assert main["capacity_rps"].iloc[0] == 0.2  # p95 TTFT 3.48 s at 0.2 req/s, 4.40 s at 0.3
+    assert h100.glue_values(r)["rate_limits"] == "4 s"
+
+
+def test_baseline_and_candidate_meet_at_their_common_points(dgx_folder):
+    """Every rate both ran with the same prompts is a row (the two runs at 0.3 req/s of the
+    main workload, 100 and 200 prompts, are two rows), and the capped run at 25 clients too;
+    each ratio is candidate ÷ baseline from the two raw files."""
+    from realdata import DGX
+
+    r = h100.analyse(dgx_folder, None, DATA / "published.yml")
+    com = r.common
+    per_point = com.drop_duplicates(["workload", "family", "point", "request_rate", "num_prompts"])
+    assert (per_point["measured"] == "both").all() and len(per_point) == 10
+    row = com[(com["point"] == 0.5) & (com["metric"] == "output_tps")].iloc[0]
+    base, cand = (json.loads((DGX / f / "11-rate-sweep-0.5.json").read_text()) for f in DGX_FOLDERS)
+    assert row["ratio"] == pytest.approx(cand["output_throughput"] / base["output_throughput"], rel=1e-12)
+    shown = h100.common_display(r)
+    assert len(shown) == 10 and shown["measured"].eq("both").all()
+    assert h100.glue_values(r)["common_points"] == 10
+
+
+def test_common_points_on_the_write_up_s_data_list_one_sided_runs():
+    """The reconstructed folder has no rate runs (the section says so) but both sweeps ran at
+    1-32 clients: five common points; the baseline's prefill and short-prompt runs have no
+    counterpart and are listed as the baseline's alone."""
+    r = analyse()
+    assert not r.has("rate") and r.has("common-points")
+    shown = h100.common_display(r)
+    assert sorted(shown["measured"]) == ["baseline only"] * 2 + ["both"] * 5
+    g = h100.glue_values(r)
+    assert (g["common_points"], g["common_one_sided"]) == (5, 2) and "rate_steps" not in g

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
@@ -104,3 +105,31 @@ def test_the_power_sweep_gives_each_model_its_book_colour():
         assert isinstance(face, Rectangle)
         assert tuple(face.get_edgecolor()[:3]) == pytest.approx(plots.model_colour(label), abs=1e-6), label
     plt.close("all")
+
+
+def test_rate_sweep_figure_gives_each_configuration_a_colour_and_draws_no_missing_percentile():
+    """Two precisions of one model get two colours (not their shared model colour); a p95
+    the file does not give leaves a gap in its line; no text under the minimum."""
+    from benchbook.analysis import rate_sweep
+    from realdata import DGX, REAL
+    from test_rate_sweep import read_runs
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    plots.set_theme()
+    folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-35b-a3b/nvfp4")
+    runs, stats = read_runs({f: sorted((DGX / f).glob("11-rate-sweep-*.json")) for f in folders})
+    stats = stats[~((stats["run_id"] == "qwen-3.6-35b-a3b/fp8/11-rate-sweep-0.5") & (stats["stat"] == "p95"))]
+    models = {f: "Qwen/Qwen3.6-35B-A3B" for f in folders}
+    rs = rate_sweep.analyse(runs, stats, None, {f: f for f in folders}, models)
+    fig = plots.rate_sweep(rs)
+    ttft = fig.axes[0].get_lines()
+    colours = {tuple(line.get_color()[:3]) if not isinstance(line.get_color(), str) else line.get_color()
+               for line in ttft[:6]}
+    assert len(colours) == 2
+    p95 = ttft[1].get_ydata()  # the first configuration's dashed line
+    assert np.isnan(p95).sum() == 1 and not np.isnan(ttft[0].get_ydata()).any()
+    small = [t.get_text() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_fontsize() < plots.MIN_FONT_PT - 1e-6]
+    assert not small
+    plt.close(fig)

@@ -243,3 +243,60 @@ def cost(sweep: pd.DataFrame, currency: str) -> plt.Figure:
     ax.set_title("Cost at a fixed hourly price")
     fig.tight_layout()
     return fig
+
+
+def config_colours(configs: dict) -> dict:
+    """Label -> colour, one per configuration: its model's book colour when every
+    configuration is of another model, else the palette in order (two precisions of one
+    model must not share a colour). `configs`: label -> model (None when unknown)."""
+    frame = pd.DataFrame({"config": list(configs), "model": list(configs.values())})
+    colours = sweep_palette(frame) if len(frame) else None
+    return colours or dict(zip(configs, sns.color_palette(PALETTE, max(len(configs), 1))))
+
+
+_PERCENTILE_STYLE = {50: "-", 95: "--", 99: ":"}
+_LIMIT_STYLE = (0, (6, 2, 1, 2))  # dash-dot: not one of the percentiles' styles
+
+
+def rate_sweep(rs) -> plt.Figure | None:
+    """Request-rate sweeps (benchbook.analysis.rate_sweep.RateSweeps): TTFT and TPOT p50 /
+    p95 / p99 and output t/s against the achieved request rate, one row of panels per
+    workload with two or more rates, one colour per configuration, latencies on log axes
+    (they span orders of magnitude once a server falls behind). A percentile the file
+    does not give leaves a gap in its line, never a line drawn across it. None when no
+    workload was swept at two rates."""
+    from matplotlib.lines import Line2D
+
+    s = rs.steps
+    swept = [w for w, g in s.groupby("workload", sort=False) if g.groupby("config")["request_rate"].nunique().max() > 1]
+    if not swept:
+        return None
+    colours = config_colours({rs.labels[c]: rs.models.get(c) for c in rs.labels if (s["config"] == c).any()})
+    fig, axes = plt.subplots(len(swept), 3, figsize=(10, 3.4 * len(swept) + 0.6), squeeze=False)
+    for row, w in zip(axes, swept):
+        g = s[s["workload"] == w]
+        for cid, mine in g.groupby("config", sort=False):
+            mine = mine.sort_values("request_rate")
+            x, colour = mine["achieved_rps"].astype(float), colours[rs.labels[cid]]
+            for ax, metric, scale in ((row[0], "ttft", 1.0), (row[1], "tpot", 1000.0)):
+                for q, style in _PERCENTILE_STYLE.items():
+                    ax.plot(x, mine[f"{metric}_p{q}_s"].astype(float) * scale, style, color=colour, marker="o",
+                            markersize=3.5)
+            row[2].plot(x, mine["output_tps"].astype(float), "-", color=colour, marker="o", markersize=3.5)
+        for limit in rs.limits_s:
+            row[0].axhline(limit, color="0.65", linewidth=0.9, linestyle=_LIMIT_STYLE)
+        log_scale(row[0], "y")
+        log_scale(row[1], "y")
+        for ax, title, unit in zip(row, ("Time to first token", "Time per output token", "Output throughput"),
+                                   ("s", "ms", "tokens/s")):
+            ax.set_title(title)
+            ax.set_ylabel(unit)
+            ax.set_xlabel("achieved requests/s")
+        row[1].text(0.5, 1.16, g["sweep"].iloc[0], transform=row[1].transAxes, ha="center", fontsize=MIN_FONT_PT)
+    handles = [Line2D([], [], color=c, marker="o", label=label) for label, c in colours.items()]
+    handles += [Line2D([], [], color="0.3", linestyle=style, label=f"p{q}") for q, style in _PERCENTILE_STYLE.items()]
+    handles.append(Line2D([], [], color="0.65", linestyle=_LIMIT_STYLE, label="TTFT limits"))
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), frameon=False,
+               bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.06 + 0.04 * (len(handles) > 4), 1, 1))
+    return fig

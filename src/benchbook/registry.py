@@ -48,6 +48,11 @@ def _rate_kind() -> Kind:
                 needs=("request_rate",), key="r{request_rate}", formats=_BENCH, loads=_OPEN)
 
 
+_RATE_HOW = ("Run `vllm bench serve --request-rate R` at several R with the same prompts, without "
+             "--max-concurrency (kind: rate); add --percentile-metrics ttft,tpot,itl --metric-percentiles "
+             "50,95,99 for the p95 the capacity table reads.")
+
+
 H100 = Contract(
     roles=(
         Role("baseline", "h100_dense", "the configuration the others are measured against "
@@ -84,8 +89,12 @@ H100 = Contract(
             Need(("sweep",), "sweep runs at two or more concurrencies", min_runs=2),),
             how="Run `vllm bench serve --max-concurrency N` at several N with the same prompt "
                 "lengths (kind: sweep, with concurrency, input_len and output_len)."),
-        Section("rate", "Request rate", (Need(("rate",), "runs at a fixed request rate"),),
-                how="Runs of `vllm bench serve --request-rate R` (kind: rate)."),
+        Section("rate", "Request rate", (Need(("rate",), "runs at a fixed request rate"),), how=_RATE_HOW),
+        Section("common-points", "Baseline against candidate at common load points", (
+            Need(("sweep", "rate", "short-prompts", "prefill"), "bench runs of the baseline", roles=("baseline",)),
+            Need(("sweep", "rate", "short-prompts", "prefill"), "bench runs of the candidate", roles=("candidate",))),
+            how="Run the candidate at the request rates or concurrencies the baseline ran, with the "
+                "same prompts (kinds sweep, rate, short-prompts or prefill)."),
         Section("serving", "Serving many agents", (Need(("sweep",), "sweep runs"),),
                 reads=("strix_data_dir",),
                 how="Needs sweep runs here and llama-bench runs in the Strix Halo chapter's data."),
@@ -188,6 +197,7 @@ DENSE_SPARSE = Contract(
         Section("pairwise", "Pairwise comparison", (
             Need(("tool-calls",), "tool-call logs of two or more models", min_configs=2),),
             how="Add tool-call logs of a second model."),
+        Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=_RATE_HOW),
     ),
 )
 
@@ -284,6 +294,7 @@ GB10 = Contract(
             Need(("server-log",), "the vanilla server's log", roles=("vanilla",)),
             Need(("server-log",), "the MTP server's log", roles=("mtp",))),
             how="Add the start-up logs of both the vanilla and the MTP server."),
+        Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=_RATE_HOW),
     ),
 )
 

@@ -22,6 +22,7 @@ import yaml
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
+from ..analysis import rate_sweep
 from ..analysis.proportions import compare_rates, holm, wilson
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ..analysis.tool_failures import CLASS_IDS, LABELS
@@ -57,6 +58,7 @@ class Results(pipeline.ChapterResults):
     runs: pd.DataFrame = field(default_factory=pd.DataFrame)
     arch: dict = field(default_factory=dict)
     reference: list = field(default_factory=list)
+    rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
 
     @property
     def configs(self) -> dict:
@@ -75,8 +77,9 @@ class Results(pipeline.ChapterResults):
         return config_label(cid, self.configs.get(cid, {})) if cid else short
 
 
-def analyse(data_dir, published_file=None, architecture_file=None, confidence: float = 0.95) -> Results:
-    params = dict(confidence=confidence)
+def analyse(data_dir, published_file=None, architecture_file=None, confidence: float = 0.95,
+            ttft_limits_s=rate_sweep.LIMITS_S, tpot_limit_s=None) -> Results:
+    params = dict(confidence=confidence, ttft_limits_s=tuple(ttft_limits_s), tpot_limit_s=tpot_limit_s)
     published_file = published_file or Path(data_dir) / "published.yml"
     r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
     r.runs = add_serving_metrics(r.data["runs"], r.data["requests"], None)
@@ -95,6 +98,7 @@ def analyse(data_dir, published_file=None, architecture_file=None, confidence: f
     r.values.update(reliability_values(r))
     r.values.update(arch_values(r.arch))
     r.reference = (yaml.safe_load(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
+    r.rates = rate_sweep.of_chapter(r, r.runs[r.runs["kind"] == "rate"])
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     return r
@@ -875,6 +879,8 @@ def glue_values(r: Results) -> dict:
     _glue_prefill(r, out)
     _glue_kv(r, out)
     _glue_reliability(r, out)
+    if r.has("rate"):
+        out.update(rate_sweep.glue_values(r.rates))
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     return out
@@ -962,7 +968,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "reliability": reliability_table(r), "pairwise_tests": pairwise_tests(r), "failure_classes": breakdown(r),
         "recovery": recovery(r), "kv_check": kv_check(r),
         "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
-        "key_figures": key_figures(r),
+        "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
     }
 
 

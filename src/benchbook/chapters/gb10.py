@@ -20,6 +20,7 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
+from ..analysis import rate_sweep
 from ..caveats import data_caveats, rule
 from ..contract import Missing
 from ..ingest.prometheus import counter_delta
@@ -72,6 +73,7 @@ class Results(pipeline.ChapterResults):
     boot: pd.DataFrame = field(default_factory=pd.DataFrame)
     lines: pd.DataFrame = field(default_factory=pd.DataFrame)
     labels: dict = field(default_factory=dict)  # value-name key (old, fresh, van, mtp) -> label
+    rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
 
     def test_label(self, test: str) -> str:
         """'A: 512/512, 1 client': the test's workload as this data ran it."""
@@ -254,9 +256,9 @@ def value_ids(r: Results) -> dict:
 
 
 def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, strong_gain_pct=20.0,
-            strong_ttft_pct=20.0) -> Results:
+            strong_ttft_pct=20.0, ttft_limits_s=rate_sweep.LIMITS_S, tpot_limit_s=None) -> Results:
     params = dict(noise_factor=noise_factor, within_pct=within_pct, strong_gain_pct=strong_gain_pct,
-                  strong_ttft_pct=strong_ttft_pct)
+                  strong_ttft_pct=strong_ttft_pct, ttft_limits_s=tuple(ttft_limits_s), tpot_limit_s=tpot_limit_s)
     r = pipeline.start(STUDY, data_dir, published_file, params, results=Results)
     r.runs = run_table(r.data)
     r.groups = group_table(r.runs)
@@ -265,6 +267,8 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
     r.labels = {ROLE_KEYS[role]: config_label(cid, r.config(cid)) for cid, role in r.roles.of_config.items()}
     r.values = compute_values(r.runs, r.groups, r.boot, prom_values(r.data), r.lines)
     r.value_ids = value_ids(r)
+    runs = r.data["runs"]
+    r.rates = rate_sweep.of_chapter(r, runs[runs["kind"] == "rate"])
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
@@ -865,6 +869,8 @@ def glue_values(r: Results) -> dict:
     _acceptance_values(r, out)
     if r.has("mtp-boot"):
         mtp_costs(r, out)
+    if r.has("rate"):
+        out.update(rate_sweep.glue_values(r.rates))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     cons = r.ledger[r.ledger["kind"] == "consistency"]
     out["consistency_total"] = len(cons)
@@ -942,7 +948,8 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     return {"runs": r.runs, "requests": r.data["requests"], "seed_groups": r.groups,
             "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
-            "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r)}
+            "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r),
+            "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity}
 
 
 # ---- key figures for the synthesis chapter (benchbook.chapters.KEY_FIGURES) ---------

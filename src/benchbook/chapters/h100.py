@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import claims as claims_mod
-from .. import pipeline
+from .. import load_pattern, pipeline
+from ..analysis import rate_sweep
 from ..analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ..caveats import data_caveats
@@ -32,6 +33,8 @@ class Results(pipeline.ChapterResults):
     price: float | None = None  # hourly price the costs use, in `currency`
     currency: str = ""
     price_source: str = ""
+    rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
+    common: pd.DataFrame = field(default_factory=pd.DataFrame)  # baseline and candidate at common load points
 
     @property
     def strix(self):
@@ -54,9 +57,11 @@ class Results(pipeline.ChapterResults):
 
 
 def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=None,
-            currency="", usd_per_eur=None, agents=16, answer_tokens=200) -> Results:
+            currency="", usd_per_eur=None, agents=16, answer_tokens=200,
+            ttft_limits_s=rate_sweep.LIMITS_S, tpot_limit_s=None) -> Results:
     params = dict(price_per_hour=price_per_hour, currency=currency, usd_per_eur=usd_per_eur,
-                  agents=agents, answer_tokens=answer_tokens)
+                  agents=agents, answer_tokens=answer_tokens, ttft_limits_s=tuple(ttft_limits_s),
+                  tpot_limit_s=tpot_limit_s)
     r = pipeline.start(STUDY, data_dir, published_file, params, reads={"strix_data_dir": strix_data_dir},
                        results=Results)
     r.price, r.currency, r.price_source = _price(r)
@@ -74,8 +79,28 @@ def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=N
     if r.price is None:
         r.sections["cost"] = Missing(r.spec.contract.section("cost"), [
             "an hourly price for this hardware (the write-up's price applies to its own H100 only)"])
+    _load_points(r)
     pipeline.finish(r, caveats=_caveats)
     return r
+
+
+BENCH_KINDS = ("sweep", "rate", "short-prompts", "prefill")
+
+
+def _load_points(r: Results) -> None:
+    """The request-rate sweeps, and the baseline and candidate at their common load points
+    (benchbook.analysis.rate_sweep); a section the runs allow but whose files do not record
+    the load says so."""
+    r.rates = rate_sweep.of_chapter(r, r.runs[r.runs["kind"] == "rate"],
+                                    {cid: r.label(cid) for cid in r.configs_in_order()})
+    if r.baseline and r.candidate:
+        bench = r.runs[r.runs["kind"].isin(BENCH_KINDS) & r.runs["config"].isin([r.baseline, r.candidate])]
+        pts = rate_sweep.points(bench, r.data["run_stats"], r.data["requests"],
+                                load_pattern.OPEN + load_pattern.CLOSED)
+        r.common = rate_sweep.common_points(pts, r.baseline, r.candidate)
+    if r.has("common-points") and not len(r.common):
+        r.sections["common-points"] = Missing(r.spec.contract.section("common-points"), [
+            "bench runs of the baseline and the candidate whose files record their load pattern"])
 
 
 def _price(r: Results) -> tuple[float | None, str, str]:
@@ -259,21 +284,14 @@ def sweep_tables(r: Results) -> list[tuple[str, pd.DataFrame]]:
 
 
 def rate_display(r: Results) -> pd.DataFrame:
-    """Runs at a fixed request rate: what the server delivered at each offered load."""
-    x = r.runs[r.runs["kind"] == "rate"].copy()
-    order = {c: i for i, c in enumerate(r.configs_in_order())}
-    x = x.assign(_o=x["config"].map(order), _r=pd.to_numeric(x["request_rate"], errors="coerce"))
-    x = x.sort_values(["_o", "_r"])
-    return table(x, {
-        "configuration": Col("config", r.label),
-        "offered requests/s": Col("_r", lambda v: "unlimited" if v == float("inf") else fmt_rate(v, 1)),
-        "completed requests/s": Col("request_tps", lambda v: fmt_rate(v, 2)),
-        "aggregate t/s": Col("output_tps", fmt_rate),
-        "TTFT p50": Col("median_ttft_s", fmt_seconds),
-        "TTFT p99": Col("p99_ttft_s", fmt_seconds),
-        "TPOT p50": Col("median_tpot_s", fmt_seconds),
-        "requests": Col("completed", as_int),
-    }, r.cells(x, "runs"))
+    """Runs at a fixed request rate: what the server delivered at each offered load, by
+    configuration and sweep (benchbook.analysis.rate_sweep)."""
+    return rate_sweep.steps_display(r.rates)
+
+
+def common_display(r: Results) -> pd.DataFrame:
+    """The baseline and the candidate at the load points both measured, like with like."""
+    return rate_sweep.common_display(r.common)
 
 
 def cost_display(r: Results) -> pd.DataFrame:
@@ -368,6 +386,10 @@ def glue_values(r: Results) -> dict:
         for key, col in (("sweep_input_len", "input_len"), ("sweep_output_len", "output_len")):
             lens = sweeps_[col].dropna().astype(int).unique()
             out[key] = f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}"
+    if r.has("rate"):
+        out.update(rate_sweep.glue_values(r.rates))
+    if r.has("common-points"):
+        out.update(rate_sweep.common_glue(r.common))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
@@ -401,7 +423,8 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     """The chapter's tidy tables, as offered for download."""
     out = {"runs": r.runs, "requests": r.data["requests"], "run_stats": r.data["run_stats"],
            "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
-           "key_figures": key_figures(r)}
+           "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
+           "common_points": r.common}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
