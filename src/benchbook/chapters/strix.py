@@ -307,28 +307,41 @@ def _family(test: str) -> str:
     return "+".join(part.rstrip("0123456789") for part in name.split("+"))
 
 
-def _size(test: str) -> int:
-    """Where a test sits in its series: its depth in a depth sweep, else its length
-    (prompt tokens for pp, generated tokens for tg and pp+tg)."""
+def _size(test: str, by_depth: bool = False) -> int:
+    """Where a test sits in its series: its depth in a depth sweep (0 for the test without
+    one), else its length (prompt tokens for pp, generated tokens for tg and pp+tg)."""
     name, _, depth = test.partition(" @ d")
-    return int(depth) if depth else int(name.split("+")[-1][2:])
+    if by_depth:
+        return int(depth or 0)
+    return int(name.split("+")[-1][2:])
 
 
 FAMILY_TITLES = {"pp": "prefill (pp), by prompt tokens", "tg": "generation (tg), by tokens generated",
                  "pp+tg": "prefill then generation (pp+tg), by tokens generated"}
 
 
-def _panels(tests: list[str]) -> list[tuple[str, list[str], bool]]:
-    """(title, tests, drawn as a series) per panel: a series of three or more tests of one
-    kind is drawn against its length; the other tests share one panel, one column each."""
+def _families(tests: list[str]) -> dict[str, list[str]]:
+    """The tests by series, each in order: a depth sweep takes its test at depth 0 too."""
     families = {}
     for t in tests:
         families.setdefault(_family(t), []).append(t)
+    for family in [f for f in families if f.endswith(" @ depth")]:
+        base = family.split(" @")[0]
+        kind = _family(base)
+        if base in families.get(kind, []):
+            families[kind].remove(base)
+            families[family].append(base)
+    return {f: sorted(mine, key=lambda t: _size(t, f.endswith(" @ depth"))) for f, mine in families.items() if mine}
+
+
+def _panels(tests: list[str]) -> list[tuple[str, list[str], bool]]:
+    """(title, tests, drawn as a series) per panel: a series of three or more tests of one
+    kind is drawn against its length or depth; the other tests share one panel, one column each."""
     out, rest = [], []
-    for family, mine in families.items():
+    for family, mine in _families(tests).items():
         if len(mine) >= 3:
             title = FAMILY_TITLES.get(family) or f"{family.split(' @')[0]}, by depth (context tokens before it)"
-            out.append((title, sorted(mine, key=_size), True))
+            out.append((title, mine, True))
         else:
             rest += mine
     if rest:
@@ -403,7 +416,8 @@ def _spread_panel(ax, lb: pd.DataFrame, tests: list[str], names: dict, styles: d
         ax.errorbar(g["_x"] + (k - (len(names) - 1) / 2) * step, share, yerr=err, label=label, markersize=5,
                     linewidth=1.4, capsize=2, **style)
     ticks = [i for i in range(len(tests)) if len(tests) <= 7 or i % 2 == 0 or i == len(tests) - 1]
-    labels = [_tick(tests[i]) if line else tests[i] for i in ticks]
+    by_depth = any(" @ d" in t for t in tests)
+    labels = [_tick(tests[i], by_depth) if line else tests[i] for i in ticks]
     crowded = not line and sum(len(t) for t in labels) > 30
     ax.set_xticks(ticks, labels, rotation=30 if crowded else 0, ha="right" if crowded else "center",
                   rotation_mode="anchor")
@@ -412,9 +426,9 @@ def _spread_panel(ax, lb: pd.DataFrame, tests: list[str], names: dict, styles: d
     ax.set_ylabel("% of best")
 
 
-def _tick(test: str) -> str:
-    """A test's length as a tick label: 512, 2k, 4k."""
-    n = _size(test)
+def _tick(test: str, by_depth: bool = False) -> str:
+    """A test's length (or depth) as a tick label: 512, 2k, 4k."""
+    n = _size(test, by_depth)
     return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
@@ -840,12 +854,17 @@ def data_words(r: Results) -> dict[str, str]:
 
 
 def _test_span(lb: pd.DataFrame) -> str:
-    """The tests, per kind, as a range where there are several: 'pp1 to pp4096 (13 tests)'."""
-    order = _tests_in_order(lb) if len(lb) else []
+    """The tests, per series, as a range where there are several: 'pp1 to pp4096 (13 tests)',
+    'pp512 at depths 0 to 65,536 (5 tests)'."""
     parts = []
-    for kind in dict.fromkeys(t.split(" @")[0].rstrip("0123456789") for t in order):
-        mine = [t for t in order if t.split(" @")[0].rstrip("0123456789") == kind]
-        parts.append(f"{mine[0]} to {mine[-1]} ({len(mine)} tests)" if len(mine) > 2 else " and ".join(mine))
+    for family, mine in _families(_tests_in_order(lb) if len(lb) else []).items():
+        if len(mine) <= 2:
+            parts.append(" and ".join(mine))
+        elif family.endswith(" @ depth"):
+            parts.append(f"{family.split(' @')[0]} at depths {_size(mine[0], True):,} to {_size(mine[-1], True):,} "
+                         f"({len(mine)} tests)")
+        else:
+            parts.append(f"{mine[0]} to {mine[-1]} ({len(mine)} tests)")
     return "; ".join(parts) or "no test"
 
 
