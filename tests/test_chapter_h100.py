@@ -180,3 +180,45 @@ def test_common_points_on_the_write_up_s_data_list_one_sided_runs():
     assert sorted(shown["measured"]) == ["baseline only"] * 2 + ["both"] * 5
     g = h100.glue_values(r)
     assert (g["common_points"], g["common_one_sided"]) == (5, 2) and "rate_steps" not in g
+
+
+# ---------------------------------------------------------------- measured data beside a reconstructed Strix folder
+
+
+def _measured_copy(tmp_path: Path) -> Path:
+    """This folder as a user's measured one: the same files, `reconstructed: false`. The rule
+    that keeps a reconstructed folder apart follows the folders' own flags."""
+    data = tmp_path / "h100-measured"
+    shutil.copytree(DATA, data)
+    study = yaml.safe_load((data / "study.yml").read_text(encoding="utf-8"))
+    study["reconstructed"], study["label"] = False, "my H100 runs (measured)"
+    (data / "study.yml").write_text(yaml.safe_dump(study, sort_keys=False), encoding="utf-8")
+    write_checksums(data)
+    return data
+
+
+def test_measured_h100_data_keeps_the_reconstructed_strix_folder_apart(tmp_path):
+    """The reverse of the Strix Halo page on real runs: every claim or key result that reads a
+    Strix Halo value gets no verdict and no place, with a note naming both folders, and the
+    Strix Halo columns of the comparison tables say whose numbers they are."""
+    from benchbook.expr import names_in
+    from benchbook.headlines import key_results
+    from benchbook.report import kept_apart_note
+
+    r = analyse(_measured_copy(tmp_path))
+    why = r.kept_apart("strix_data_dir")
+    assert why and "my H100 runs (measured)" in why and "tools.reconstruct.strix" in why
+    ledger = r.ledger.set_index("id")
+    on_strix = [c["id"] for c in r.published.claims if c.get("kind", "data") == "data" and c.get("recompute")
+                and any(n.startswith("strix") for n in names_in(c["recompute"]))]
+    assert {"dense-prefill-ratio", "moe-gen-ratio", "moe-serving-24x"} <= set(on_strix)
+    assert all(ledger.loc[c, "verdict"] == "not comparable" and why in ledger.loc[c, "note"] for c in on_strix)
+    assert not set(key_results(r)["claim"]) & set(on_strix)
+    assert set(key_results(r)["claim"]) >= {"moe-uplift-315", "moe-ceiling-2200"}  # its own stay
+    for caption, table in h100.against_strix(r):
+        assert any("(the write-up's reconstructed data)" in str(c) for c in table.columns), caption
+    assert any("the write-up's reconstructed data" in c for c in h100.serving_model(r).columns)
+    assert "tools.reconstruct.strix" in kept_apart_note(r, "strix_data_dir").data
+    # the write-up's two reconstructed folders together: compared as before
+    both = analyse()
+    assert both.kept_apart("strix_data_dir") is None and "moe-gen-ratio" in set(key_results(both)["claim"])

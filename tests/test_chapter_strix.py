@@ -28,6 +28,8 @@ STUDY = "strix-halo-baseline"
 H100 = "h100-dense-vs-moe-mtp"
 STRIX_DIR = ROOT / "data" / STUDY
 H100_DIR = ROOT / "data" / H100
+LHL = "strix-halo-qwen3-30b-lhl"  # the book's page of this notebook on real llama-bench runs
+LHL_DIR = ROOT / "data" / LHL
 AGENTS, ANSWER, LONG_PROMPT = 16, 200, 4096  # the notebook's default parameters
 
 
@@ -289,7 +291,8 @@ def test_book_build_renders_the_chapter(project, executed, raw):
     assert serving["Strix Halo (sequential)"].iloc[0] == f"{seq:.2f} s"
     published = yaml.safe_load((STRIX_DIR / "published.yml").read_text(encoding="utf-8"))
     assert list(t["Claims ledger"]["claim id"]) == [c["id"] for c in published["claims"]]
-    assert 'alt="Grouped bar chart' in page and 'alt="Line charts with a log-scale' in page
+    assert 'alt="Stacked charts, one per kind of llama-bench test' in page
+    assert 'alt="Stacked line charts with a log-scale' in page
     downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*")}
     assert {"claims.csv", "llama_bench.csv", "serving.csv"} <= downloads
 
@@ -307,3 +310,173 @@ def test_the_serving_comparison_names_the_configurations_that_run_another_model(
     assert "Qwen3-30B-A3B" in note and note.count("Qwen/Qwen3.6") == 2 and " run another model" in note
     alone = strix.analyse(STRIX_DIR, h100_data_dir=None, published_file=published)
     assert strix.serving_models_note(alone) == ""
+
+
+# ---------------------------------------------------------------- real runs beside reconstructed data
+
+
+SAME_SETTINGS = ("backends", "build_number", "flash_attn", "n_batch", "n_ubatch", "use_mmap", "n_threads",
+                 "type_k", "type_v", "n_gpu_layers")
+
+
+def lhl_rows() -> pd.DataFrame:
+    """The lhl llama-bench rows, read with json alone: recorded settings, test and rate."""
+    raw = next((LHL_DIR / "raw").glob("*.jsonl"))
+    rows = [json.loads(line) for line in raw.read_text(encoding="utf-8").splitlines() if line.strip()]
+    df = pd.DataFrame(rows)
+    df["test"] = [f"pp{p}" if g == 0 else f"tg{g}" for p, g in zip(df["n_prompt"], df["n_gen"])]
+    df["settings"] = list(zip(*(df[c].astype(str) for c in SAME_SETTINGS)))
+    return df
+
+
+@pytest.fixture(scope="module")
+def lhl():
+    from benchbook.chapters import strix
+
+    return strix.analyse(LHL_DIR, H100_DIR, STRIX_DIR / "published.yml")
+
+
+def test_real_runs_never_take_a_verdict_or_key_result_from_the_reconstructed_h100_folder(lhl):
+    """The lhl folder is measured, the H100 folder reconstructed: every claim or headline that
+    reads an H100 value is kept apart (no verdict, no key result), and says why, naming both."""
+    from benchbook.expr import names_in
+    from benchbook.headlines import key_results
+
+    why = lhl.kept_apart("h100_data_dir")
+    assert why and "lhl/strix-halo-testing" in why and "tools.reconstruct.h100" in why
+    claims = {c["id"]: c for c in lhl.published.claims}
+    on_h100 = {cid for cid, c in claims.items() if c.get("kind", "data") == "data" and c.get("recompute")
+               and any(n.startswith("h100_") for n in names_in(c["recompute"]))}
+    assert {"strix-moe-gen-ratio", "strix-moe-serving-24x", "strix-dense-batched-5s"} <= on_h100
+    ledger = lhl.ledger.set_index("id")
+    for cid in on_h100:
+        assert ledger.loc[cid, "verdict"] == "not comparable" and why in ledger.loc[cid, "note"], cid
+        assert ledger.loc[cid, "basis"] == "", cid
+    shown = set(key_results(lhl)["claim"])
+    assert shown and not shown & on_h100  # the write-up's MoE ÷ Strix ratio is left out
+    # the published H100 cells are not this data's either
+    h100_cells = lhl.comparison[lhl.comparison["expr"].astype(str).str.contains("h100_")] \
+        if "expr" in lhl.comparison else lhl.comparison.iloc[:0]
+    assert not (h100_cells.get("within", pd.Series(dtype=object)) == True).any()  # noqa: E712
+
+
+def test_no_glued_value_of_the_real_data_page_depends_on_the_reconstructed_folder(lhl):
+    """Everything the lhl page glues is the same with and without the H100 folder, except the
+    ledger's counts (claims about the H100 are 'not comparable' with it, 'not derivable'
+    without) and the sequential serving times, which the section shows only beside an H100
+    folder and which read the lhl rates alone; the comparison sits in a note naming both."""
+    from benchbook.chapters import strix
+    from benchbook.report import kept_apart_note, prose_conditions
+
+    alone = strix.glue_values(strix.analyse(LHL_DIR, None, STRIX_DIR / "published.yml"))
+    beside = strix.glue_values(lhl)
+    counts = {k for k in beside if k.startswith(("claims_", "cells_"))}
+    assert {k: v for k, v in beside.items() if k in alone and k not in counts} == \
+        {k: v for k, v in alone.items() if k not in counts}
+    assert set(beside) - set(alone) == {"strix_s", "long_strix_s", "long_pp_test", "long_pp_basis"}
+    best = lhl_rows().groupby("test")["avg_ts"].max()
+    assert beside["strix_s"] == pytest.approx(AGENTS * ANSWER / best["tg128"], rel=1e-6)
+    assert beside["long_strix_s"] == pytest.approx(AGENTS * ANSWER / best["tg128"] + AGENTS * LONG_PROMPT
+                                                   / best["pp4096"], rel=1e-6)
+    assert list(strix.serving_display(lhl).columns) == ["scenario", "llama.cpp (sequential)"]
+    assert not strix.serving_curve(lhl)["server"].str.contains("H100").any()
+    side = strix.serving_display(lhl, batched=True)
+    assert all("the write-up's reconstructed data" in c for c in side.columns[2:]) and len(side.columns) == 4
+    note = kept_apart_note(lhl, "h100_data_dir").data
+    assert "lhl/strix-halo-testing" in note and "tools.reconstruct.h100" in note
+    conditions = prose_conditions(lhl)
+    assert "like-data" in conditions and "kept-apart" not in conditions and "comparable" in conditions
+    # the write-up's own folders together: the comparison is the page's, as before
+    r = strix.analyse(STRIX_DIR, H100_DIR)
+    assert r.kept_apart("h100_data_dir") is None and kept_apart_note(r, "h100_data_dir") is None
+    assert "kept-apart" in prose_conditions(r) and "batched_s" in strix.glue_values(r)
+
+
+def test_a_build_is_told_apart_by_every_recorded_setting_and_repeats_are_flagged(lhl):
+    """Flash attention on and off are different builds on the page (they were pooled), as is
+    every other recorded setting; runs the files cannot tell apart are one build whose
+    repeats are listed, counted at their fastest, and named in a caveat."""
+    from benchbook.chapters import strix
+
+    raw = lhl_rows()
+    assert raw["settings"].nunique() == lhl.llama["variant"].nunique() == 12
+    for _, rows in lhl.llama.groupby("variant"):
+        assert rows["flash_attn"].nunique() == 1 and rows["params"].fillna("").nunique() == 1
+    assert not lhl.llama["variant"].str.contains(" · ").any()  # one configuration: its id is not repeated
+    by = raw.groupby(["settings", "test"])["avg_ts"]
+    spread = (by.max() / by.min()).max()
+    repeated = strix.repeated_runs(lhl.llama)
+    assert repeated["spread"].iloc[0] == pytest.approx(spread, rel=1e-6) and spread > 3
+    caveat = next(c for c in lhl.caveats["caveat"] if "same recorded settings" in c)
+    assert f"{spread:.2f}×" in caveat
+    # the best and worst builds of a test are builds at their fastest run, not a slow repeat
+    best = by.max().groupby("test")
+    t = strix.per_test(lhl.llama).set_index("test")
+    assert t.loc["pp4096", "best_tps"] == pytest.approx(best.max()["pp4096"], rel=1e-6)
+    assert t.loc["pp4096", "worst_tps"] == pytest.approx(best.min()["pp4096"], rel=1e-6)
+    table = strix.backend_table(lhl)
+    assert len(table) == len(raw) and "tested at" in table.columns
+
+
+@pytest.mark.parametrize("prompt, test, extrapolated", [
+    (4096, "pp4096", False), (3000, "pp2048", False), (3072, "pp4096", False), (6000, "pp4096", True)])
+def test_the_serving_model_prefills_at_the_measured_test_nearest_the_prompt(prompt, test, extrapolated):
+    """The lhl runs measured pp1 ... pp4096: a prompt takes the best rate of the nearest test
+    (the longer on a tie), and a prompt beyond the longest says it is extrapolated."""
+    from benchbook.chapters import strix
+
+    r = strix.analyse(LHL_DIR, H100_DIR, STRIX_DIR / "published.yml", long_prompt_tokens=prompt)
+    raw = lhl_rows()
+    best = raw.groupby("test")["avg_ts"].max()
+    g = strix.glue_values(r)
+    assert g["long_pp_test"] == test and ("extrapolated" in g["long_pp_basis"]) == extrapolated
+    expected = AGENTS * ANSWER / best["tg128"] + AGENTS * prompt / best[test]
+    assert g["long_strix_s"] == pytest.approx(expected, rel=1e-6)
+    assert any("extrapolated" in c for c in r.caveats["caveat"]) == extrapolated
+
+
+def test_on_the_write_up_s_data_the_long_prompt_rate_is_said_to_be_extrapolated_from_pp512(executed):
+    g = glued(executed)
+    assert g["long_pp_test"] == "pp512" and "extrapolated" in g["long_pp_basis"]
+
+
+@pytest.fixture(scope="module")
+def lhl_page(project):
+    """The lhl page of this notebook, executed in the same copy (it reads the copy's H100 folder)."""
+    import nbformat
+
+    from benchbook.runner import Chapter
+
+    return nbformat.read(Chapter(project, LHL).execute(log=lambda msg: None), as_version=4)
+
+
+def _markdown(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def _outputs(nb) -> str:
+    """The HTML and Markdown the page's code cells show."""
+    return "\n".join("".join(o["data"][m]) for c in nb.cells for o in c.get("outputs", [])
+                     for m in ("text/html", "text/markdown") if m in o.get("data", {}))
+
+
+def test_the_real_data_page_opens_on_its_own_files_and_keeps_the_write_up_s_framing_labelled(lhl_page):
+    text, g = _markdown(lhl_page), glued(lhl_page)
+    assert "Both H100 write-ups measure themselves" not in text  # the write-up's introduction, as the page's own
+    assert "This page runs the Strix Halo chapter on {glue:text}`data_label`" in text
+    assert "**The write-up's framing.**" in text
+    assert "Qwen3-30B-A3B" in g["data_models"] and "Strix Halo" in g["platform"]
+    assert g["writeup_setup"].startswith("Qwen3.6-35B-A3B, Q8_0")
+    assert g["data_tests"] == "pp1 to pp4096 (13 tests); tg1 to tg4096 (13 tests)"
+    assert g["data_dates"] == "between 2025-07-17 and 2025-08-05"
+
+
+def test_the_real_data_page_shows_the_h100_comparison_only_in_a_note_naming_both_folders(lhl_page):
+    text, out = _markdown(lhl_page), _outputs(lhl_page)
+    assert "batched_advantage" not in text and "fig-strix-serving-sequential" in text
+    assert not any(k.startswith("batched") for k in glued(lhl_page))
+    assert "Beside the write-up's reconstructed data, not a finding of this data" in out
+    assert "the H100 write-up" in out and "lhl/strix-halo-testing" in out
+    # the 520 runs are folded, with the line that says how many
+    assert '<details class="benchbook-details"><summary>llama-bench results per backend ' in out
+    assert "(520 rows)" in out

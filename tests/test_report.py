@@ -30,7 +30,8 @@ def _page(own, read):
         spec=SimpleNamespace(id="h100"), data=SimpleNamespace(study=SimpleNamespace(reconstructed=False)),
         comparability=compare_setup(setup, {"c": {"model": own}}, {"c": "candidate"}),
         read_setups={"strix_data_dir": compare_setup(read_setup, {"b": {"model": read}}, {"b": "backend"})},
-        reads={"strix_data_dir": SimpleNamespace(study=SimpleNamespace(id="strix"))})
+        reads={"strix_data_dir": SimpleNamespace(study=SimpleNamespace(id="strix"))},
+        kept_apart=lambda param: None)  # both folders of one kind (pipeline.ChapterResults.kept_apart)
 
 
 def test_the_setup_note_says_whether_all_or_part_of_the_data_is_another_setup():
@@ -52,6 +53,21 @@ def test_a_collapsed_table_says_what_it_is_and_how_many_rows_it_folds():
     assert "(3 rows)</span></summary>" in out and "<caption>" not in out
     assert "<details" not in html(df, "Runs").data
     assert "(1 row)" in html(df.head(1), "Runs", collapsed=True).data
+
+
+def test_a_long_table_is_folded_with_its_caption_and_a_line_that_says_how_long():
+    """Over FOLD_ROWS rows a table is folded unless told otherwise; the ledger (filterable:
+    searched, filtered, linked to) is not; the caption stays inside the fold for readers
+    and tools, the summary line says what the table is and how many rows it holds."""
+    from benchbook.report import FOLD_ROWS
+
+    df = pd.DataFrame({"test": [f"pp{2 ** i}" for i in range(FOLD_ROWS + 1)], "tps": range(FOLD_ROWS + 1)})
+    out = html(df, "Every run").data
+    assert out.startswith('<details class="benchbook-details"><summary>Every run ')
+    assert f"({FOLD_ROWS + 1} rows)</span></summary>" in out and "Every run</caption>" in out
+    assert "<details" not in html(df.head(FOLD_ROWS), "Every run").data
+    assert "<details" not in html(df, "Every run", collapsed=False).data
+    assert "<details" not in html(df, "Claims ledger", filterable=True).data
 
 
 def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():

@@ -480,7 +480,9 @@ def test_every_chapter_opens_with_its_key_results_in_the_first_screen(site, serv
             box = page.locator(".benchbook-key-results")
             assert box.count() == 1, name
             rows = box.locator("tbody tr")
-            assert rows.count() >= 3, name
+            # the page on real runs has two of its own: its third (H100 ÷ Strix Halo) would rest
+            # on the H100 write-up's reconstructed folder, kept apart from measured files
+            assert rows.count() >= (2 if name == "strix-halo-qwen3-30b-lhl" else 3), name
             # the heading, the data line and the first three headlines are on screen unscrolled
             bottom = rows.nth(2).evaluate("e => e.getBoundingClientRect().bottom")
             assert bottom <= 900, (name, bottom)

@@ -107,6 +107,7 @@ class RoleMatch:
     data: str  # what the data's configurations of this role are
     claim: str  # what the write-up measured in this role
     reason: str = ""  # the fields that differ
+    apart: str = ""  # why this role's values are kept apart from the page's own (pipeline.ChapterResults.kept_apart)
 
 
 @dataclass
@@ -199,4 +200,10 @@ class Gate:
                 bad.append(m)
         if not bad:
             return None
-        return "; ".join(f"data: {m.data}; write-up: {m.claim}" for m in bad)
+        return "; ".join(dict.fromkeys(m.apart or f"data: {m.data}; write-up: {m.claim}" for m in bad))
+
+    def apart(self, names) -> str | None:
+        """Why a number over these names is no finding of the page's own data (a name of a
+        folder kept apart from it), else None."""
+        found = [m.apart for m in map(self.match, sorted(names)) if m is not None and m.apart]
+        return found[0] if found else None

@@ -4,7 +4,9 @@ Each chapter declares its headlines in the registry as claim ids of the write-up
 ledger and a label with `{role}` placeholders. A headline's number is always this data's
 own (the claim's expression over the data's values), its verdict the ledger's: on data of
 another setup the number still shows and the verdict says `not comparable`. A headline
-whose number the data cannot give is left out, and the box says how many were.
+whose number the data cannot give is left out, and the box says how many were; so is one
+that rests on another chapter's folder kept apart from this page's data (a reconstructed
+folder beside measured files: benchbook.pipeline.ChapterResults.kept_apart).
 """
 
 from __future__ import annotations
@@ -49,15 +51,18 @@ def _own_value(claim: dict, space: dict) -> float | None:
 def key_results(r) -> pd.DataFrame:
     """One row per declared headline that this data can give: label, value, the write-up's
     number, the ledger's verdict and what it rests on."""
-    from .pipeline import claim_space  # the pipeline imports the registry, which imports this
+    from .expr import names_in
+    from .pipeline import claim_space, gate  # the pipeline imports the registry, which imports this
 
-    space = claim_space(r)
+    space, g = claim_space(r), gate(r)
     claims = {c["id"]: c for c in r.published.claims}
     ledger = r.ledger.set_index("id") if len(r.ledger) else pd.DataFrame()
     rows = []
     for h in r.spec.headlines:
         claim = claims.get(h.claim)
         if claim is None or h.claim not in ledger.index:
+            continue
+        if claim.get("recompute") and g.apart(names_in(claim["recompute"])):
             continue
         got = _own_value(claim, space)
         if got is None:

@@ -14,7 +14,7 @@ steps every chapter shares live here once:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -176,8 +176,6 @@ class ChapterResults:
         """The generator's choices in a folder this page reads (its own by default), none
         when it was measured. Ids of another chapter's folder carry that study's id
         ('strix-halo-baseline/winners'), so a page reading two folders names each apart."""
-        from dataclasses import replace
-
         from .assumptions import load_assumptions
 
         data = self.data if data is None else data
@@ -212,6 +210,24 @@ class ChapterResults:
     def comparable(self) -> bool:
         """The data is the write-up's setup, in every role it has."""
         return self.comparability.comparable and all(c.comparable for c in self.read_setups.values())
+
+    def kept_apart(self, param: str) -> str | None:
+        """Why the folder this page reads under `param` is set beside its own data and never
+        against it, or None when the two may be compared.
+
+        A page on measured files that reads another chapter's reconstructed folder would
+        otherwise print ratios of real numbers to numbers a generator fit to a write-up as
+        this data's findings. Such numbers get no verdict and no key result (the gate says
+        so) and are shown, if at all, under a note naming both folders (report.kept_apart_note).
+        """
+        other = self.reads.get(param)
+        if other is None or self.data.study.reconstructed or not other.study.reconstructed:
+            return None
+        side = get(self.spec.reads[param]).title.split(":")[0]
+        return (f"{side} side: {other.study.label}, the {side} write-up's numbers rebuilt by a generator from "
+                f"its published tables, not measured. This page's data: {self.data.study.label}. A number that "
+                "rests on the reconstructed side is no finding of this page's data: it gets no verdict here and "
+                "no key result")
 
 
 def start(chapter: str, data_dir, published_file=None, params: dict | None = None,
@@ -301,7 +317,10 @@ def gate(r: ChapterResults) -> Gate:
     for param, data in r.reads.items():
         if data is not None:
             other = get(r.spec.reads[param]).contract
-            prefixes += _prefixes(other, data, r.read_setups[param])
+            pairs = _prefixes(other, data, r.read_setups[param])
+            if apart := r.kept_apart(param):
+                pairs = [(p, replace(m, comparable=False, apart=apart)) for p, m in pairs]
+            prefixes += pairs
     own = r.comparability
     fallback = RoleMatch("data", own.comparable, "; ".join(m.data for m in own.differing()),
                          "; ".join(m.claim for m in own.differing()))

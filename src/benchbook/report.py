@@ -86,6 +86,7 @@ def fmt_args(args) -> str:
 
 
 SHORT = 12  # characters: a table cell this short is never wrapped
+FOLD_ROWS = 30  # a table with more rows is folded (about three phone screens of rows)
 
 
 def _visible_text(v):
@@ -94,14 +95,17 @@ def _visible_text(v):
 
 
 def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (),
-         markup: tuple[str, ...] = (), collapsed: bool = False, filterable: bool = False):
+         markup: tuple[str, ...] = (), collapsed: bool | None = None, filterable: bool = False):
     """A DataFrame as an HTML table without the index.
 
     Cell text is HTML-escaped (data can hold `<<EOF` or worse); columns named in `markup`
     hold HTML the library built itself (links) and are left as they are. `wide` columns get
     room for prose. A table without rows is never shown empty: a line says there is
     nothing of that kind in this data. `collapsed` folds the table under a line that says
-    what it is and how many rows it has (reference tables a reader opens on purpose);
+    what it is and how many rows it has (reference tables a reader opens on purpose). By
+    default a table of more than FOLD_ROWS rows is folded so, keeping its caption inside the
+    fold: a page of 500 rows is 50 phone screens. A `filterable` table (a claims ledger, whose
+    rows links point at) is never folded by default: its search box and filters shorten it.
     `filterable` lets DataTables sort, search and filter it (benchbook-enhance.js).
     """
     import hashlib
@@ -110,6 +114,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
 
     if not len(df):
         return HTML(f'<p class="benchbook-empty"><em>{untrusted.html(caption or "Table")}: none in this data.</em></p>')
+    folded = len(df) > FOLD_ROWS and not filterable if collapsed is None else collapsed
     marked = _marked_cells(df)
     uid = hashlib.sha1(f"{caption}{list(df.columns)}".encode()).hexdigest()[:8]
     # headers can be configuration labels from data: shown like cells, escaped by the Styler
@@ -145,7 +150,7 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     if cols:
         styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
     table = styler.to_html() + _legend(marked, df)
-    if collapsed:
+    if folded:
         rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
                  f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
@@ -228,6 +233,7 @@ def key_results(r):
 
     from .claims import BY_CONSTRUCTION
     from .headlines import key_results as rows
+    from .registry import get
 
     df = rows(r)
     ids = {label: r.claim_ids.get(c, ()) for label, c in zip(df.index, df["claim"])}
@@ -237,6 +243,10 @@ def key_results(r):
     notes = []
     if not r.comparable:
         notes.append("Not the write-up's setup: its numbers are shown beside this data's, not judged.")
+    apart = [get(r.spec.reads[p]).title.split(":")[0] for p in r.spec.reads if r.kept_apart(p)]
+    if apart:
+        notes.append(f"Results that rest on the {' and '.join(apart)} write-up's reconstructed data are left "
+                     "out: this page's data is measured.")
     if len(df) and (df["basis"] == BY_CONSTRUCTION).any():
         notes.append("<em>By construction</em>: the reconstructed files were fit to the write-up's "
                      "numbers, so their agreement confirms nothing.")
@@ -420,6 +430,10 @@ def banner(r) -> str:
         body = (f"This page mixes data folders: {folders}. Figures from a reconstructed folder were made "
                 "by a seeded generator from the published tables, not measured; the tables name the "
                 "folder each row comes from.")
+        if any(r.kept_apart(p) for p in r.reads):
+            body += (" Nothing that rests on the reconstructed folder counts as a finding of the measured "
+                     "one: such numbers get no verdict and no key result, and are shown only under a note "
+                     "that names both folders.")
     else:
         title, kind = "Data: measured", "note"
         body = f"This page was computed from {folders}."
@@ -463,8 +477,8 @@ def comparability_note(r) -> str:
         lines = "\n".join(f"- {untrusted.md(role.role)}: this data is {untrusted.md(role.data)}; the write-up measured "
                           f"{untrusted.md(role.claim)}" for _, role in differing)
         matching = [m for m in r.comparability.roles.values() if m.comparable and m.data != "absent"]
-        matching += [m for setup in r.read_setups.values() for m in setup.roles.values()
-                     if m.comparable and m.data != "absent"]
+        matching += [m for param, setup in r.read_setups.items() if not r.kept_apart(param)
+                     for m in setup.roles.values() if m.comparable and m.data != "absent"]
         if matching:  # some roles are the write-up's setup: their cells and claims keep verdicts
             return _admonition("Partly not the write-up's setup", (
                 "Where this data is not the write-up's setup (below), the write-up's published cells "
@@ -524,6 +538,44 @@ def _assumed_cells(tables: dict[str, pd.DataFrame]) -> dict:
     return out
 
 
+def prose_conditions(r) -> dict[str, str]:
+    """Tags of prose that holds only for some data, each absent here with why: the runner
+    drops markdown cells tagged `needs-<tag>` for them, as for a section the data lacks.
+
+    - comparable: about the write-up's own results (the data is its setup);
+    - other-setup: about data of another setup (it is not);
+    - like-data: sets this page's data against a folder it reads as one finding;
+    - kept-apart: says that such a folder is kept apart (pipeline.ChapterResults.kept_apart).
+    """
+    out = {}
+    if r.comparable:
+        out["other-setup"] = "the data is the write-up's setup"
+    else:
+        out["comparable"] = "the data is not the write-up's setup"
+    if r.spec.reads:
+        apart = [p for p in r.spec.reads if r.kept_apart(p)]
+        if apart:
+            out["like-data"] = "; ".join(r.kept_apart(p) for p in apart)
+        else:
+            out["kept-apart"] = "no folder this page reads is kept apart from its data"
+    return out
+
+
+def kept_apart_note(r, param: str, *tables):
+    """The note over numbers of a folder kept apart from this page's data (a reconstructed
+    folder beside measured files): which data each side is, then the tables (report.html
+    outputs) it holds. None when the folder may be compared with this data."""
+    from IPython.display import HTML
+
+    why = r.kept_apart(param)
+    if not why:
+        return None
+    body = "".join(t.data if hasattr(t, "data") else str(t) for t in tables)
+    return HTML(f'<div class="admonition warning benchbook-kept-apart"><p class="admonition-title">'
+                f"Beside the write-up's reconstructed data, not a finding of this data</p>"
+                f"<p>{untrusted.html(untrusted.visible(why))}.</p>{body}</div>")
+
+
 def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle: str) -> dict[str, Path]:
     """The chapter's downloads, and `chapter.json`: what other pages and the build read from it
     (sections the data could not fill, comparability, data folders, declared output tables)."""
@@ -531,8 +583,7 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
 
     paths = write_downloads(tables, folder, bundle)
     absent = {s: m.text() for s, m in r.sections.items() if m is not None}
-    if not r.comparable:  # prose about the write-up's own results (tagged needs-comparable)
-        absent["comparable"] = "the data is not the write-up's setup"
+    absent.update(prose_conditions(r))
     assumed = {s: [{"id": a.id, "why": a.why} for a in hits] for s, hits in r.assumed.items()
                if r.sections.get(s) is None}
     doc = {

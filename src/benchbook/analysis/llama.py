@@ -89,25 +89,69 @@ def usual_tests(lb: pd.DataFrame) -> tuple[str | None, str | None]:
     return pick[0], pick[1]
 
 
+def nearest_test(lb: pd.DataFrame, kind: str, tokens: int) -> str | None:
+    """The measured depth-0 `kind` test ("pp" or "tg") whose length is nearest `tokens`; on a
+    tie the longer (a prefill rate falls as the prompt grows, so the longer test flatters
+    least). None when the data has no such test."""
+    named = with_test_names(ok_rows(lb)) if len(lb) else lb
+    names = set(named["test_name"]) if len(named) else set()
+    flat = [n for n in names if n.startswith(kind) and "@" not in n and "+" not in n and n[2:].isdigit()]
+    if not flat:
+        return None
+    return min(flat, key=lambda n: (abs(int(n[2:]) - tokens), -int(n[2:])))
+
+
 def variants(lb: pd.DataFrame) -> pd.Series:
     """Which build a llama-bench row measured, as the tables name it.
 
     A configuration is normally one build (its id names it). One llama-bench file may hold
     several builds, backends or settings (a sweep across them): its rows are then told
-    apart by backend, build and the non-default parameters, so no two builds are ever
-    pooled into one best-of figure.
+    apart by backend, build, flash attention and the parameters that differ between runs
+    of one build, so no two settings are ever pooled into one best-of figure. Parameters
+    every run of the build shares are left out of the name (the configurations table and
+    the downloads keep them), and so is the configuration id when the rows have only one.
     """
     if not len(lb):
         return pd.Series(dtype=object)
-    params = lb["params"].fillna("") if "params" in lb else pd.Series("", index=lb.index)
     build = lb["build_number"].map(lambda n: f"b{int(n)}" if pd.notna(n) else "build ?")
-    backend = lb["backend"].fillna("backend ?").astype(str)
-    ident = backend + " " + build
+    ident = lb["backend"].fillna("backend ?").astype(str) + " " + build
+    settings = _settings(lb)
     out = lb["config"].astype(str).copy()
+    several = lb["config"].nunique() > 1
     for cid, rows in lb.groupby("config", sort=False):
-        if (ident[rows.index] + params[rows.index]).nunique() <= 1:
+        shown = ident[rows.index] + settings[rows.index].map(repr)
+        if shown.nunique() <= 1:
             continue
-        several_params = (ident[rows.index] + params[rows.index]).nunique() > ident[rows.index].nunique()
-        out[rows.index] = [f"{cid} · {i}" + (f" ({p})" if several_params and p else "")
-                           for i, p in zip(ident[rows.index], params[rows.index])]
+        for _, same in ident[rows.index].groupby(ident[rows.index]):
+            differ = _differing(settings[same.index])
+            head = f"{cid} · " if several else ""
+            out[same.index] = [head + i + (f" ({'; '.join(f'{k}={s[k]}' for k in differ)})" if differ else "")
+                               for i, s in zip(same, settings[same.index])]
+    return out
+
+
+_FA = {"1": "on", "true": "on", "on": "on", "0": "off", "false": "off", "off": "off"}  # llama-bench's fa column
+
+
+def _settings(lb: pd.DataFrame) -> pd.Series:
+    """Per row, its run settings as {name: value}: the non-default parameters and flash
+    attention (`fa`, its own column), "default" for a parameter left at llama-bench's default."""
+    params = lb["params"] if "params" in lb else pd.Series(None, index=lb.index, dtype=object)
+    fa = lb["flash_attn"] if "flash_attn" in lb else pd.Series(None, index=lb.index, dtype=object)
+    out = []
+    for p, f in zip(params, fa):
+        d = dict(kv.split("=", 1) if "=" in kv else (kv, "") for kv in str(p).split(";")) if pd.notna(p) and p else {}
+        if pd.notna(f):
+            d["fa"] = _FA.get(str(f).lower(), str(f))
+        out.append(d)
+    return pd.Series(out, index=lb.index, dtype=object)
+
+
+def _differing(settings: pd.Series) -> list[str]:
+    """The setting names whose values differ between these rows (a missing one is the default), fa first."""
+    keys = sorted({k for d in settings for k in d}, key=lambda k: (k != "fa", k))
+    out = [k for k in keys if len({d.get(k, "default") for d in settings}) > 1]
+    for d in settings:
+        for k in out:
+            d.setdefault(k, "default")
     return out

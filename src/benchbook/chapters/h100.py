@@ -3,7 +3,9 @@
 Configurations are found by their role (benchbook.registry.H100): the baseline (the
 write-up's dense 27B), the candidate (its 35B-A3B with MTP) and any others, shown in the
 tables only. Run kinds: concurrency sweeps, a prefill run, short-prompt runs and runs at a
-fixed request rate. The Strix Halo side comes from the Strix Halo chapter's data folder.
+fixed request rate. The Strix Halo side comes from the Strix Halo chapter's data folder; when
+that folder is reconstructed and this one measured, it is kept apart (no verdicts, no key
+results, tables under a note naming both: pipeline.ChapterResults.kept_apart).
 """
 
 from __future__ import annotations
@@ -200,6 +202,7 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
     strix_label = "Strix Halo " + ", ".join(
         x for x in (r.strix.study.configs.get(r.strix.roles.first("backend") or "", {}).get("model"),) if x
     ) if r.strix is not None else "Strix Halo"
+    strix_label += strix_whose(r)
     out = []
     first = [(f"Prefill rate (llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps",
               f"strix_best_{pp}_tps", "tps", False),
@@ -216,6 +219,12 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
         out.append((f"Single request: {r.label(r.candidate)} against {strix_label}",
                     side_by_side(r, second, (r.label(r.candidate), strix_label))))
     return [(c, t) for c, t in out if len(t)]
+
+
+def strix_whose(r: Results) -> str:
+    """What the Strix Halo columns add to their label when that folder is reconstructed and
+    this data measured (pipeline.ChapterResults.kept_apart): whose numbers they are."""
+    return " (the write-up's reconstructed data)" if r.kept_apart("strix_data_dir") else ""
 
 
 def side_by_side(r: Results, rows: list[tuple[str, str, str, str, bool]], labels: tuple[str, str]) -> pd.DataFrame:
@@ -322,7 +331,7 @@ def serving_model(r: Results) -> pd.DataFrame:
         gen, both = cells.at(row.name, "per_agent_tps"), cells.row(row.name, ("per_agent_tps", "median_ttft_s"))
         rows.append({
             "batched server": f"{r.label(cid)} (measured at {int(row['concurrency'])})",
-            "Strix Halo, sequential": Shown(fmt_seconds(plain["sequential_s"]), seq),
+            f"Strix Halo, sequential{strix_whose(r)}": Shown(fmt_seconds(plain["sequential_s"]), seq),
             "batched, generation only": Shown(fmt_seconds(plain["batched_s"]), gen),
             "advantage": Shown(fmt_ratio(plain["advantage"]), union(seq, gen)),
             "batched, with median TTFT": Shown(fmt_seconds(with_ttft["batched_s"]), both),

@@ -18,7 +18,15 @@ import seaborn as sns
 
 from .. import claims as claims_mod
 from .. import pipeline, plots
-from ..analysis.llama import llama_value_ids, llama_values, ok_rows, usual_tests, variants, with_test_names
+from ..analysis.llama import (
+    llama_value_ids,
+    llama_values,
+    nearest_test,
+    ok_rows,
+    usual_tests,
+    variants,
+    with_test_names,
+)
 from ..analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ..caveats import data_caveats
 from ..contract import Missing
@@ -152,10 +160,22 @@ def _tests_in_order(llama: pd.DataFrame) -> list[str]:
     return list(keys.sort_values(["_k", "n_depth", "n_prompt", "n_gen"])["test_name"])
 
 
-def per_test(llama: pd.DataFrame) -> pd.DataFrame:
-    """One row per test: best and worst backend, with their rates and the spread."""
-    rows = []
+def fastest_runs(llama: pd.DataFrame) -> pd.DataFrame:
+    """One row per build and test: its fastest run. A build that ran a test several times
+    with the same recorded settings is counted at its best, as the best-of figures count
+    builds (repeated_runs says how far apart such runs are)."""
     llama = ok_rows(llama)
+    if not len(llama):
+        return llama
+    idx = llama.groupby(["variant", "test_name"])["avg_ts"].idxmax()
+    return llama.loc[sorted(idx)]
+
+
+def per_test(llama: pd.DataFrame) -> pd.DataFrame:
+    """One row per test: best and worst build (each at its fastest run), with their rates
+    and the spread."""
+    rows = []
+    llama = fastest_runs(llama)
     for test in _tests_in_order(llama):
         g = llama[llama["test_name"] == test].sort_values("avg_ts", ascending=False)
         best, worst = g.iloc[0], g.iloc[-1]
@@ -170,6 +190,18 @@ def per_test(llama: pd.DataFrame) -> pd.DataFrame:
         ))
     return pd.DataFrame(rows, columns=["test", "backends", "best_config", "best_backend", "best_build", "best_tps",
                                        "best_stddev", "worst_config", "worst_tps", "spread"])
+
+
+def repeated_runs(llama: pd.DataFrame) -> pd.DataFrame:
+    """Tests a build ran several times with the same recorded settings, with how far apart
+    the runs are (fastest ÷ slowest), widest first; only those more than 5 % apart, the
+    noise of one llama-bench run being a few per cent."""
+    llama = ok_rows(llama)
+    if not len(llama):
+        return pd.DataFrame(columns=["variant", "test_name", "runs", "spread"])
+    g = llama.groupby(["variant", "test_name"])["avg_ts"].agg(["size", "max", "min"]).reset_index()
+    g = g[g["size"] > 1].assign(spread=lambda d: d["max"] / d["min"]).rename(columns={"size": "runs"})
+    return g[g["spread"] > 1.05].sort_values("spread", ascending=False)[["variant", "test_name", "runs", "spread"]]
 
 
 def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
@@ -190,7 +222,7 @@ def backend_table(r: Results) -> pd.DataFrame:
     lb = with_share_of_best(r.llama)
     order = {t: i for i, t in enumerate(_tests_in_order(lb))}
     lb = lb.assign(_o=lb["test_name"].map(order)).sort_values(["_o", "avg_ts"], ascending=[True, False])
-    out = table(lb, {
+    cols = {
         "test": Col("test_name"),
         "config": Col("variant"),
         "backend": Col("backend"),
@@ -198,7 +230,10 @@ def backend_table(r: Results) -> pd.DataFrame:
         "t/s (mean ± sd)": Col(("avg_ts", "stddev_ts"), lambda a, s: f"{a:,.2f} ± {0 if pd.isna(s) else s:.2f}"),
         "samples": Col("n_samples", lambda v: pd.NA if pd.isna(v) else int(v)),
         "of best": Col("share_of_best", lambda v: f"{v:.1%}"),
-    }, llama_cells(r, lb))
+    }
+    if lb.duplicated(["variant", "test_name"]).any() and "test_time" in lb:  # runs only their time tells apart
+        cols["tested at"] = Col("test_time", lambda v: "–" if pd.isna(v) else str(v))
+    out = table(lb, cols, llama_cells(r, lb))
     if len(r.failed):  # a crashed run: shown as failed, with its error, never silently dropped
         f, marked = with_test_names(r.failed), out
         out = pd.concat([out, pd.DataFrame({
@@ -248,7 +283,7 @@ def spread_table(r: Results) -> pd.DataFrame:
 
 def single_build_table(r: Results) -> pd.DataFrame:
     """What each backend alone reaches, as a share of the best-of envelope, per test."""
-    lb = with_share_of_best(r.llama)
+    lb = with_share_of_best(fastest_runs(r.llama))
     wide = lb.pivot_table(index="variant", columns="test_name", values="share_of_best")
     wide = wide[[t for t in _tests_in_order(lb) if t in wide.columns]]
     out = wide.map(lambda v: f"{v:.1%}").rename_axis("build").reset_index()
@@ -260,38 +295,141 @@ def single_build_table(r: Results) -> pd.DataFrame:
     return with_marks(out, marks, tests.why)
 
 
+FIGURE_WIDTH_IN = 4.8  # narrow enough that 10 pt text stays about 10 px on a 390 px phone
+
+
+def _family(test: str) -> str:
+    """A test's series: its kind for a test at depth 0 ('pp', 'tg', 'pp+tg'), its test at
+    any depth for a depth sweep ('pp512 @ depth')."""
+    name, _, depth = test.partition(" @ ")
+    if depth:
+        return f"{name} @ depth"
+    return "+".join(part.rstrip("0123456789") for part in name.split("+"))
+
+
+def _size(test: str, by_depth: bool = False) -> int:
+    """Where a test sits in its series: its depth in a depth sweep (0 for the test without
+    one), else its length (prompt tokens for pp, generated tokens for tg and pp+tg)."""
+    name, _, depth = test.partition(" @ d")
+    if by_depth:
+        return int(depth or 0)
+    return int(name.split("+")[-1][2:])
+
+
+FAMILY_TITLES = {"pp": "prefill (pp), by prompt tokens", "tg": "generation (tg), by tokens generated",
+                 "pp+tg": "prefill then generation (pp+tg), by tokens generated"}
+
+
+def _families(tests: list[str]) -> dict[str, list[str]]:
+    """The tests by series, each in order: a depth sweep takes its test at depth 0 too."""
+    families = {}
+    for t in tests:
+        families.setdefault(_family(t), []).append(t)
+    for family in [f for f in families if f.endswith(" @ depth")]:
+        base = family.split(" @")[0]
+        kind = _family(base)
+        if base in families.get(kind, []):
+            families[kind].remove(base)
+            families[family].append(base)
+    return {f: sorted(mine, key=lambda t: _size(t, f.endswith(" @ depth"))) for f, mine in families.items() if mine}
+
+
+def _panels(tests: list[str]) -> list[tuple[str, list[str], bool]]:
+    """(title, tests, drawn as a series) per panel: a series of three or more tests of one
+    kind is drawn against its length or depth; the other tests share one panel, one column each."""
+    out, rest = [], []
+    for family, mine in _families(tests).items():
+        if len(mine) >= 3:
+            title = FAMILY_TITLES.get(family) or f"{family.split(' @')[0]}, by depth (context tokens before it)"
+            out.append((title, mine, True))
+        else:
+            rest += mine
+    if rest:
+        out.append((" and ".join(rest) if len(rest) <= 3 else "other tests", rest, False))
+    return out
+
+
+def short_names(names) -> dict[str, str]:
+    """Build names without the configuration id they all share ('cfg · ROCm b6077 (fa=on)'
+    -> 'ROCm b6077 (fa=on)'), for legends a phone can show."""
+    names = list(names)
+    heads = {n.split(" · ", 1)[0] for n in names}
+    if len(heads) == 1 and all(" · " in n for n in names):
+        return {n: n.split(" · ", 1)[1] for n in names}
+    return {n: n for n in names}
+
+
+def _styles(names) -> dict[str, dict]:
+    """Colour by backend and build, line and marker by the other settings, so twelve
+    builds stay told apart: 'ROCm b6077 (fa=on)' and '(fa=off)' share a colour."""
+    names = sorted(names)
+    idents = list(dict.fromkeys(n.split(" (")[0] for n in names))
+    colours = dict(zip(idents, sns.color_palette(n_colors=max(len(idents), 1))))
+    lines, markers, seen = ("-", "--", ":", "-."), "osD^vPX*", {}
+    out = {}
+    for n in names:
+        ident = n.split(" (")[0]
+        k = seen[ident] = seen.get(ident, -1) + 1
+        out[n] = dict(color=colours[ident], linestyle=lines[k % len(lines)], marker=markers[k % len(markers)])
+    return out
+
+
 def spread_figure(r: Results) -> plt.Figure:
-    """Each backend's rate as a share of the best per test, with ±1 sd error bars."""
-    lb = with_share_of_best(r.llama)
-    tests = _tests_in_order(lb)
-    configs = sorted(lb["variant"].unique())
-    # Many or long test names (pp512 @ d1024, ...): slanted ticks, and no labels on the bars,
-    # which would overlap (the table above the figure gives every share).
-    crowded = sum(len(t) for t in tests) > 40 or len(tests) * len(configs) > 12
-    fig, ax = plt.subplots(figsize=(7.5, 4.5 if crowded else 4))
-    width = 0.8 / max(len(configs), 1)
-    colors = sns.color_palette(n_colors=len(configs))
-    for k, (cfg, color) in enumerate(zip(configs, colors)):
-        g = lb[lb["variant"] == cfg].groupby("test_name").first().reindex(tests)
-        x = np.arange(len(tests)) + (k - (len(configs) - 1) / 2) * width
-        share = 100 * g["share_of_best"].to_numpy(dtype=float)
-        err = 100 * (g["stddev_ts"] / g["avg_ts"] * g["share_of_best"]).to_numpy(dtype=float)
-        bars = ax.bar(x, share, width, yerr=err, capsize=3, label=cfg, color=color)
-        if not crowded:
-            ax.bar_label(bars, labels=[f"{v:.0f}%" if np.isfinite(v) else "" for v in share],
-                         padding=3, fontsize=plots.MIN_FONT_PT)
-    ax.set_xticks(np.arange(len(tests)), tests, rotation=35 if crowded else 0,
-                  ha="right" if crowded else "center", rotation_mode="anchor")
-    ax.set_ylim(0, 112)  # bars start at zero, so their lengths compare honestly
-    ax.set_ylabel("% of the best backend's t/s")
-    ax.set_xlabel("llama-bench test")
-    ax.set_title("Spread between llama.cpp backends")
-    legend = ax.legend(title="backend build", fontsize=plots.MIN_FONT_PT, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    # a bar is a share of its test's best: it reads every rate of the test
+    """Each build's rate as a share of the best build, per test: one panel per kind of test,
+    stacked, drawn against the test's length, so every label keeps its size on a phone;
+    ±1 sd error bars. A build counts at its fastest run (fastest_runs)."""
+    lb = with_share_of_best(fastest_runs(r.llama))
+    panels = _panels(_tests_in_order(lb))
+    names = short_names(sorted(lb["variant"].unique()))
+    styles = _styles(names.values())
+    legend_in = 0.22 * len(names) + 0.4  # the legend's own row, one build a line, under the panels
+    fig, axes = plt.subplots(len(panels) + 1, 1, figsize=(FIGURE_WIDTH_IN, 2.4 * len(panels) + legend_in),
+                             squeeze=False, height_ratios=[2.4] * len(panels) + [legend_in])
+    for ax, (title, mine, line) in zip(axes[:-1, 0], panels):
+        _spread_panel(ax, lb, mine, names, styles, line)
+        ax.set_title(title, loc="left", fontsize=plots.MIN_FONT_PT + 1)
+    key = axes[-1, 0]
+    key.axis("off")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    legend = key.legend(handles, labels, title="llama.cpp build", loc="upper left", ncol=1,
+                        fontsize=plots.MIN_FONT_PT, frameon=False, borderaxespad=0)
+    # a point is a share of its test's best: it reads every rate of the test
     cells = llama_cells(r, lb)
-    plots.mark_series(fig, legend, series(tagged(lb, cells), "variant", ["share_of_best"]), cells.why)
+    marked = series(tagged(lb, cells), "variant", ["share_of_best"])
+    plots.mark_series(fig, legend, {names[k]: v for k, v in marked.items()}, cells.why)
     fig.tight_layout()
     return fig
+
+
+def _spread_panel(ax, lb: pd.DataFrame, tests: list[str], names: dict, styles: dict, line: bool) -> None:
+    """One panel: each build's share of the best on these tests; a series joined by lines
+    at evenly spaced lengths (llama-bench's are powers of two), else one column per test
+    with the builds side by side."""
+    x = {t: i for i, t in enumerate(tests)}
+    step = 0.0 if line else 0.6 / max(len(names), 1)
+    for k, (variant, label) in enumerate(names.items()):
+        g = lb[(lb["variant"] == variant) & lb["test_name"].isin(tests)]
+        g = g.assign(_x=g["test_name"].map(x)).sort_values("_x")
+        share = 100 * g["share_of_best"].to_numpy(dtype=float)
+        err = 100 * (g["stddev_ts"] / g["avg_ts"] * g["share_of_best"]).to_numpy(dtype=float)
+        style = dict(styles[label]) if line else {**styles[label], "linestyle": "none"}
+        ax.errorbar(g["_x"] + (k - (len(names) - 1) / 2) * step, share, yerr=err, label=label, markersize=5,
+                    linewidth=1.4, capsize=2, **style)
+    ticks = [i for i in range(len(tests)) if len(tests) <= 7 or i % 2 == 0 or i == len(tests) - 1]
+    by_depth = any(" @ d" in t for t in tests)
+    labels = [_tick(tests[i], by_depth) if line else tests[i] for i in ticks]
+    crowded = not line and sum(len(t) for t in labels) > 30
+    ax.set_xticks(ticks, labels, rotation=30 if crowded else 0, ha="right" if crowded else "center",
+                  rotation_mode="anchor")
+    ax.set_xlim(-0.5, len(tests) - 0.5)
+    ax.set_ylim(0, 105)  # from zero, so the gaps compare honestly
+    ax.set_ylabel("% of best")
+
+
+def _tick(test: str, by_depth: bool = False) -> str:
+    """A test's length (or depth) as a tick label: 512, 2k, 4k."""
+    n = _size(test, by_depth)
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
 # ---- the llama-server run (4k-prompt TTFT and TPOT) ---------------------------------
@@ -369,20 +507,53 @@ def batched_values(r: Results, agents: int) -> dict[str, float]:
     return out
 
 
+def prefill_test(r: Results, prompt: int) -> str | None:
+    """The llama-bench prefill test whose best rate the sequential model uses for prompts of
+    `prompt` tokens: the measured one nearest that length (analysis.llama.nearest_test)."""
+    return nearest_test(r.llama, "pp", int(prompt)) if prompt else None
+
+
+def prefill_basis(r: Results, prompt: int) -> str:
+    """Which prefill rate a scenario's sequential time uses, in words, and whether it is
+    measured at that length or extrapolated from a shorter test."""
+    test = prefill_test(r, prompt)
+    if not test:
+        return ""
+    n = int(test[2:])
+    if n == prompt:
+        return f"the best {test} rate, measured at that length"
+    if n < prompt and n == max(_pp_lengths(r)):
+        return (f"the best {test} rate, extrapolated: no prefill test as long as {prompt:,} tokens was "
+                "measured, and prefill slows as the prompt grows")
+    return f"the best {test} rate, the measured prefill test nearest {prompt:,} tokens"
+
+
+def _pp_lengths(r: Results) -> list[int]:
+    """The prompt lengths of the depth-0 prefill tests measured."""
+    return [int(t[2:]) for t in r.llama["test_name"].unique() if t.startswith("pp") and t[2:].isdigit()]
+
+
 def _scenarios(r: Results) -> list[tuple[str, int, str]]:
     """(label, prompt tokens, Strix prefill source) of each serving scenario."""
     out = []
     for p in dict.fromkeys([int(r.params["prompt_tokens"]), int(r.params["long_prompt_tokens"])]):
-        out.append((f"{p:,}-token prompts" if p else "no prompt (as the write-ups count)", p, "llama-bench"))
+        test = prefill_test(r, p)
+        out.append((f"{p:,}-token prompts (prefill at {test})" if p and test else f"{p:,}-token prompts" if p
+                    else "no prompt (as the write-ups count)", p, "llama-bench"))
         if p and r.values.get("strix_server_c1_prefill_tps"):
             out.append((f"{p:,}-token prompts, llama.cpp prefill at the llama-server rate", p, "llama-server"))
     return out
 
 
+def _prefill_name(r: Results, prompt: int, source: str) -> str:
+    """The value name of the prefill rate a scenario reads."""
+    return f"strix_best_{prefill_test(r, prompt)}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps"
+
+
 def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
-    pp, tg = usual_tests(r.llama)
+    _, tg = usual_tests(r.llama)
     gen = r.values.get(f"strix_best_{tg}_tps")
-    pre = r.values.get(f"strix_best_{pp}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps")
+    pre = r.values.get(_prefill_name(r, prompt, source)) if prompt else None
     if not gen or (prompt and not pre):
         return None
     return sequential_s(n, r.params["answer_tokens"], gen, prompt, pre)
@@ -390,10 +561,10 @@ def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
 
 def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
     """What _strix_time reads: the best generation rate, and with prompts a prefill rate."""
-    pp, tg = usual_tests(r.llama)
+    _, tg = usual_tests(r.llama)
     names = [f"strix_best_{tg}_tps"]
     if prompt:
-        names.append(f"strix_best_{pp}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps")
+        names.append(_prefill_name(r, prompt, source))
     return value_ids(r.value_ids, names)
 
 
@@ -435,15 +606,26 @@ def serving(r: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def serving_display(r: Results) -> pd.DataFrame:
+def batched_shown(r: Results) -> bool:
+    """Whether the page sets the batched H100 times beside this data's as one finding: not
+    when this data is measured and the H100 folder reconstructed (Results.kept_apart)."""
+    return r.h100 is not None and not r.kept_apart("h100_data_dir")
+
+
+def serving_display(r: Results, batched: bool | None = None) -> pd.DataFrame:
+    """Time to serve all agents per scenario: the sequential server, and (`batched`, by
+    default when batched_shown) each H100 configuration with its advantage. Beside a folder
+    kept apart, the H100 columns say whose data they are."""
     s, n = serving(r), int(r.params["agents"])
+    batched = batched_shown(r) if batched is None else batched
     seq = [_strix_ids(r, p, src) for p, src in zip(s["prompt_tokens"], s["strix_prefill"].replace("", "llama-bench"))]
     out = pd.DataFrame({"scenario": s["scenario"], r.sequential_label: s["strix_s"].map(fmt_seconds)})
     marks = {r.sequential_label: dict(enumerate(seq))}
-    for cfg, (short, label) in r.h100_configs().items():
+    whose = ", the write-up's reconstructed data" if r.kept_apart("h100_data_dir") else ""
+    for cfg, (short, label) in r.h100_configs().items() if batched else ():
         conc = s[f"{short}_concurrency"].dropna()
         at = f" (c={int(conc.iloc[0])})" if len(conc) else ""
-        col = f"{label}, batched{at}: time (advantage)"
+        col = f"{label}, batched{at}{whose}: time (advantage)"
         out[col] = [f"{fmt_seconds(t)} ({fmt_ratio(a)})" for t, a in zip(s[f"{short}_s"], s[f"{short}_advantage"])]
         marks[col] = {i: union(_h100_ids(r, cfg, n, p), seq[i]) for i, p in enumerate(s["prompt_tokens"])}
     return with_marks(out, marks, r.assumed_why)
@@ -455,7 +637,7 @@ def serving_curve(r: Results) -> pd.DataFrame:
     if not r.has("serving"):
         return pd.DataFrame(columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
     sweeps = r.h100_runs.loc[r.h100_runs["kind"] == "sweep", "concurrency"].dropna()
-    if len(sweeps):
+    if len(sweeps) and batched_shown(r):
         top = max(top, int(sweeps.max()))
     rows, ids = [], []
     for label, prompt, source in _scenarios(r):
@@ -467,7 +649,7 @@ def serving_curve(r: Results) -> pd.DataFrame:
                 rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None,
                                  sequential=True))
                 ids.append(_strix_ids(r, prompt, source))
-            if source != "llama-bench":
+            if source != "llama-bench" or not batched_shown(r):
                 continue
             for cfg, (_, lab) in r.h100_configs().items():
                 t, c = _h100_time(r, cfg, n, prompt)
@@ -480,16 +662,19 @@ def serving_curve(r: Results) -> pd.DataFrame:
 
 
 def serving_figure(curve: pd.DataFrame) -> plt.Figure:
-    """Time to serve N agents: a straight line for sequential, steps for batched."""
+    """Time to serve N agents: a straight line for sequential, steps for batched; one panel
+    per prompt length, stacked so the labels keep their size on a phone."""
     prompts = list(dict.fromkeys(curve["prompt_tokens"]))
-    fig, axes = plt.subplots(1, len(prompts), figsize=(5.2 * len(prompts), 4.2), sharey=True, squeeze=False)
     servers = [n for n in dict.fromkeys(curve["server"]) if "llama-server" not in n]
     colors = dict(zip(servers, sns.color_palette(n_colors=len(servers))))
     first = next(iter(servers), None)
     for name in curve["server"].unique():  # the same sequential line, other prefill: same colour, dashed
         colors.setdefault(name, colors.get(first, "grey"))
     sequential = dict(zip(curve["server"], curve["sequential"]))
-    for ax, p in zip(axes[0], prompts):
+    legend_in = 0.22 * curve["server"].nunique() + 0.2
+    fig, axes = plt.subplots(len(prompts) + 1, 1, figsize=(FIGURE_WIDTH_IN, 2.6 * len(prompts) + legend_in),
+                             squeeze=False, height_ratios=[2.6] * len(prompts) + [legend_in])
+    for ax, p in zip(axes[:-1, 0], prompts):
         sub = curve[curve["prompt_tokens"] == p].dropna(subset=["seconds"])
         for name, g in sub.groupby("server", sort=False):
             dashed = "llama-server" in name
@@ -500,13 +685,19 @@ def serving_figure(curve: pd.DataFrame) -> plt.Figure:
                 ax.plot(measured["agents"], measured["seconds"], "o", color=colors[name])
         plots.log_scale(ax, "y")
         ax.set_xlabel("agents served (N)")
-        ax.set_title(f"{p:,}-token prompts" if p else "answers only, no prompt")
-    axes[0][0].set_ylabel("time to serve all agents (s)")
-    handles, labels = axes[0][-1].get_legend_handles_labels()
-    legend = fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=plots.MIN_FONT_PT,
-                        frameon=False)
+        ax.set_ylabel("seconds, all agents")
+        ax.set_title(f"{p:,}-token prompts" if p else "answers only, no prompt", loc="left",
+                     fontsize=plots.MIN_FONT_PT + 1)
+    key = axes[-1, 0]
+    key.axis("off")
+    handles = {}
+    for ax in axes[:-1, 0]:  # every server once, whichever panel draws it
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    legend = key.legend(list(handles.values()), list(handles), loc="upper left", ncol=1,
+                        fontsize=plots.MIN_FONT_PT, frameon=False, borderaxespad=0)
     plots.mark_series(fig, legend, series(curve, "server", ["seconds"]), curve.attrs.get(WHY) or {})
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout()
     return fig
 
 
@@ -544,14 +735,26 @@ def _caveats(r: Results) -> list[dict]:
             "Generation on Strix Halo is fast enough only because the model is a mixture of experts "
             "that reads about 3B of its 35B weights per token: the model was chosen to suit the "
             "memory bandwidth, and a dense model of similar size would not fare the same."))
-    n_pp = r.llama.loc[r.llama["test"] == "pp", "n_prompt"] if len(r.llama) else pd.Series(dtype=float)
     longest = max(int(r.params["prompt_tokens"]), int(r.params["long_prompt_tokens"]))
-    if r.has("serving") and len(n_pp) and longest > int(n_pp.max()):
+    test = prefill_test(r, longest) if r.has("serving") else None
+    if test and int(test[2:]) < longest:
+        longer = max(_pp_lengths(r)) > int(test[2:])
         cav.append(_ours(
-            f"Sequential times with {longest:,}-token prompts use the pp{int(n_pp.max())} rate for "
-            "prefill; llama.cpp's prefill slows as the context grows, so these times flatter the "
-            "sequential server. The batched side adds its measured median TTFT on top of a per-agent "
-            "rate that already includes prefill, which flatters the sequential server as well."))
+            f"Sequential times with {longest:,}-token prompts use the {test} rate for prefill, "
+            + ("the measured test nearest that length but shorter" if longer else
+               f"extrapolated to {longest:,} tokens: no longer prefill test was measured")
+            + "; llama.cpp's prefill slows as the context grows, so these times flatter the sequential server."
+            + (" The batched side adds its measured median TTFT on top of a per-agent rate that already "
+               "includes prefill, which flatters the sequential server as well." if batched_shown(r) else "")))
+    repeated = repeated_runs(r.llama)
+    if len(repeated):
+        worst = repeated.iloc[0]
+        cav.append(_ours(
+            f"{len(repeated)} test(s) of a build were run more than once with the same recorded settings "
+            f"(backend, build, flash attention, parameters), and their rates differ: up to "
+            f"{worst['spread']:.2f}× on {worst['test_name']} of {worst['variant']}. The files record nothing "
+            "that tells these runs apart (an environment variable, a driver or a firmware would not show), "
+            "so each is listed in the table per backend, and a build's figure is its fastest run."))
     if len(r.server) and r.data.study.reconstructed:
         cav.append(_ours(
             "The write-ups do not say how the 4k-input TTFT and the TPOT were measured. We represent "
@@ -580,6 +783,7 @@ def glue_values(r: Results) -> dict:
     """
     out = Glued(r.assumed_why)
     out["platform"] = r.platform
+    out.update(data_words(r))
     t, tests = per_test(r.llama), per_test_cells(r)
     pp, tg = usual_tests(r.llama)
     for role, test in (("pp", pp), ("tg", tg)):
@@ -621,6 +825,58 @@ def glue_values(r: Results) -> dict:
     return out
 
 
+def data_words(r: Results) -> dict[str, str]:
+    """What the opening says about data of another setup than the write-up's: its label,
+    models, builds, tests and dates, from study.yml and the llama-bench rows; and the
+    write-up's own setup (published.yml), which the page's framing names as the write-up's."""
+    from ..comparable import describe_setup
+
+    lb = r.llama
+    models = []
+    for cid in r.roles.configs("backend"):
+        c = r.config(cid)
+        model, quant = str(c.get("model") or ""), str(c.get("quantisation") or "")
+        models.append(model if not quant or quant in model else f"{model} at {quant}".strip())
+    builds = {}
+    for backend, number in zip(lb.get("backend", []), lb.get("build_number", [])):
+        builds.setdefault(str(backend) if pd.notna(backend) else "backend unknown", set()).add(
+            f"b{int(number)}" if pd.notna(number) else "build unknown")
+    setup = r.published.setup.get("backend") if r.published.setup else None
+    return {
+        "data_label": r.data.study.label,
+        "data_models": ", ".join(m for m in dict.fromkeys(models) if m) or "a model study.yml does not name",
+        "data_builds": "; ".join(f"{b} {', '.join(sorted(n))}" for b, n in sorted(builds.items())) or "no build",
+        "data_tests": _test_span(lb),
+        "data_dates": _date_span(lb),
+        "writeup_setup": describe_setup(setup if isinstance(setup, dict) else (setup or [{}])[0]) if setup
+        else "a setup its published.yml does not state",
+    }
+
+
+def _test_span(lb: pd.DataFrame) -> str:
+    """The tests, per series, as a range where there are several: 'pp1 to pp4096 (13 tests)',
+    'pp512 at depths 0 to 65,536 (5 tests)'."""
+    parts = []
+    for family, mine in _families(_tests_in_order(lb) if len(lb) else []).items():
+        if len(mine) <= 2:
+            parts.append(" and ".join(mine))
+        elif family.endswith(" @ depth"):
+            parts.append(f"{family.split(' @')[0]} at depths {_size(mine[0], True):,} to {_size(mine[-1], True):,} "
+                         f"({len(mine)} tests)")
+        else:
+            parts.append(f"{mine[0]} to {mine[-1]} ({len(mine)} tests)")
+    return "; ".join(parts) or "no test"
+
+
+def _date_span(lb: pd.DataFrame) -> str:
+    """When the tests ran, from llama-bench's own test_time; unknown when it is not recorded."""
+    times = pd.to_datetime(lb["test_time"], errors="coerce", utc=True).dropna() if "test_time" in lb else []
+    if not len(times):
+        return "on dates the files do not record"
+    first, last = times.min().date(), times.max().date()
+    return f"on {first}" if first == last else f"between {first} and {last}"
+
+
 def _serving_values(r: Results, out: Glued) -> None:
     """The sequential time for `agents` agents and the fastest batched configuration's."""
     sv, n = serving(r), int(r.params["agents"])
@@ -628,9 +884,13 @@ def _serving_values(r: Results, out: Glued) -> None:
         rows = sv[(sv["prompt_tokens"] == prompt) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
         if len(rows) and pd.notna(rows["strix_s"].iloc[0]):
             out.cell(key, float(rows["strix_s"].iloc[0]), _strix_ids(r, prompt, "llama-bench"))
+    long = int(r.params["long_prompt_tokens"])
+    if long and prefill_test(r, long):
+        out["long_pp_test"] = prefill_test(r, long)
+        out["long_pp_basis"] = prefill_basis(r, long)
     rows = sv[(sv["prompt_tokens"] == r.params["prompt_tokens"]) & (sv["strix_prefill"].isin(["", "llama-bench"]))]
-    if not len(rows) or "strix_s" not in out:
-        return
+    if not len(rows) or "strix_s" not in out or not batched_shown(r):
+        return  # beside a folder kept apart, the batched times are in a note, never in the prose
     row = rows.iloc[0]
     best = None
     for cfg, (short, label) in r.h100_configs().items():
