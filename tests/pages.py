@@ -66,8 +66,8 @@ def nb_tables(nb) -> dict[str, pd.DataFrame]:
 # ---- where a glued number comes from (issue 20: every key greppable where it is computed) ----
 
 GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}(?:`|[ \t]+)(?:[\w./-]+\.ipynb::)?([A-Za-z_]\w*)")
-SHARED_GLUE_MODULES = ("claims", "independent", "analysis/rate_sweep")  # the ledger counts, the independent
-# section and the request-rate sections
+SHARED_GLUE_MODULES = ("claims", "independent", "analysis/rate_sweep", "opening")  # the ledger counts, the
+# independent section, the request-rate sections and the opening on data of another setup
 
 
 def glue_references(markdown: str) -> set[str]:

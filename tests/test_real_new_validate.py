@@ -131,3 +131,8 @@ def test_validate_lists_the_sections_the_page_shows(project, tmp_path, capsys, m
     assert not shown & empty, f"validate lists {shown & empty} but the page shows them empty"
     missing = {s.id for s in spec.contract.sections} - shown
     assert absent <= missing
+    # the page opens on these files, with the write-up's own introduction left out
+    tags = [set(c.get("metadata", {}).get("tags", [])) for c in nb.cells if c.cell_type == "markdown"]
+    assert not any("needs-comparable" in t for t in tags)
+    opening = next(c.source for c in nb.cells if "needs-other-setup" in c.get("metadata", {}).get("tags", []))
+    assert "data_label" in opening and "data_models" in opening

@@ -29,6 +29,7 @@ from ..analysis.tool_failures import CLASS_IDS, LABELS
 from ..caveats import data_caveats, rule
 from ..contract import Missing
 from ..marks import Col, Glued, Shown, rows_table, table, union
+from ..opening import opening_words
 from ..report import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
 
 STUDY = "3090-dense-vs-sparse"
@@ -875,6 +876,7 @@ def glue_values(r: Results) -> dict:
     tagged with its section and dropped without it)."""
     out = Glued(r.assumed_why)
     out.update({"dense_label": r.label_of("dense"), "moe_label": r.label_of("moe")})
+    out.update(opening_words(r))  # the opening on data of another setup
     _glue_speed(r, out)
     _glue_prefill(r, out)
     _glue_kv(r, out)

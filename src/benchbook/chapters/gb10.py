@@ -25,6 +25,7 @@ from ..caveats import data_caveats, rule
 from ..contract import Missing
 from ..ingest.prometheus import counter_delta
 from ..marks import Col, Glued, Shown, rows_table, table, union
+from ..opening import opening_words
 from ..registry import GB10
 from ..report import config_label, fmt_seconds, platform_short
 
@@ -828,6 +829,7 @@ def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the chapter's prose, each computed only when its data is
     there; the prose that quotes it is tagged with its section and dropped without it."""
     out = Glued(r.assumed_why)
+    out.update(opening_words(r))  # the opening on data of another setup
     out.update({"noise_factor": r.params["noise_factor"], "within_pct": r.params["within_pct"],
                 "strong_gain_pct": r.params["strong_gain_pct"], "strong_ttft_pct": r.params["strong_ttft_pct"]})
     for comp, (a, b, _) in COMPARISONS.items():

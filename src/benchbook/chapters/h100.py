@@ -23,6 +23,7 @@ from ..analysis.serving import add_serving_metrics, run_value_ids, run_values, s
 from ..caveats import data_caveats
 from ..contract import Missing
 from ..marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union
+from ..opening import opening_words
 from ..report import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 
 STUDY = "h100-dense-vs-moe-mtp"
@@ -381,6 +382,7 @@ ROLE_GLUE = {"base": ("base_label", "base_scaling"), "cand": ("cand_label", "can
 def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the chapter's prose, keyed by role rather than by run name."""
     out = Glued(r.assumed_why)
+    out.update(opening_words(r))  # the opening on data of another setup
     sweeps_ = r.runs[r.runs["kind"] == "sweep"]
     for role, cid in (("base", r.baseline), ("cand", r.candidate)):
         _glue_sweep(r, out, role, cid)

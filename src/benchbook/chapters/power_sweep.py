@@ -24,6 +24,7 @@ from ..contract import Missing
 from ..ingest import nvidia_smi
 from ..ingest.vllm_log import stats_intervals, with_intervals
 from ..marks import Glued, Shown, rows_table, union
+from ..opening import opening_words
 from ..report import fmt_rate, platform_short
 
 STUDY = "power-sweep"
@@ -890,6 +891,7 @@ def glue_values(r: Results) -> dict:
     number of a section the data cannot fill is not computed (its prose is dropped)."""
     v = r.values
     out = Glued(r.assumed_why)
+    out.update(opening_words(r))  # the opening on data of another setup
     out.update({"windows_total": int(len(r.windows)), "busy_total": int(len(r.busy)),
                 "logs_n": int(len(r.limits)), "models_n": int(len(r.models)),
                 "directional_n": r.params["directional_n"], "overhead_w": r.params["overhead_w"]})
