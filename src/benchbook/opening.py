@@ -75,7 +75,7 @@ def _runs(r) -> str:
             parts.append(f"{n} {word}{'s' if n != 1 else ''}")
     failed = sum(1 for run in r.data.study.run_entries() if run.context.get("failed"))
     text = ", ".join(parts) or "no run the chapter reads"
-    return text + (f" ({failed} of them failed)" if failed else "")
+    return text + (f"; {failed} of these failed" if failed else "")
 
 
 def _dates(study) -> str:
