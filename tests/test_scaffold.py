@@ -457,10 +457,12 @@ def test_files_the_content_cannot_tell_apart_but_names_differ_get_a_to_do(tmp_pa
     ("gpt-oss_1.jsonl", "gpt-oss_2.jsonl", "gpt-oss_3.jsonl"),
     ("gpt-oss.jsonl", "gpt-oss.csv"),  # one run in two of llama-bench's forms
 ])
-def test_files_differing_only_by_their_test_get_no_name_to_do(tmp_path, names):
+def test_files_differing_only_by_their_test_get_no_name_to_do(tmp_path, capsys, names):
     files = [(llama_csv if n.endswith(".csv") else llama_file)(tmp_path / "in" / n) for n in names]
     doc = new("strix-halo-baseline", tmp_path / "out", files)
     assert len(doc["configs"]) == 1 and not name_todos(doc)
+    # one run set of one build, not "the same run ... need different seed"
+    assert main(["validate", "--quick", str(tmp_path / "out")]) == 0, capsys.readouterr().err
 
 
 @needs_shared
