@@ -27,6 +27,7 @@ from benchbook.contract import (
     slug,
 )
 from benchbook.registry import CHAPTERS
+from benchbook.report import PROSE_TAGS
 from benchbook.study import MANIFEST, FileEntry, Study
 
 ROOT = Path(__file__).parents[1]
@@ -330,6 +331,7 @@ def test_notebook_needs_tags_name_sections_of_the_contract(spec):
     text = (ROOT / "notebooks" / f"{spec.notebook_name}.md").read_text(encoding="utf-8")
     tags = {t for line in text.splitlines() if "tags" in line for t in re.findall(r"needs-([a-z0-9-]+)", line)}
     assert tags, f"{spec.notebook_name}.md tags no section"
-    # 'comparable' is the report's own: prose about the write-up's results (benchbook.report)
-    unknown = tags - {s.id for s in spec.contract.sections} - {"comparable"}
+    # the report's own conditions of prose (benchbook.report.prose_conditions): the write-up's
+    # results, data of another setup, another chapter's folder kept apart or not
+    unknown = tags - {s.id for s in spec.contract.sections} - set(PROSE_TAGS)
     assert not unknown, f"{spec.notebook_name}.md: needs-{sorted(unknown)} name no section of {spec.id}"

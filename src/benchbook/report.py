@@ -538,6 +538,9 @@ def _assumed_cells(tables: dict[str, pd.DataFrame]) -> dict:
     return out
 
 
+PROSE_TAGS = ("comparable", "other-setup", "like-data", "kept-apart")  # prose_conditions' tags
+
+
 def prose_conditions(r) -> dict[str, str]:
     """Tags of prose that holds only for some data, each absent here with why: the runner
     drops markdown cells tagged `needs-<tag>` for them, as for a section the data lacks.

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .. import load_pattern
-from ..marks import Col, table
+from ..marks import Col, Shown, rows_table, table, union
 from ..report import fmt_rate, fmt_seconds
 
 LIMITS_S = (2.0, 5.0, 10.0)  # p95 TTFT limits of the capacity table, seconds (the harness's)
@@ -430,9 +430,19 @@ def common_points(pts: pd.DataFrame, base: str, cand: str) -> pd.DataFrame:
             vc = float(c[metric].iloc[0]) if len(c) == 1 else math.nan
             ratio = vc / vb if measured == "both" and vb and not math.isnan(vb) and not math.isnan(vc) else math.nan
             rows.append(common | dict(metric=metric, label=label, measured=measured, baseline=vb, candidate=vc,
-                                      ratio=ratio, baseline_run=_names(b), candidate_run=_names(c)))
-    return pd.DataFrame(rows, columns=keys + ["sweep", "load", "burstiness", "metric", "label", "measured",
-                                              "baseline", "candidate", "ratio", "baseline_run", "candidate_run"])
+                                      ratio=ratio, baseline_run=_names(b), candidate_run=_names(c),
+                                      rows=tuple(g.index)))
+    return pd.DataFrame(rows, columns=COMMON_COLUMNS)
+
+
+COMMON_COLUMNS = [*POINT_KEYS, "sweep", "load", "burstiness", "metric", "label", "measured", "baseline", "candidate",
+                  "ratio", "baseline_run", "candidate_run", "rows"]  # rows: the runs-table labels it reads
+
+
+# The runs-table columns each compared metric is computed from (what marks a shown value)
+READS = {"achieved_rps": ("completed", "duration_s", "request_tps"), "output_tps": ("output_tps",),
+         "total_tps": ("total_input_tokens", "total_output_tokens", "duration_s"),
+         **{f"{m}_p{q}_s": (f"median_{m}_s", f"p99_{m}_s") for m in ("ttft", "tpot", "itl") for q in (50, 95, 99)}}
 
 
 def _measured(nb: int, nc: int) -> str:
@@ -576,8 +586,9 @@ def _capacity_text(status, rate) -> str:
     return "every prompt at once" if math.isinf(float(rate)) else f"{_rps(rate)} req/s"
 
 
-def common_display(common: pd.DataFrame) -> pd.DataFrame:
-    """One row per point: each metric as 'baseline → candidate (candidate ÷ baseline)'."""
+def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) -> pd.DataFrame:
+    """One row per point: each metric as 'baseline → candidate (candidate ÷ baseline)', marked
+    where it rests on a cell a data generator chose (`cells`: marks.Cells of the runs table)."""
     rows = []
     shown = ("achieved_rps", "output_tps", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s")
     for _, g in common.groupby(list(POINT_KEYS), sort=True, dropna=False):
@@ -585,9 +596,10 @@ def common_display(common: pd.DataFrame) -> pd.DataFrame:
         row = {"workload": first["sweep"], "load": _point_text(first), "prompts": _int(first["num_prompts"]),
                "measured": first["measured"]}
         for _, m in g[g["metric"].isin(shown)].iterrows():
-            row[m["label"]] = _pair_text(m)
+            ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
+            row[m["label"]] = Shown(_pair_text(m), ids)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows_table(rows, why or {})
 
 
 def _point_text(row) -> str:

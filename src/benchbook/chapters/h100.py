@@ -37,7 +37,8 @@ class Results(pipeline.ChapterResults):
     currency: str = ""
     price_source: str = ""
     rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
-    common: pd.DataFrame = field(default_factory=pd.DataFrame)  # baseline and candidate at common load points
+    common: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=rate_sweep.COMMON_COLUMNS))
+    # ^ baseline and candidate at common load points
 
     @property
     def strix(self):
@@ -301,7 +302,7 @@ def rate_display(r: Results) -> pd.DataFrame:
 
 def common_display(r: Results) -> pd.DataFrame:
     """The baseline and the candidate at the load points both measured, like with like."""
-    return rate_sweep.common_display(r.common)
+    return rate_sweep.common_display(r.common, r.cells(r.runs, "runs"), r.assumed_why)
 
 
 def cost_display(r: Results) -> pd.DataFrame:
@@ -435,7 +436,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     out = {"runs": r.runs, "requests": r.data["requests"], "run_stats": r.data["run_stats"],
            "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
            "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
-           "common_points": r.common}
+           "common_points": r.common.drop(columns="rows")}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
