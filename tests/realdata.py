@@ -1,8 +1,10 @@
 """Data folders made with `benchbook new` from real files written by the tools on other
 people's machines (../shared/samples/real/, see its SOURCES.md), for the chapter tests.
 
-Each chapter gets two folders: one as close to its write-up's shape as the real files allow,
-and one clearly different (other hardware, other models, one configuration). Where `new`
+Each chapter gets three folders: one as close to its write-up's shape as the real files allow,
+one clearly different (other hardware, other models, one configuration), and one made from
+whole folders as a user hands them over (a benchmark harness's result folders, every sample
+of a format), with every to-do `new` leaves still open. Where `new`
 leaves a role or a value to the user, `edit` fills it as a user would, and says so; nothing
 is made up about the files themselves.
 """
@@ -26,20 +28,25 @@ needs_shared = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/samples/r
 
 LOGS = REAL / "vllm-server-logs"
 NERDALERT = REAL / "vllm-bench-serve" / "nerdalert_results.jsonl"
+DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"
 
 # chapter -> {variant: (files, edits)}; an edit is (config index, key, value) set in study.yml
 FOLDERS = {
     "h100-dense-vs-moe-mtp": {
+        # whole folders as a user gives them (the DGX Spark harness; files no reader knows skipped)
+        "harness": ([DGX / "qwen-3.6-35b-a3b" / "fp8", DGX / "qwen-3.6-27b" / "fp8"], []),
         "close": ([NERDALERT], []),
         "other": ([NERDALERT], [(0, "role", "other"), (1, "role", "baseline"), (2, "role", "other")]),
     },
     "strix-halo-baseline": {
+        "harness": ([REAL / "llama-bench", LHL], []),
         "close": ([REAL / "llama-bench" / "llama-cpp-fix-wmma_gpt-oss-20b.default-hip.jsonl",
                    REAL / "llama-bench" / "llama-cpp-fix-wmma_gpt-oss-20b.lhl-tune-tile.jsonl"], []),
         "other": ([REAL / "llama-bench" / "geerlingguy_ai-benchmarks_20_rx580_vulkan.log",
                    REAL / "llama-bench" / "geerlingguy_ai-benchmarks_54_radxa_cpu.md"], []),
     },
     "3090-dense-vs-sparse": {
+        "harness": ([DGX / "qwen-3.6-35b-a3b" / "fp8", DGX / "qwen-3.6-27b" / "fp8"], []),
         # the Qwen3-VL-30B-A3B log is taken as the sparse model by its name; the user says
         # which server the dual-NVLink log (which names no model) was: here, the dense one
         "close": ([LOGS / "vllm-0.11.0_4x3090_qwen3-vl-30b_excerpt.log", LOGS / "club-3090_74_dual-nvlink.log"],
@@ -47,6 +54,7 @@ FOLDERS = {
         "other": ([LOGS / "genesis-vllm-patches_24_3090-tp8.log"], [(0, "role", "dense")]),
     },
     "power-sweep": {
+        "harness": ([LOGS, REAL / "nvidia-smi"], []),
         "close": ([LOGS / "vllm_43295_mtp-slow.log", LOGS / "genesis-vllm-patches_24_3090-tp8.log"], []),
         # a server log and an nvidia-smi log of another machine and day, side by side
         "other": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log",
@@ -54,11 +62,17 @@ FOLDERS = {
                   []),
     },
     "gb10-mtp": {
+        "harness": ([DGX / "qwen-3.6-35b-a3b" / "bf16", DGX / "qwen-3.6-35b-a3b" / "fp8"], []),
         "close": ([LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", LOGS / "vllm_43295_mtp-slow.log"], []),
         "other": ([LOGS / "club-3090_93_5090_dflash.log"], []),
     },
 }
 SAME_FOLDER = {("power-sweep", "other")}  # the user put the two logs in one folder
+
+
+def files_in(paths) -> list[Path]:
+    """The files of `paths`, folders opened (sorted), as `benchbook new` reads them."""
+    return [f for p in paths for f in (sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p])]
 
 
 def make(chapter: str, variant: str, root: Path) -> Path:
@@ -84,7 +98,6 @@ def make(chapter: str, variant: str, root: Path) -> Path:
     return out
 
 
-DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"
 
 
 def dgx(chapter: str, root: Path, folders: tuple[str, ...], roles: dict[str, str] | None = None) -> Path:

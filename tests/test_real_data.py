@@ -21,14 +21,14 @@ from benchbook.cli import main as cli
 from benchbook.runner import Chapter
 from pages import declared_glue_keys, glued
 from projects import copy_project
-from realdata import FOLDERS, LHL, NERDALERT, REAL, make, needs_shared
+from realdata import FOLDERS, LHL, REAL, files_in, make, needs_shared
 
 BIN = Path(sys.executable).parent
 pytestmark = [needs_shared, pytest.mark.build]
 VERDICTS = {"holds", "does not hold", "not derivable", "not comparable"}
 
 
-@pytest.fixture(scope="module", params=["close", "other"])
+@pytest.fixture(scope="module", params=["close", "other", "harness"])
 def built(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"real-{request.param}")
     project = copy_project(root)
@@ -128,7 +128,9 @@ def test_every_download_has_a_header(built):
 def test_sections_the_data_cannot_fill_say_so(built):
     variant, project, folders, _ = built
     body = text(page(project, "h100-dense-vs-moe-mtp"))
-    assert "Not in this data" in body and "This section needs sweep runs at two or more concurrencies" in body
+    needs = ("This section needs a sweep run at concurrency 1" if variant == "harness"  # open-loop sweeps only
+             else "This section needs sweep runs at two or more concurrencies")
+    assert "Not in this data" in body and needs in body
     body = text(page(project, "gb10-mtp"))
     assert "This section needs runs of the vanilla configuration" in body
 
@@ -139,20 +141,25 @@ def _numbers(article) -> str:
 
 def test_the_files_own_numbers_are_on_the_pages(built):
     variant, project, folders, _ = built
-    # h100: the request rates and aggregate throughput of the nerdalert runs
+    # h100: the aggregate throughput of the bench runs (nerdalert's JSONL, the harness's JSON)
     body = _numbers(page(project, "h100-dense-vs-moe-mtp"))
-    for line in NERDALERT.read_text(encoding="utf-8").splitlines():
-        d = json.loads(line)
-        assert f"{d['output_throughput']:.0f}" in body
+    files, _ = FOLDERS["h100-dense-vs-moe-mtp"][variant]
+    for f in files_in(files):
+        if f.suffix not in (".json", ".jsonl") or f.name in ("meta.json", "11-rate-sweep.json"):
+            continue
+        for line in f.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line) if line.strip().startswith("{") else {}
+            if "output_throughput" in d and d.get("completed"):
+                assert f"{d['output_throughput']:.1f}" in body or f"{d['output_throughput']:.0f}" in body, f.name
     # strix: the best avg_ts of every test, from the llama-bench files themselves
     body = _numbers(page(project, "strix-halo-baseline"))
     files, _ = FOLDERS["strix-halo-baseline"][variant]
-    rates = _llama_rates(files)
+    rates = _llama_rates(files_in(files))
     assert rates and all(f"{v:.1f}" in body for v in rates.values()), rates
     # power sweep and gb10: stats lines and SpecDecoding lines of the logs
     body = _numbers(page(project, "power-sweep"))
     files, _ = FOLDERS["power-sweep"][variant]
-    for f in files:
+    for f in files_in(files):
         if f.suffix == ".log":
             gens = re.findall(r"Avg generation throughput: ([\d.]+)", f.read_text(encoding="utf-8"))
             running = re.findall(r"Running: (\d+) reqs", f.read_text(encoding="utf-8"))
@@ -161,7 +168,8 @@ def test_the_files_own_numbers_are_on_the_pages(built):
                 assert f"{max(busy):.0f}" in body, (f.name, max(busy))
     body = _numbers(page(project, "gb10-mtp"))
     files, _ = FOLDERS["gb10-mtp"][variant]
-    spec = [f for f in files if "SpecDecoding metrics" in f.read_text(encoding="utf-8")]
+    spec = [f for f in files_in(files)
+            if f.suffix == ".log" and "SpecDecoding metrics" in f.read_text(encoding="utf-8")]
     if spec:
         lines = spec[0].read_text(encoding="utf-8").count("SpecDecoding metrics")
         assert f"Across the {lines} SpecDecoding lines" in text(page(project, "gb10-mtp"))
