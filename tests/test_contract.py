@@ -167,8 +167,7 @@ def test_keys_for_prefixes_role_and_run_key():
                entry("raw/3.log", "Big-One", kind="server-log"),
                entry("raw/4.json", "a", kind="prefill", input_len=1)])
     roles, _ = assign_roles(s, DEMO)
-    keys, problems = keys_for(s, DEMO, roles)
-    assert problems == []
+    keys = keys_for(s, DEMO, roles)
     assert keys == {(0, None): "base_c1", (1, None): "cand_c4", (2, None): "big_one", (3, None): "base_prefill"}
 
 
@@ -181,19 +180,18 @@ def test_keys_for_tiebreak_separates_seeds_then_names_what_differs_then_numbers_
                entry("raw/5.json", "a", kind="sweep", concurrency=4, input_len=1),
                entry("raw/6.json", "a", kind="sweep", concurrency=4, input_len=4096)])
     roles, _ = assign_roles(s, DEMO)
-    keys, problems = keys_for(s, DEMO, roles)
+    keys = keys_for(s, DEMO, roles)
     assert keys[(0, None)] == "base_c1_s1" and keys[(1, None)] == "base_c1_s2"
     assert (keys[(2, None)], keys[(3, None)]) == ("base_c8_rep1", "base_c8_rep2")  # one run set
     assert (keys[(4, None)], keys[(5, None)]) == ("base_c4_input_len_1", "base_c4_input_len_4096")
-    assert problems == []
 
 
 def test_keys_for_skips_runs_without_a_known_role_or_kind():
     s = study({"a": {"role": "base"}, "z": {}},
               [entry("raw/1.json", "z", kind="sweep", concurrency=1), entry("raw/2.json", "a", kind="odd"),
                entry("raw/3.json", "a", kind="sweep")])  # no concurrency: reported by check_runs instead
-    keys, problems = keys_for(s, DEMO, assign_roles(s, DEMO)[0])
-    assert keys == {} and problems == []
+    keys = keys_for(s, DEMO, assign_roles(s, DEMO)[0])
+    assert keys == {}
 
 
 # ---------------------------------------------------------------- sections

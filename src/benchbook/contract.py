@@ -311,8 +311,8 @@ def _plain(v):
     return v
 
 
-def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tuple[dict[tuple, str], list[str]]:
-    """Value-name prefix of each described run ('<role key>_<run key>'), and key collisions.
+def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> dict[tuple, str]:
+    """Value-name prefix of each described run ('<role key>_<run key>').
 
     Keyed by (file index, run position). Two runs of one role with the same key get the
     kind's tiebreak (the seed) appended; if that does not separate them, they are named for
@@ -333,7 +333,7 @@ def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tu
             continue  # reported by check_runs
         base[(run.file, run.run)] = "_".join(p for p in parts if p)
         found[(run.file, run.run)] = (run, kind)
-    out, problems = {}, []
+    out = {}
     for key in sorted(set(base.values())):
         same = [i for i, k in base.items() if k == key]
         if len(same) == 1:
@@ -350,7 +350,7 @@ def keys_for(study: Study, contract: Contract, roles: Roles, entries=None) -> tu
         if not split or len(set(split.values())) != len(same):
             split = _named_for_difference(key, [found[i][0] for i in same], same)
         out.update(split)
-    return out, problems
+    return out
 
 
 # Context keys that name a run, not its workload: never used to tell runs apart.

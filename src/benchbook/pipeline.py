@@ -50,8 +50,7 @@ def contract_problems(data: StudyData, contract: Contract) -> list[str]:
     runs = data.tables.get("runs")
     problems += check_runs(study, contract, runs)
     entries = filled(study, runs)
-    keys, key_problems = keys_for(study, contract, roles, entries)
-    problems += key_problems
+    keys = keys_for(study, contract, roles, entries)
     data.roles = roles
     data.described = _described(data, contract, roles, entries, keys)
     for name, df in list(data.tables.items()):
