@@ -386,3 +386,16 @@ def test_a_folder_with_table_skips_files_that_cannot_hold_it(tmp_path, capsys):
     assert printed.count("lines read") == len(logs) > 0 and "a vllm-bench-serve file has no table windows" in printed
     want = sum(len(ingest.read(f).tables["windows"]) for f in logs)
     assert len(pl.read_parquet(tmp_path / "w.parquet")) == want > 0
+
+
+def test_validate_lists_the_page_s_sections_inside_the_book_and_the_contract_s_outside(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """Inside the book the chapter runs on the folder (what the page will show); elsewhere
+    validate still checks the folder and says it could not run the chapter."""
+    assert main(["validate", str(STRIX)]) == 0
+    assert "chapter strix-halo-baseline, the page will show: " in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", str(STRIX)]) == 0
+    out = capsys.readouterr().out
+    assert "not inside the book's folder, so the chapter was not run" in out
+    assert "chapter strix-halo-baseline, the files' run kinds allow: " in out

@@ -352,11 +352,18 @@ def cmd_validate(args) -> int:
 
             problems += contract_problems(data, spec.contract)
             sections = available(spec.contract, data.described, {p: True for p in spec.reads})
+            what = "the files' run kinds allow"
             if not args.quick and not problems:
-                sections, why = _page_sections(spec, target, args.param)
-                problems += why
+                repo = _repo_or_none()
+                if repo is None:
+                    print("  (not inside the book's folder, so the chapter was not run: the sections below are "
+                          "what the files' run kinds allow; run validate from the book to see the page's)")
+                else:
+                    sections, why = _page_sections(repo, spec, target, args.param)
+                    problems += why
+                    what = "the page will show"
             if not problems or args.quick:
-                _print_sections(spec, sections, "the files' run kinds allow" if args.quick else "the page will show")
+                _print_sections(spec, sections, what)
         elif study.id and spec is None:
             print(f"  (study '{study.id}' is no chapter of this book; contract not checked; "
                   "give --chapter to check one)")
@@ -372,13 +379,22 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def _page_sections(spec, target: Path, params) -> tuple[dict, list[str]]:
+def _repo_or_none() -> Path | None:
+    from .runner import ChapterError
+
+    try:
+        return find_repo()
+    except ChapterError:
+        return None
+
+
+def _page_sections(repo: Path, spec, target: Path, params) -> tuple[dict, list[str]]:
     """What the page will show on this folder: the chapter's own analysis decides
     (runner.Chapter.sections); a chapter that fails on the data is a problem to report."""
     from .runner import Chapter, ChapterError
 
     try:
-        chapter = Chapter(find_repo(), spec.id)
+        chapter = Chapter(repo, spec.id)
         return chapter.sections(target, {k: yaml.safe_load(v) for k, v in params}), []
     except ChapterError as exc:
         return {}, [str(exc)]
