@@ -480,3 +480,17 @@ def test_the_real_data_page_shows_the_h100_comparison_only_in_a_note_naming_both
     # the 520 runs are folded, with the line that says how many
     assert '<details class="benchbook-details"><summary>llama-bench results per backend ' in out
     assert "(520 rows)" in out
+
+
+def test_data_caveats_take_a_frame_without_the_runs_table_s_columns():
+    """A chapter without bench runs (llama-bench only) may pass an empty frame: the rules read
+    the runs table's columns, so the frame is given them instead of raising KeyError."""
+    import pandas as pd
+
+    from benchbook.caveats import data_caveats
+    from benchbook.pipeline import load
+    from benchbook.registry import get
+
+    data = load(STRIX_DIR, get("strix-halo-baseline").contract)
+    caveats = data_caveats(data, pd.DataFrame())
+    assert any(c["origin"] == "data rule: reconstructed" for c in caveats)

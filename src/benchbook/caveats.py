@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .claims import UNKNOWN
+from .tables import conform
 
 
 def authors_caveats(published) -> list[dict]:
@@ -17,7 +18,11 @@ def authors_caveats(published) -> list[dict]:
 
 def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = None,
                  compared: list[tuple[str, str]] | None = None, extra_configs: dict | None = None) -> list[dict]:
-    """Caveats raised by rules over the data; `compared` lists config pairs set side by side."""
+    """Caveats raised by rules over the data; `compared` lists config pairs set side by side.
+    `runs` is a chapter's runs table, or any frame of its rows: the rules read the runs
+    table's columns, so a frame without them (a chapter with no bench runs) is given them
+    empty rather than failing on a missing column."""
+    runs = conform(runs, "runs", check_required=False)
     out = []
     configs = {**study_data.study.configs, **(extra_configs or {})}
     for check in (_reconstructed, _synthetic_traffic, _small_samples, _summary_only,
