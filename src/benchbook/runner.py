@@ -148,20 +148,23 @@ class Chapter:
         params.update(overrides)
         return params
 
-    def sections(self, data_dir, overrides: dict | None = None) -> dict:
-        """Section id -> None or what it lacks, as the page on `data_dir` will show it: the
-        chapter's own analysis, run with the parameters the page would get, so `benchbook
-        validate` and the page answer from one function. Raises what the chapter raises."""
+    def analysed(self, overrides: dict | None = None):
+        """The chapter's results as its page computes them: its module's `analyse`, called
+        with the parameters the page would get (`overrides` on top), so `benchbook validate`,
+        the tests and the page answer from one function. Raises what the chapter raises."""
         import inspect
         from contextlib import chdir
         from importlib import import_module
 
-        params = self.effective_parameters({**(overrides or {}), "data_dir": str(Path(data_dir).resolve())})
+        params = self.effective_parameters(dict(overrides or {}))
         analyse = import_module(f"benchbook.chapters.{self.spec.module}").analyse
         wanted = inspect.signature(analyse).parameters
         with chdir(self.repo):  # the parameters' relative paths are the notebook's, run from the repo
-            r = analyse(**{k: v for k, v in params.items() if k in wanted})
-        return dict(r.sections)
+            return analyse(**{k: v for k, v in params.items() if k in wanted})
+
+    def sections(self, data_dir, overrides: dict | None = None) -> dict:
+        """Section id -> None or what it lacks, as the page on `data_dir` will show it."""
+        return dict(self.analysed({**(overrides or {}), "data_dir": str(Path(data_dir).resolve())}).sections)
 
     def data_dir(self) -> str | None:
         """The data folder this chapter reads (its `data_dir`, remembered or default)."""
