@@ -178,6 +178,10 @@ def test_common_points_on_the_write_up_s_data_list_one_sided_runs():
     assert not r.has("rate") and r.has("common-points")
     shown = h100.common_display(r)
     assert sorted(shown["measured"]) == ["baseline only"] * 2 + ["both"] * 5
+    # a one-token prefill run has no decode step: its TPOT is not shown as vLLM's 0
+    prefill = shown[shown["workload"].str.contains("→ 1 tokens")]
+    assert len(prefill) == 1 and set(prefill[["TPOT p50", "TPOT p99"]].iloc[0]) == {"– (one output token)"}
+    assert not shown.isin(["0.0 ms"]).any().any()
     g = h100.glue_values(r)
     assert (g["common_points"], g["common_one_sided"]) == (5, 2) and "rate_steps" not in g
 

@@ -423,7 +423,7 @@ def common_points(pts: pd.DataFrame, base: str, cand: str) -> pd.DataFrame:
         b, c = g[g["config"] == base], g[g["config"] == cand]
         first = g.iloc[0]
         common = dict(zip(keys, key)) | dict(sweep=first["sweep"], load=first["load"],
-                                            burstiness=first["burstiness"])
+                                            burstiness=first["burstiness"], output_len=first["output_len"])
         measured = _measured(len(b), len(c))
         for metric, label in COMPARED:
             vb = float(b[metric].iloc[0]) if len(b) == 1 else math.nan
@@ -435,8 +435,9 @@ def common_points(pts: pd.DataFrame, base: str, cand: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COMMON_COLUMNS)
 
 
-COMMON_COLUMNS = [*POINT_KEYS, "sweep", "load", "burstiness", "metric", "label", "measured", "baseline", "candidate",
-                  "ratio", "baseline_run", "candidate_run", "rows"]  # rows: the runs-table labels it reads
+COMMON_COLUMNS = [*POINT_KEYS, "sweep", "load", "burstiness", "output_len", "metric", "label", "measured",
+                  "baseline", "candidate", "ratio", "baseline_run", "candidate_run",
+                  "rows"]  # rows: the runs-table labels it reads
 
 
 # The runs-table columns each compared metric is computed from (what marks a shown value)
@@ -596,6 +597,9 @@ def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) ->
         row = {"workload": first["sweep"], "load": _point_text(first), "prompts": _int(first["num_prompts"]),
                "measured": first["measured"]}
         for _, m in g[g["metric"].isin(shown)].iterrows():
+            if m["metric"].startswith(("tpot", "itl")) and pd.notna(m["output_len"]) and m["output_len"] <= 1:
+                row[m["label"]] = "– (one output token)"  # vLLM counts such a TPOT as 0: no decode step
+                continue
             ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
             row[m["label"]] = Shown(_pair_text(m), ids)
         rows.append(row)
