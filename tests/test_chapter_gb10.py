@@ -221,6 +221,11 @@ def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
             assert (got == h["configured_rps"]) if h else pd.isna(got), (folder, ms)
     assert gb10.glue_values(r)["rate_configs"] == 2
     assert set(gb10.downloads(r)) >= {"rate_steps", "rate_capacity"}
+    # the runs table lists every run of a configuration with a role, rate runs too, with its load
+    shown = gb10.runs_display(r)
+    steps = r.rates.steps
+    assert len(shown[shown["test"] == "rate"]) == len(steps) and set(shown["config"]) == set(labels)
+    assert shown.loc[shown["test"] == "rate", "load"].str.startswith("open loop at ").all()
 
 
 def test_the_write_up_s_data_has_no_rate_runs_and_says_so():

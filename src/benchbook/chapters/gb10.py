@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims as claims_mod
-from .. import pipeline, plots
+from .. import load_pattern, pipeline, plots
 from ..analysis import rate_sweep
 from ..caveats import data_caveats, rule
 from ..contract import Missing
@@ -812,8 +812,18 @@ def configs_table(r: Results) -> pd.DataFrame:
 
 
 def runs_display(r: Results) -> pd.DataFrame:
-    x = r.runs.sort_values(["cfg", "test", "name"])
-    return table(x, {"run": Col("name"), "config": Col("config"), "test": Col("test", str.upper), "seed": Col("seed"),
+    """Every bench run of a configuration with a role, whatever its kind (tests A-D and
+    request-rate runs alike), with its load pattern as the file records it."""
+    x = r.data["runs"]
+    x = x[x["role"].notna() & x["kind"].notna()] if "role" in x else x.iloc[0:0]
+    x = x.assign(test=x["kind"].astype(str).str.replace(r"^test-([a-d])$", lambda m: m.group(1).upper(),
+                                                          regex=True),
+                 load_text=x.apply(load_pattern.text, axis=1) if len(x) else pd.Series(dtype=object))
+    x = x.sort_values(["config", "test", "name"])
+    return table(x, {"run": Col("name"), "config": Col("config"), "test": Col("test"),
+                     "seed": Col("seed", lambda v: "–" if v is None or pd.isna(v) else v),
+                     "load": Col("load_text", reads=("load", "max_concurrency", "request_rate", "burstiness",
+                                                     "peak_in_flight", "num_prompts")),
                      "requests": Col("completed", lambda v: pd.NA if pd.isna(v) else int(v)),
                      "output t/s": Col("output_tps", lambda v: f"{v:.2f}"),
                      "mean TTFT": Col("mean_ttft_s", fmt_seconds), "mean TPOT": Col("mean_tpot_s", fmt_seconds),
