@@ -37,6 +37,11 @@ def pending(study: Study) -> set[str]:
     return {str(t).split(":", 1)[0].strip() for t in study.todo}
 
 
+def open_roles(study: Study) -> list[str]:
+    """The configurations whose role `benchbook new` left to the user (`role: TODO`)."""
+    return [c for c, cfg in study.configs.items() if cfg.get(ROLE_KEY) == TODO]
+
+
 @dataclass(frozen=True)
 class KeyNumbers:
     """Numbers of one of the chapter's tidy downloads that a version sets beside the previous
@@ -160,10 +165,10 @@ def assign_roles(study: Study, contract: Contract) -> tuple[Roles, list[str]]:
             problems.append(f"{where}: configs.{cid}: role '{role}' is not one of this chapter's ({names})")
         else:
             roles.of_config[cid] = str(role)
-    open_roles = [c for c, cfg in study.configs.items() if cfg.get(ROLE_KEY) == TODO]
+    waiting_roles = open_roles(study)
     for r in contract.roles:
         n = len(roles.configs(r.name))
-        if n < r.min and not open_roles:  # while a role is a to-do, the count waits for it
+        if n < r.min and not waiting_roles:  # while a role is a to-do, the count waits for it
             problems.append(f"{where}: configs: the chapter needs {r.min} configuration(s) with role "
                             f"'{r.name}' ({r.title}); found {n}")
         if r.max is not None and n > r.max:

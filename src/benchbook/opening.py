@@ -65,10 +65,8 @@ def _runs(r) -> str:
     if runs is not None and len(runs) and "load" in runs:
         for pattern, n in runs["load"].fillna(load_pattern.UNKNOWN).value_counts().items():
             parts.append(f"{n} {_RUNS.get(pattern, pattern)} run{'s' if n != 1 else ''}")
-    formats = pd.Series([f.format or "" for f in r.data.study.files])
-    report = r.data.report
-    if len(report) and "format" in report:
-        formats = report["format"].astype(str)
+    report = r.data.report  # one row per file read, with the format its reader detected
+    formats = report["format"].astype(str) if "format" in report else pd.Series(dtype=str)
     for fmt, word in _FILES.items():
         n = int((formats == fmt).sum())
         if n:

@@ -210,6 +210,10 @@ class ChapterResults:
         """The data is the write-up's setup, in every role it has."""
         return self.comparability.comparable and all(c.comparable for c in self.read_setups.values())
 
+    def read_side(self, param: str) -> str:
+        """The short name of the chapter whose folder this page reads under `param` ('H100')."""
+        return get(self.spec.reads[param]).title.split(":")[0]
+
     def kept_apart(self, param: str) -> str | None:
         """Why the folder this page reads under `param` is set beside its own data and never
         against it, or None when the two may be compared.
@@ -222,7 +226,7 @@ class ChapterResults:
         other = self.reads.get(param)
         if other is None or self.data.study.reconstructed or not other.study.reconstructed:
             return None
-        side = get(self.spec.reads[param]).title.split(":")[0]
+        side = self.read_side(param)
         return (f"{side} side: {other.study.label}, the {side} write-up's numbers rebuilt by a generator from "
                 f"its published tables, not measured. This page's data: {self.data.study.label}. A number that "
                 "rests on the reconstructed side is no finding of this page's data: it gets no verdict here and "

@@ -233,7 +233,6 @@ def key_results(r):
 
     from .claims import BY_CONSTRUCTION
     from .headlines import key_results as rows
-    from .registry import get
 
     df = rows(r)
     ids = {label: r.claim_ids.get(c, ()) for label, c in zip(df.index, df["claim"])}
@@ -243,7 +242,7 @@ def key_results(r):
     notes = []
     if not r.comparable:
         notes.append("Not the write-up's setup: its numbers are shown beside this data's, not judged.")
-    apart = [get(r.spec.reads[p]).title.split(":")[0] for p in r.spec.reads if r.kept_apart(p)]
+    apart = [r.read_side(p) for p in r.spec.reads if r.kept_apart(p)]
     if apart:
         notes.append(f"Results that rest on the {' and '.join(apart)} write-up's reconstructed data are left "
                      "out: this page's data is measured.")
@@ -447,9 +446,11 @@ def open_items_note(r) -> str:
     """What the data folder leaves open and so leaves off the page: to-dos `benchbook new`
     wrote (a configuration without a role, a run without a kind), failed runs, files no
     reader knows. Empty when nothing is open."""
+    from .contract import open_roles
+
     study = r.data.study
     lines = []
-    roleless = [c for c, cfg in study.configs.items() if cfg.get("role") == "TODO"]
+    roleless = open_roles(study)
     if roleless:
         lines.append(f"- {len(roleless)} configuration(s) without a role, so not shown: "
                      + ", ".join(untrusted.md(c) for c in roleless))
