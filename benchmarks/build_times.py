@@ -34,7 +34,7 @@ def timed_build(project: Path) -> tuple[float, list[str]]:
 
 def change_h100(project: Path) -> None:
     """One H100 run's TTFTs 1 % slower: read by the H100 and Strix Halo chapters and the synthesis."""
-    from benchbook.study import write_checksums
+    from benchbook.study.folder import write_checksums
 
     data = project / "data/h100-dense-vs-moe-mtp"
     run = next(data.glob("raw/h100-moe-mtp/*concurrency8-*.json"))
@@ -48,7 +48,7 @@ def change_power_sweep(project: Path) -> None:
     """One nvidia-smi sample of the power sweep 1 W higher: read by its chapter and the synthesis."""
     import gzip
 
-    from benchbook.study import write_checksums
+    from benchbook.study.folder import write_checksums
 
     data = project / "data/power-sweep"
     smi = sorted(data.glob("raw/*/*/nvidia-smi.csv.gz"))[0]

@@ -317,7 +317,7 @@ def write_file(case: Case, folder: Path) -> Path:
 
 
 def write_study(case: StudyCase, folder: Path) -> Path:
-    from benchbook.study import write_checksums
+    from benchbook.study.folder import write_checksums
 
     root = folder / case.id
     for rel, data in case.files.items():

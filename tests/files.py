@@ -63,8 +63,8 @@ def serving_only_folder(tmp_path: Path, chapter: str, role: str) -> Path:
     configuration given `role` where no rule of the chapter picked one (as a user would)."""
     import yaml
 
-    from benchbook.scaffold import new_study
-    from benchbook.study import MANIFEST, write_checksums
+    from benchbook.scaffold.new import new_study
+    from benchbook.study.folder import MANIFEST, write_checksums
 
     out = tmp_path / chapter
     new_study(chapter, out, [serving_log(tmp_path / f"{chapter}.log")], log=lambda msg: None)

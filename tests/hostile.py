@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from benchbook.study import write_checksums
+from benchbook.study.folder import write_checksums
 
 # Each part: what would run or render if the text were trusted.
 ACTIVE = (

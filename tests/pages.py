@@ -29,7 +29,7 @@ def glued(nb) -> dict:
     return out
 
 
-MARK = "benchbook-assumed-mark"  # the marker of a value resting on a generator's choice (benchbook.marks)
+MARK = "benchbook-assumed-mark"  # the marker of a value resting on a generator's choice (benchbook.study.marks)
 
 
 def without_marks(element):
@@ -66,8 +66,9 @@ def nb_tables(nb) -> dict[str, pd.DataFrame]:
 # ---- where a glued number comes from (issue 20: every key greppable where it is computed) ----
 
 GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}(?:`|[ \t]+)(?:[\w./-]+\.ipynb::)?([A-Za-z_]\w*)")
-SHARED_GLUE_MODULES = ("claims", "independent", "analysis/rate_sweep", "opening")  # the ledger counts, the
-# independent section, the request-rate sections and the opening on data of another setup
+# the ledger counts, the independent section, the request-rate sections and the opening on
+# data of another setup
+SHARED_GLUE_MODULES = ("ledger/claims", "ledger/independent", "analysis/rate_sweep", "page/opening")
 
 
 def glue_references(markdown: str) -> set[str]:
@@ -107,10 +108,10 @@ def declared_glue_keys(notebook: Path):
     nb = jupytext.read(notebook)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     root = Path(benchbook.__file__).parent
-    chapters = re.findall(r"from benchbook\.chapters import ([\w, ]+)", code)
-    names = [n.split(" as ")[0].strip() for line in chapters for n in line.split(",")]
+    chapters = re.findall(r"from benchbook\.chapters\.(\w+) import ([\w, ]+)", code)
+    names = [(folder, n.split(" as ")[0].strip()) for folder, line in chapters for n in line.split(",")]
     words = set()
-    for path in [root / "chapters" / f"{n}.py" for n in names] + [root / f"{m}.py" for m in SHARED_GLUE_MODULES]:
+    for path in [root / "chapters" / f / f"{n}.py" for f, n in names] + [root / f"{m}.py" for m in SHARED_GLUE_MODULES]:
         words |= _literals(path.read_text(encoding="utf-8"))[0]
     nb_words, nb_families = _literals(code)
     return lambda key: key in words or key in nb_words or any(f.match(key) for f in nb_families)

@@ -80,7 +80,7 @@ def one_chapter_book(study: str):
     def executed(project):
         import nbformat
 
-        from benchbook.runner import Chapter
+        from benchbook.site.runner import Chapter
 
         return nbformat.read(Chapter(project, study).execute(log=lambda msg: None), as_version=4)
 

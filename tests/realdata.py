@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchbook.scaffold import new_study
-from benchbook.study import MANIFEST, write_checksums
+from benchbook.scaffold.new import new_study
+from benchbook.study.folder import MANIFEST, write_checksums
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "samples"
 REAL = SHARED / "real"

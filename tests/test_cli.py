@@ -242,7 +242,7 @@ def test_a_failed_ingest_leaves_no_partial_csv(tmp_path, capsys):
 
 def test_needs_prints_each_chapter_s_contract(capsys, monkeypatch):
     """Every role, kind and section of the registry's contract is named; an unknown id is an error."""
-    from benchbook import registry
+    from benchbook.book import registry
 
     monkeypatch.chdir(ROOT)
     for spec in registry.chapters():

@@ -12,9 +12,10 @@ from pathlib import Path
 import yaml
 
 from . import __version__, ingest
+from .book.paths import ChapterError, find_repo
 from .ingest import IngestError
-from .runner import Chapter, ChapterError, find_repo, studies
-from .study import StudyError, inspect_study, write_checksums
+from .site.runner import Chapter, studies
+from .study.folder import StudyError, inspect_study, write_checksums
 
 # polars' allocator (jemalloc) keeps freed pages for 10 s by default, which on a long log
 # reads as memory growing with the file; a short decay returns them at once (set before
@@ -87,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("files", nargs="+", type=Path, help="raw files: bench JSON, server logs, llama-bench output, ...")
     s.set_defaults(func=cmd_new)
 
+    s = sub.add_parser("new-chapter", help="make a chapter from the template: its folder, notebook, test and TOC line")
+    s.add_argument("chapter", help="the new chapter's id, e.g. my-machine (names its page, data folder and module)")
+    s.add_argument("--title", help="the page's title (default: from the id)")
+    s.set_defaults(func=cmd_new_chapter)
+
     s = sub.add_parser("needs", help="what a chapter needs from a data folder: roles, run kinds, sections")
     s.add_argument("chapter", help="a chapter id, e.g. gb10-mtp")
     s.set_defaults(func=cmd_needs)
@@ -140,8 +146,8 @@ def _shown_path(folder: str | None, repo: Path) -> str:
 
 
 def cmd_needs(args) -> int:
-    from . import registry
-    from .contract import describe
+    from .book import registry
+    from .study.contract import describe
 
     try:
         spec = registry.get(args.chapter)
@@ -202,7 +208,7 @@ def cmd_ingest(args) -> int:
                           "if several)")
     files = _ingest_inputs(args.files, args.format, args.table)
     if suffix == ".parquet" or (suffix != ".csv" and args.as_ == "parquet"):
-        from .ingest_files import ingest_to_parquet
+        from .ingest.batch import ingest_to_parquet
 
         return ingest_to_parquet(files, args)
     one_file = suffix == ".csv"
@@ -347,8 +353,8 @@ def cmd_validate(args) -> int:
         problems += url_problems
         spec = _chapter_for(study, args.chapter)
         if spec is not None and spec.contract is not None:
-            from .contract import available
-            from .pipeline import contract_problems
+            from .book.pipeline import contract_problems
+            from .study.contract import available
 
             problems += contract_problems(data, spec.contract)
             sections = available(spec.contract, data.described, {p: True for p in spec.reads})
@@ -380,7 +386,7 @@ def cmd_validate(args) -> int:
 
 
 def _repo_or_none() -> Path | None:
-    from .runner import ChapterError
+    from .book.paths import ChapterError
 
     try:
         return find_repo()
@@ -391,7 +397,8 @@ def _repo_or_none() -> Path | None:
 def _page_sections(repo: Path, spec, target: Path, params) -> tuple[dict, list[str]]:
     """What the page will show on this folder: the chapter's own analysis decides
     (runner.Chapter.sections); a chapter that fails on the data is a problem to report."""
-    from .runner import Chapter, ChapterError
+    from .book.paths import ChapterError
+    from .site.runner import Chapter
 
     try:
         chapter = Chapter(repo, spec.id)
@@ -415,7 +422,7 @@ def _ingest_present(study):
     """Tables of the listed files that exist, and the problems of those that cannot be read."""
     from dataclasses import replace
 
-    from .load import StudyReadError, ingest_study
+    from .study.load import StudyReadError, ingest_study
 
     present = replace(study, files=[f for f in study.files if study.path(f).is_file()])
     try:
@@ -427,13 +434,13 @@ def _ingest_present(study):
 def _text_checks(study, data) -> tuple[list[str], list[str]]:
     """Names that will surprise a reader (markup, control characters, very long) and link
     targets that are not http(s); every name is shown literally on the pages regardless."""
-    from .untrusted import scan
+    from .study.untrusted import scan
 
     return scan(study.manifest, data.tables)
 
 
 def _chapter_for(study, chapter: str | None):
-    from .registry import get
+    from .book.registry import get
 
     try:
         return get(chapter or study.id)
@@ -444,14 +451,21 @@ def _chapter_for(study, chapter: str | None):
 
 
 def cmd_new(args) -> int:
-    from .scaffold import new_study
+    from .scaffold.new import new_study
 
     new_study(args.chapter, args.dir, args.files)
     return 0
 
 
+def cmd_new_chapter(args) -> int:
+    from .scaffold.chapter import new_chapter
+
+    new_chapter(find_repo(), args.chapter, args.title)
+    return 0
+
+
 def cmd_publish(args) -> int:
-    from .publish import PublishError, publish
+    from .site.publish import PublishError, publish
 
     try:
         publish(args.publish_version, site=args.site, html_dir=args.html, base_url=args.base_url,

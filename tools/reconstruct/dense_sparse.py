@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from benchbook.analysis.tool_failures import CLASS_IDS, LABELS
-from benchbook.chapters.dense_sparse import MIB_TO_GB  # the chapter's GB, so memory cells print alike
+from benchbook.chapters.dense_sparse.analysis import MIB_TO_GB  # the chapter's GB, so memory cells print alike
 from benchbook.ingest import tool_calls as tool_log_reader
-from benchbook.published import Published, load_published, parse_quantity
+from benchbook.ingest.tool_failures import CLASS_IDS, LABELS
+from benchbook.ledger.published import Published, load_published, parse_quantity
 
 from . import agent_log, bench_json, check, docs, serve_log
 from .fit import FitError, Plan, fit, itl_gaps
@@ -138,7 +138,7 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
-# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
 # the 4-concurrent runs' median TTFT; the dense model's MTP counters.
 ROWS = {
     "unpublished_ttft_s": {"kind": [a("runs")["c4"]["kind"]]},

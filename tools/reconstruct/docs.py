@@ -17,9 +17,9 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from benchbook.assumptions import FILE as ASSUMPTIONS_FILE
-from benchbook.assumptions import load_assumptions
-from benchbook.study import CHECKSUMS, MANIFEST, write_checksums
+from benchbook.study.assumptions import FILE as ASSUMPTIONS_FILE
+from benchbook.study.assumptions import load_assumptions
+from benchbook.study.folder import CHECKSUMS, MANIFEST, write_checksums
 
 from .targets import Target
 
@@ -69,7 +69,7 @@ def command(key: str, study: str, seed: int, published: str | None = None) -> st
 
 def render(p: Provenance, assumed) -> str:
     """PROVENANCE.md text: the template filled with `p` and the assumptions (objects with
-    id, value, why, columns, as benchbook.assumptions.load_assumptions returns them)."""
+    id, value, why, columns, as benchbook.study.assumptions.load_assumptions returns them)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
@@ -131,7 +131,7 @@ def finish(out_dir: Path, provenance: Provenance, assumed: dict, shows_in: dict 
 
 def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict | None = None) -> None:
     """One entry per ASSUMPTIONS key: its value, why, the tidy columns it lands in and, where
-    it covers only some of their rows, which (`rows`, benchbook.assumptions)."""
+    it covers only some of their rows, which (`rows`, benchbook.study.assumptions)."""
     rows = rows or {}
     unknown = sorted(set(shows_in) - set(assumed)) + sorted(set(rows) - set(shows_in))
     if unknown:

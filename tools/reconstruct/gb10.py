@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbook.published import Published, load_published, parse_quantity
+from benchbook.ledger.published import Published, load_published, parse_quantity
 
 from . import bench_json, docs
 from . import gb10_log as slog
@@ -180,7 +180,7 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
-# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
 # the seed pairs (tests B-D on the fresh stack), the old stack's test D, the log's windows
 # (the /metrics totals are published), and each start-up fact of the stacks it names.
 ROWS = {
@@ -1213,7 +1213,7 @@ def _printed(t: Target, v: float | None) -> str:
 
 def _provenance(pub, seed, T, values, conflicts, info, groups, facts, between, edged, sessions, tick,
                 acc) -> docs.Provenance:
-    from benchbook.claims import check_claims
+    from benchbook.ledger.claims import check_claims
 
     rows = []
     for name, t in sorted(T.items()):

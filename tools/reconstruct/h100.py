@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbook.published import load_published
+from benchbook.ledger.published import load_published
 
 from . import bench_json, check, docs
 from .fit import FitError, Plan, fit
@@ -119,7 +119,7 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
-# Which rows of those columns an assumption covers, where not all (benchbook.assumptions).
+# Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions).
 ROWS = {
     "dense_p99_ttft_s": {"config": ["h100-dense"], "kind": ["sweep"], "concurrency": list(a("dense_p99_ttft_s"))},
     "mtp_acceptance": {"config": ["h100-moe-mtp"]},

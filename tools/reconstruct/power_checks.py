@@ -1,7 +1,7 @@
 """Checks for the power-sweep reconstruction: its own recomputation, and the write-up's.
 
 `window_values` recomputes every value name published.yml uses from the stats lines as
-they were printed, with the chapter's own definitions (benchbook.chapters.power_sweep:
+they were printed, with the chapter's own definitions (benchbook.chapters.power_sweep.analysis:
 SCOPES, the P95 rule, per-request and completion rates), so the generator's proof that
 the fit landed is the book's arithmetic; the tests do it again from the files.
 `published_checks` holds the write-up's tables against each other using only their
@@ -16,9 +16,9 @@ from itertools import product
 
 import pandas as pd
 
-from benchbook.chapters import power_sweep as chapter
+from benchbook.chapters.power_sweep import analysis as chapter
 from benchbook.ingest.vllm_log import with_intervals
-from benchbook.published import Published, parse_quantity
+from benchbook.ledger.published import Published, parse_quantity
 
 # Concurrency levels of each scope the published tables pool ("c1to3" -> 1, 2, 3).
 LEVELS = {scope: range(lo, hi + 1) for scope, (lo, hi) in chapter.SCOPES.items()}

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchbook.chapters.power_sweep import P95_METHOD
-from benchbook.published import load_published
+from benchbook.chapters.power_sweep.analysis import P95_METHOD
+from benchbook.ledger.published import load_published
 
 from . import docs
 from .agent_day import DayPlan, Slot, arrange
@@ -177,7 +177,7 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
-# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
 # the start-up facts `engine` sets (max concurrency follows from the KV cache), and the
 # start-up after the crash (the log of that model and limit).
 ROWS = {
@@ -669,7 +669,7 @@ def verify(T: dict[str, Target], values: dict[str, float], plans: list[GroupPlan
 
 def _show(text: str, value: float, derived: str) -> str:
     """Our value printed the way the published cell was (per request, per kW)."""
-    from benchbook.published import parse_quantity
+    from benchbook.ledger.published import parse_quantity
 
     q = parse_quantity(text)
     if derived.startswith("/ ") and derived.endswith("kW"):

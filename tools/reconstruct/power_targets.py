@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from benchbook.published import Published, parse_quantity
+from benchbook.ledger.published import Published, parse_quantity
 
 from .window_fit import Interval
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbook.published import load_published
+from benchbook.ledger.published import load_published
 
 from . import bench_json, check, docs, llama_jsonl
 from .fit import FitError, Plan, fit
@@ -111,7 +111,7 @@ def _test_rows(test: str) -> dict:
     return {k: [v] for k, v in TESTS[test].items()}
 
 
-# Which rows of those columns an assumption covers, where not all (benchbook.assumptions):
+# Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
 # the winner's cell of each test, and the other backends' cells.
 ROWS = {
     "winners": [{"config": [b], **_test_rows(t)} for t, b in a("winners").items()],

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchbook.published import Published, Quantity, parse_quantity
+from benchbook.ledger.published import Published, Quantity, parse_quantity
 
 METRICS = ("output_tps", "per_agent_tps", "median_ttft_s", "p99_ttft_s", "median_tpot_s",
            "prefill_tps", "cost_per_m")

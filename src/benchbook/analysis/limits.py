@@ -13,8 +13,8 @@ import math
 
 import pandas as pd
 
-from ..facts import Facts
 from . import roofline as rl
+from .facts import Facts
 
 LIMIT_COLUMNS = [
     "platform_key", "model_key", "quant_key", "kv_key", "bandwidth_gbs", "devices",

@@ -21,7 +21,7 @@ RUN_METRICS = (
 
 
 # Columns add_serving_metrics computes, and the run columns each is computed from: a cell
-# of one holds the assumptions its sources hold (benchbook.marks).
+# of one holds the assumptions its sources hold (benchbook.study.marks).
 DERIVED = {"per_agent_tps": ("output_tps",), "cost_per_m": ("output_tps",)}
 
 
@@ -58,7 +58,7 @@ def cost_per_million(tps, price_per_hour: float | None):
 def run_values(runs: pd.DataFrame) -> dict[str, float]:
     """``<key>_<metric>`` for every run and numeric metric present.
 
-    The key is the run's key under its chapter's contract (benchbook.contract: role and
+    The key is the run's key under its chapter's contract (benchbook.study.contract: role and
     run context, e.g. ``h100_dense_c16``), so value names do not depend on the names a
     user gave the runs; without a contract, the run's name.
     """
@@ -75,8 +75,8 @@ def run_values(runs: pd.DataFrame) -> dict[str, float]:
 
 
 def run_value_ids(runs: pd.DataFrame, cells) -> dict[str, tuple]:
-    """The assumption ids behind each value run_values names (benchbook.marks.Cells)."""
-    from ..marks import run_value_ids as ids
+    """The assumption ids behind each value run_values names (benchbook.study.marks.Cells)."""
+    from ..study.marks import run_value_ids as ids
 
     return ids(runs, cells, RUN_METRICS)
 

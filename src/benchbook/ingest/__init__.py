@@ -7,7 +7,7 @@ Each reader module exposes ``FORMAT`` (a name), ``TABLES`` (tables it can yield)
 `read` is the one way in (the CLI and `load` use it), so it also holds the guarantees every
 reader gets for free: an empty file, undecodable bytes, a damaged gzip stream or a reader
 bug become an IngestError naming the file, never a bare traceback; and every text column
-and skip reason passes through `benchbook.redact`, so a reader that forgets cannot leak.
+and skip reason passes through `benchbook.ingest.redact`, so a reader that forgets cannot leak.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from ..tables import categorical
 from .errors import IngestError
 from .result import IngestResult
+from .tables import categorical
 from .textio import GZIP_ERRORS, read_bytes, read_head
 
 # Order matters: more specific sniffers first.
@@ -168,7 +168,7 @@ _NOT_REDACTED = {"run_id", "source_file", "format"}
 
 def _redacted(result: IngestResult) -> IngestResult:
     """Every text cell and skip reason through `redact` (unique values only: cheap)."""
-    from ..redact import has_secret, redact
+    from .redact import has_secret, redact
 
     for name, df in result.tables.items():
         for col in df.columns:
@@ -204,7 +204,7 @@ def _redacted(result: IngestResult) -> IngestResult:
 def _redacted_categories(values: pd.Series) -> pd.Categorical | None:
     """A categorical column with its text categories redacted (two categories may become
     one), or None when none holds a secret."""
-    from ..redact import has_secret, redact
+    from .redact import has_secret, redact
 
     cats = values.cat.categories
     text = [c for c in cats if isinstance(c, str)]

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..redact import redact
-from ..tables import conform
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import conform
 from .textio import read_text
 
 FORMAT = "gauntlet-csv"

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..redact import redact
-from ..tables import columns, conform
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import columns, conform
 from .textio import ANSI, read_text
 
 FORMAT = "llama-bench"

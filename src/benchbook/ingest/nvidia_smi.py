@@ -40,10 +40,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..redact import redact
-from ..tables import columns, conform
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import columns, conform
 from .textio import read_text
 
 FORMAT = "nvidia-smi-csv"

@@ -23,8 +23,8 @@ harness's own, documented here (and in the book's methods page):
   which scripts are allowed and which tool names exist. Without one, the scripts seen in
   allowed calls of the same file count as allowed, and OpenCode's tool names as known.
 - The failure class of a denied call is not in the log: it is computed by
-  `benchbook.analysis.tool_failures` from the tool name and the command or path.
-- Commands, paths and reasons go through `benchbook.redact` before they are stored.
+  `benchbook.ingest.tool_failures` from the tool name and the command or path.
+- Commands, paths and reasons go through `benchbook.ingest.redact` before they are stored.
 
 Counting: `read` = non-blank lines that are JSON objects. Ignored, with the reason:
 other events (session start/end, messages), and a last line cut short by a crash.
@@ -39,12 +39,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.tool_failures import KNOWN_TOOLS, SHELL_TOOLS, classify, parse, script_of, scripts_in_allow_rules
-from ..redact import redact
-from ..tables import conform
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import conform
 from .textio import read_text
+from .tool_failures import KNOWN_TOOLS, SHELL_TOOLS, classify, parse, script_of, scripts_in_allow_rules
 
 FORMAT = "tool-call-log"
 TABLES = ("tool_calls",)

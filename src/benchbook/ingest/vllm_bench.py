@@ -32,11 +32,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from .. import load_pattern
-from ..redact import redact
-from ..tables import conform
+from . import load_pattern
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import conform
 from .textio import read_bytes, read_text
 
 FORMAT = "vllm-bench-serve"

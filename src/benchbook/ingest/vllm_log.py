@@ -19,7 +19,7 @@ The byte path:
   `\r\n` line ending is tolerated.
 
 A candidate message is matched from its start to the end of the line by a strict template
-(its parts in vLLM's order, benchbook.vllm_templates); the time, process and call site come from the header
+(its parts in vLLM's order, benchbook.ingest.vllm_templates); the time, process and call site come from the header
 by position (the polars pass strips ANSI colour codes first; the byte path sends a line
 with colour codes to the full-line templates). Lines that miss (other prefixes, other field
 orders) go through full-line templates with ANSI codes stripped. A line saying `Avg prompt throughput`
@@ -69,11 +69,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import vllm_templates as T
-from ..redact import redact
-from ..tables import SCHEMAS, Column, categorical, columns
+from . import vllm_templates as T
 from .errors import IngestError
+from .redact import redact
 from .result import IngestResult
+from .tables import SCHEMAS, Column, categorical, columns
 from .textio import ANSI, GZIP_ERRORS, open_text
 from .vllm_log_scan import KINDS, ChunkScan, Scanner
 

@@ -4,7 +4,7 @@ Python work per line.
 `vllm_log` reads a log in chunks of whole lines. For a chunk that is valid UTF-8 this
 module splits it into lines and, with one vectorised expression each, finds the
 candidate lines, parses the periodic lines that follow the strict templates of
-benchbook.vllm_templates (V1 and V0 stats lines, V0's prefix-cache line, SpecDecoding lines:
+benchbook.ingest.vllm_templates (V1 and V0 stats lines, V0's prefix-cache line, SpecDecoding lines:
 vLLM's field order after a plain header), turns every uvicorn access line into a key
 without its ephemeral port, and counts the lines with a vLLM header. polars releases
 the GIL, so two chunks are scanned at once on two cores while the next one is read.

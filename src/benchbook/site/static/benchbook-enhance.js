@@ -1,0 +1,84 @@
+// What the site does with JavaScript, loaded as a module on every page (benchbook.site.assets).
+// Each library is fetched from this site's _static folder, only where a page needs it.
+const here = new URL(".", import.meta.url);
+
+function stylesheet(name) {
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = new URL(name, here).href;
+  document.head.appendChild(link);
+}
+
+function classicScript(name) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = new URL(name, here).href;
+    s.onload = resolve;
+    s.onerror = reject;
+    document.head.appendChild(s);
+  });
+}
+
+// Long tables (the claims ledgers) sortable, searchable and filterable with DataTables, from
+// the offline bundle of the itables package. Every row stays in the page (no paging), so
+// links to a ledger row keep working; each column's menu sorts it and filters it.
+async function tables() {
+  const found = document.querySelectorAll("table.benchbook-filterable");
+  if (!found.length) return;
+  stylesheet("datatables.css");
+  const { default: DataTable } = await import(new URL("datatables.js", here).href);
+  // a cell's assumed-value marker (benchbook.study.marks) is shown, never filtered or searched
+  // on: "does not holdᵃ" is one more "does not hold" in the verdict filter
+  const MARK = /<span class="benchbook-assumed-mark"[^>]*>[^<]*<\/span>/g;
+  const unmarked = (data, type) => (type === "filter" && typeof data === "string" ? data.replace(MARK, "") : data);
+  const text = (cell) => {
+    const copy = cell.cloneNode(true);
+    copy.querySelectorAll(".benchbook-assumed-mark").forEach((m) => m.remove());
+    return copy.textContent.trim();
+  };
+  found.forEach((table) => {
+    // a column of few distinct values (verdict, kind, basis) filters by picking values;
+    // the others by typing
+    const rows = [...table.tBodies[0].rows];
+    const columnDefs = [...table.tHead.rows[0].cells].map((th, i) => {
+      const values = new Set(rows.map((row) => (row.cells[i] ? text(row.cells[i]) : "")));
+      return { targets: i, render: unmarked,
+               columnControl: ["order", [values.size <= 12 ? "searchList" : "search"]] };
+    });
+    new DataTable(table, {
+      paging: false,
+      order: [],
+      autoWidth: false,
+      columnDefs,
+      ordering: { indicators: false, handler: false },
+      language: { search: "Search:" },
+    });
+  });
+}
+
+// Interactive charts (benchbook.page.interactive): the chart's JSON sits in a data block; it is
+// drawn with plotly.js when its folded section is first opened (plotly needs the size).
+async function charts() {
+  const found = document.querySelectorAll("div.benchbook-plotly");
+  if (!found.length) return;
+  let ready = null;
+  const draw = async (box) => {
+    if (box.dataset.drawn) return;
+    box.dataset.drawn = "1";
+    ready = ready || classicScript("plotly.min.js");
+    await ready;
+    const spec = JSON.parse(box.querySelector("script[type='application/json']").textContent);
+    const chart = document.createElement("div");
+    chart.className = "benchbook-plotly-chart";
+    box.appendChild(chart);
+    window.Plotly.newPlot(chart, spec.data, spec.layout, { displaylogo: false, responsive: true });
+  };
+  found.forEach((box) => {
+    const fold = box.closest("details");
+    if (!fold || fold.open) draw(box);
+    else fold.addEventListener("toggle", () => fold.open && draw(box), { once: false });
+  });
+}
+
+tables();
+charts();

@@ -1,0 +1,234 @@
+"""The GB10 MTP chapter: executed for real in a copy of the project, glue values checked
+against numbers computed here from published.yml and the raw files; one real book build.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+import yaml
+
+import projects  # noqa: E402  (tests/ is on sys.path)
+from benchbook.chapters.gb10 import analysis as gb10
+from benchbook.ledger.published import load_published, parse_quantity
+from benchbook.site.runner import Chapter
+from benchbook.study.folder import write_checksums
+from pages import glued  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = "gb10-mtp"
+DATA = ROOT / "data" / STUDY
+BIN = Path(sys.executable).parent
+
+
+def copy_project(dest: Path) -> Path:
+    """A book of this chapter only (see tests/projects.py)."""
+    return projects.copy_project(dest, chapters=[STUDY])
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    project = copy_project(tmp_path_factory.mktemp("gb10book"))
+    out = Chapter(project, STUDY).execute(log=lambda m: None)
+    return project, glued(nbformat.read(out, as_version=4))
+
+
+def _published():
+    return load_published(DATA / "published.yml")
+
+
+def test_every_published_cell_is_reproduced_on_the_page(executed):
+    _, g = executed
+    pub = _published()
+    cells = sum(1 for t in pub.tables for exprs in t.values for e in exprs if e)
+    assert g["cells_total"] == cells
+    assert g["cells_within"] == cells
+
+
+def test_ledger_counts_add_up(executed):
+    _, g = executed
+    pub = _published()
+    assert g["claims_total"] == len(pub.claims)
+    assert g["claims_holds"] + g["claims_does_not_hold"] + g["claims_not_derivable"] == len(pub.claims)
+    assert g["claims_not_derivable"] >= sum(c.get("kind") == "not-derivable" for c in pub.claims)
+    assert g["consistency_total"] == sum(c.get("kind") == "consistency" for c in pub.claims)
+    assert 0 < g["consistency_fail_rounding"] < g["consistency_total"]
+
+
+def test_glued_numbers_equal_the_published_ones(executed, results):
+    _, g = executed
+
+    def prints_as(text, value):
+        q = parse_quantity(text)
+        return q.value - q.step / 2 <= value < q.value + q.step / 2
+
+    c = gb10.compare(results, "van", "mtp").set_index(["_test", "_metric"])["_delta"] * 100
+    assert prints_as("+24.2%", c["c", "output_tps"]) and prints_as("−56.7%", c["c", "mean_ttft_s"])
+    assert prints_as("−7.2%", c["b", "output_tps"]) and prints_as("+30.7%", c["b", "mean_tpot_s"])
+    assert prints_as("+8.7%", c["a", "output_tps"]) and prints_as("+5.0%", c["d", "output_tps"])
+    # the prose names the tests where MTP helps most and least, as this data ran them
+    assert g["mtp_best_test"] == "C: 2048/512, 16 clients" and g["mtp_worst_test"] == "B: 8192/256, 4 clients"
+    assert g["mtp_best_output_pct"] == pytest.approx(c["c", "output_tps"], rel=1e-12)
+    assert g["mtp_worst_mean_tpot_s_pct"] == pytest.approx(c["b", "mean_tpot_s"], rel=1e-12)
+    assert g["prom_num_drafts"] == 41568 and g["prom_accepted_tokens"] == 60298
+    assert g["global_per_draft"] == pytest.approx(60298 / 41568)
+    assert g["global_length"] == pytest.approx(1 + 60298 / 41568)
+    assert g["a_length"] == pytest.approx(1 + 6033 / 4211)
+    assert g["line_time"] == "05:00:39" and g["line_length"] == pytest.approx(2.50)
+    assert g["line_rate_pct"] == pytest.approx(74.9)
+    assert g["mtp_graph_change"] == "FULL_AND_PIECEWISE → PIECEWISE"
+    assert g["mtp_cost_kv_cache_tokens"] == 323456 - json_kv("van")
+    assert g["decisions_agree"] == g["decisions_total"] == 4
+    assert g["within_total"] == 24 and g["within_count"] < 24
+    assert g["mtp_runs"] == 7 and g["bench_drafts"] < g["prom_delta_drafts"] < g["prom_num_drafts"]
+
+
+def json_kv(cfg: str) -> int:
+    text = (DATA / "raw" / gb10_config(cfg) / "vllm-serve.log").read_text(encoding="utf-8")
+    return int(re.search(r"GPU KV cache size: ([\d,]+) tokens", text).group(1).replace(",", ""))
+
+
+def gb10_config(cfg: str) -> str:
+    study = yaml.safe_load((DATA / "study.yml").read_text(encoding="utf-8"))
+    return next(e["config"] for e in study["files"] if e["name"] == f"{cfg}_log")
+
+
+def test_downloads_are_written(executed):
+    project, _ = executed
+    folder = project / "book" / "studies" / STUDY
+    for name in ("runs", "seed_groups", "spec_decode", "boot", "claims", "published_vs_reproduced"):
+        df = pd.read_csv(folder / f"{name}.csv")
+        assert len(df), name
+    assert (folder / "gb10-mtp-tables.zip").is_file()
+
+
+# ---------------------------------------------------------------- behaviour on changed data
+
+
+@pytest.fixture(scope="module")
+def results():
+    return gb10.analyse(DATA)
+
+
+def test_rule_judges_changes_against_the_seed_spread(results):
+    c = gb10.compare(results, "van", "mtp")
+    beyond = c[c["verdict"].str.startswith("beyond")]
+    assert (beyond["_delta"].abs() > beyond["_band"]).all()
+    within = c[c["verdict"] == "within noise"]
+    assert (within["_delta"].abs() <= within["_band"]).all()
+    doubled = gb10.Results(**{**results.__dict__, "params": {**results.params, "noise_factor": 1e6}})
+    assert not gb10.compare(doubled, "van", "mtp")["verdict"].str.startswith("beyond").any()
+
+
+def test_decision_follows_the_data(tmp_path, results):
+    """Make test C's MTP runs 30 % slower: the rule must turn MTP off there."""
+    data = tmp_path / STUDY
+    shutil.copytree(DATA, data)
+    study = yaml.safe_load((data / "study.yml").read_text(encoding="utf-8"))
+    for e in study["files"]:
+        if e["name"].startswith("mtp_c_"):
+            path = data / e["path"]
+            d = json.loads(path.read_text(encoding="utf-8"))
+            d["duration"] *= 1.3
+            path.write_text(json.dumps(d), encoding="utf-8")
+    write_checksums(data)
+    before = gb10.decision(results).set_index("test")["our call"]
+    after = gb10.decision(gb10.analyse(data, DATA / "published.yml")).set_index("test")["our call"]
+    c = results.test_label("c")
+    assert before[c] == "strongly on" and after[c] == "off"
+    assert (before.drop(c) == after.drop(c)).all()
+
+
+def test_within_rounding_is_computed_from_the_stated_numbers():
+    claims = {c["id"]: c for c in _published().claims}
+    assert gb10.within_rounding(claims["kv-shrink-stated"]) == "yes"  # −2.3 % needs unrounded pools
+    assert gb10.within_rounding(claims["c-length-vs-rate-stated"]) == "no"
+    assert gb10.within_rounding(claims["c-draft-tokens-stated"]) == "no"
+    assert gb10.within_rounding(claims["prom-rate-stated"]) == "yes"
+    assert gb10.within_rounding(claims["kv-fresh"]) == ""  # data claims are judged on the data
+
+
+def test_three_acceptance_figures_share_one_yardstick(results):
+    t = gb10.three_figures(results).set_index("printed value")
+    assert list(t.index) == ["2.43", "2.50", "1.45"]
+    assert float(t.loc["1.45", "with bonus"]) == pytest.approx(1 + 60298 / 41568, abs=5e-4)
+    assert float(t.loc["2.43", "without bonus"]) == pytest.approx(6033 / 4211, abs=5e-4)
+
+
+# ---------------------------------------------------------------- one real build
+
+
+@pytest.mark.build
+def test_book_builds_with_the_chapter(tmp_path):
+    project = copy_project(tmp_path)
+    proc = subprocess.run([str(BIN / "jupyter-book"), "build", "book", "-n", "--keep-going"],
+                          cwd=project, capture_output=True, text=True, timeout=900)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1), log[-3000:]
+    mine = [line for line in log.splitlines() if "WARNING" in line and STUDY in line]
+    assert not mine, mine
+    html = (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
+    assert "{glue" not in html and "Data: reconstructed" in html
+    from pages import html_tables
+
+    tables = html_tables(html)  # markers of assumed values aside
+    pub = yaml.safe_load((DATA / "published.yml").read_text(encoding="utf-8"))
+    for tb in pub["tables"]:
+        shown = next(v for k, v in tables.items() if k.startswith(tb["title"]))
+        assert list(shown.columns) == tb["columns"]
+        for row, got in zip([r["cells"] for r in tb["rows"]], shown.astype(str).values.tolist()):
+            for cell, expr, text in zip(row, next(r["values"] for r in tb["rows"] if r["cells"] == row), got):
+                if expr:
+                    assert text.startswith(f"{cell} → ") and "✗" not in text, (tb["id"], cell, text)
+    assert list(tables["Claims ledger"]["claim id"]) == [c["id"] for c in pub["claims"]]
+    calls = tables["MTP per workload: our call by the rule"]
+    assert list(calls["our call"]) == ["on", "off", "strongly on", "on"]
+    assert html.count('alt="') >= 3 and "05:00:39" in html
+    downloads = {p.name for p in (project / "book/_build/html/_downloads").rglob("*.csv")}
+    assert {"runs.csv", "claims.csv", "spec_decode.csv", "boot.csv"} <= downloads
+
+
+def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
+    """Whole DGX Spark harness folders: `new` makes the FP8 35B-A3B the control; the user
+    gives the 27B the role vanilla and leaves the NVFP4 folder's role open, so its runs wait.
+    The section shows the two configurations' sweeps, and the capacity of each main sweep
+    is the harness's own (11-rate-sweep.json, read here as plain JSON)."""
+    from realdata import DGX, REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8", "qwen-3.6-35b-a3b/nvfp4")
+    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "vanilla"})
+    r = gb10.analyse(data, DATA / "published.yml")
+    assert r.has("rate") and not r.has("mtp")
+    labels = list(r.rates.labels)
+    assert labels == [r.roles.first("control"), r.roles.first("vanilla")]
+    assert set(r.rates.steps["config"]) == set(labels)  # the NVFP4 runs wait for their role
+    cap = r.rates.capacity
+    for cid, folder in zip(labels, folders):
+        main = cap[(cap["config"] == cid) & (cap["steps"] == 7)].set_index("limit_s")
+        theirs = json.loads((DGX / folder / "11-rate-sweep.json").read_text())["capacity_by_slo_ms"]
+        for ms, h in theirs.items():
+            got = main.loc[int(ms) / 1000, "capacity_rps"]
+            assert (got == h["configured_rps"]) if h else pd.isna(got), (folder, ms)
+    assert gb10.glue_values(r)["rate_configs"] == 2
+    assert set(gb10.downloads(r)) >= {"rate_steps", "rate_capacity"}
+    # the runs table lists every run of a configuration with a role, rate runs too, with its load
+    shown = gb10.runs_display(r)
+    steps = r.rates.steps
+    assert len(shown[shown["test"] == "rate"]) == len(steps) and set(shown["config"]) == set(labels)
+    assert shown.loc[shown["test"] == "rate", "load"].str.startswith("open loop at ").all()
+
+
+def test_the_write_up_s_data_has_no_rate_runs_and_says_so():
+    r = gb10.analyse(DATA, DATA / "published.yml")
+    assert not r.has("rate") and "--request-rate" in r.missing("rate").text()
+    assert "rate_steps" not in gb10.glue_values(r)

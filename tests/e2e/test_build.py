@@ -1,0 +1,411 @@
+"""End to end: a real `jupyter-book build book` of a copy of the project.
+
+One module-scoped build serves several checks; a second part reruns the H100 chapter on
+a changed copy of its data with `benchbook run --data` and rebuilds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchbook.book import registry
+from benchbook.study.folder import write_checksums
+from projects import copy_project
+
+ROOT = Path(__file__).parents[2]
+BIN = Path(sys.executable).parent
+STUDY = "h100-dense-vs-moe-mtp"
+pytestmark = pytest.mark.build
+
+
+def build(project: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(BIN / "jupyter-book"), "build", "book", "-W", "-n", "--keep-going"],
+        cwd=project, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def page(project: Path) -> str:
+    return (project / "book/_build/html/studies" / f"{STUDY}.html").read_text(encoding="utf-8")
+
+
+def tables(html: str) -> dict[str, pd.DataFrame]:
+    """Tables of a page by caption (markers of assumed values aside)."""
+    import lxml.html
+
+    from pages import without_marks
+
+    out = {}
+    for table in without_marks(lxml.html.fromstring(html)).iter("table"):
+        caption = table.find("caption")
+        if caption is not None:
+            snippet = lxml.html.tostring(table, encoding="unicode")
+            out[caption.text_content().strip()] = pd.read_html(io.StringIO(snippet))[0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    project = copy_project(tmp_path_factory.mktemp("book"))
+    proc = build(project)
+    return project, proc
+
+
+def test_build_executes_the_chapter_and_writes_the_site(built):
+    project, proc = built
+    log = proc.stdout + proc.stderr
+    assert f"executed {STUDY}" in log
+    for path in ("index.html", "intro.html", "methods.html", "reproduce.html", f"studies/{STUDY}.html"):
+        assert (project / "book/_build/html" / path).is_file(), path
+
+
+def test_chapter_tables_in_html_match_the_published_sweep(built):
+    project, _ = built
+    t = tables(page(project))
+    dense, moe = t["H100, 27B dense FP8"], t["H100, 35B-A3B FP8 + MTP"]
+    assert list(dense["concurrency"]) == [1, 4, 8, 16, 32]
+    assert list(moe["aggregate t/s"]) == [236, 653, 1163, 1654, 2229]
+    assert list(dense["TTFT p50"])[:2] == ["243.0 ms", "876.2 ms"]
+    cost = t["Cost per million output tokens"]
+    assert "€2.11" in set(cost["EUR/M output tokens"])
+
+
+def test_every_published_cell_and_claim_is_on_the_page(built):
+    project, _ = built
+    import yaml
+
+    published = yaml.safe_load((project / "data" / STUDY / "published.yml").read_text())
+    t = tables(page(project))
+    for tb in published["tables"]:  # each published table appears in its own layout
+        shown = next(v for k, v in t.items() if k.startswith(tb["title"]))
+        assert list(shown.columns) == tb["columns"]
+        cells = [r["cells"] if isinstance(r, dict) else r for r in tb["rows"]]
+        assert len(shown) == len(cells)
+        for row, got in zip(cells, shown.astype(str).values.tolist()):
+            for pub, text in zip(row[1:], got[1:]):
+                assert text.startswith(pub + " → "), (tb["id"], pub, text)
+    ledger = t["Claims ledger"]
+    assert list(ledger["claim id"]) == [c["id"] for c in published["claims"]]
+    assert set(ledger["verdict"]) <= {"holds", "does not hold", "not derivable"}
+    assert {"holds", "does not hold", "not derivable"} <= set(ledger["verdict"])
+
+
+def test_page_carries_provenance_banner_glue_and_downloads(built):
+    project, _ = built
+    html = page(project)
+    assert "Data: reconstructed" in html
+    prov = tables(html)["Data folders used by this page"]
+    assert set(prov["status"]) == {"reconstructed"}
+    assert re.search(r"\(reconstructed, <code[^>]*>(<span[^>]*>)?" + prov["data_hash"].iloc[0], html)
+    assert "{glue" not in html  # every glue reference resolved
+    downloads = list((project / "book/_build/html/_downloads").rglob("*.csv"))
+    assert {"runs.csv", "claims.csv", "published_vs_reproduced.csv"} <= {p.name for p in downloads}
+    assert 'alt="Two line charts' in html
+
+
+def test_every_chapter_page_has_the_independent_section_with_working_links(built):
+    """The section is on every chapter page (and the synthesis), its source links are the
+    registry's own, and the ledger rows of headline figures link to it."""
+    import lxml.html
+
+    from benchbook.analysis.facts import load_facts
+    from benchbook.ledger import independent
+
+    project, _ = built
+    facts = load_facts(project / "data/facts")
+    urls = {m["source"]["url"] for m in facts.sections["measurements"].values()}
+    for spec in registry.chapters():
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        doc = lxml.html.fromstring(html)
+        section = doc.xpath('//section[@id="independent-measurements"]')
+        assert len(section) == 1, spec.id
+        captions = {c.text_content().strip() for c in section[0].iter("caption")}
+        hrefs = [a.get("href") for a in section[0].iter("a") if a.get("href", "").startswith("http")]
+        if spec.id == "synthesis":
+            book = tables(html)["Headline figures against the median of independent measurements"]
+            assert len(book) == len(facts.sections["headlines"])
+            continue
+        assert {"Headline figures beside independent measurements", "Independent measurements",
+                "What was searched"} <= captions, spec.id
+        assert hrefs and set(hrefs) <= urls, spec.id
+        ledger_rows = doc.xpath('//table[caption[normalize-space()="Claims ledger"]]//a[@href]')
+        linked = {a.get("href") for a in ledger_rows if a.text_content() == "compare"}
+        assert linked == {independent.ANCHOR}, spec.id
+        expected = set(independent.ledger_links(spec.notebook_name, facts=facts))
+        shown = set(tables(html)["Claims ledger"].query("independent == 'compare'")["claim id"])
+        assert shown == expected, spec.id
+        assert ("not the write-up's setup" in section[0].text_content()) == (spec.id == "strix-halo-qwen3-30b-lhl")
+
+
+def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
+    project, _ = built
+    proc = subprocess.run([str(BIN / "benchbook"), "build", "--strict"], cwd=project,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "build succeeded" in proc.stdout
+    assert "executed" not in proc.stdout.replace("not re-executed", "")
+    assert f"{STUDY}: up to date" in proc.stdout
+
+    before = tables(page(project))
+    changed = tmp_path / "my-data"
+    shutil.copytree(project / "data" / STUDY, changed)
+    run = next(changed.glob("raw/h100-moe-mtp/*concurrency16-*.json"))
+    doc = json.loads(run.read_text())
+    doc["ttfts"] = [t * 2 for t in doc["ttfts"]]
+    run.write_text(json.dumps(doc))
+    write_checksums(changed)
+
+    proc = subprocess.run([str(BIN / "benchbook"), "run", STUDY, "--data", str(changed)],
+                          cwd=project, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = build(project)
+    executed = set(re.findall(r"executed (\S+) in", proc.stdout))
+    # run already executed this chapter; the build executes the pages that read its data or outputs
+    readers = {c.id for c in registry.chapters() if STUDY in c.reads.values() or STUDY in c.uses}
+    assert readers >= {"strix-halo-baseline", "strix-halo-qwen3-30b-lhl", "synthesis"}
+    assert executed == readers, proc.stdout[-3000:]
+    after = tables(page(project))
+    old = before["H100, 35B-A3B FP8 + MTP"].set_index("concurrency")["TTFT p50"]
+    new = after["H100, 35B-A3B FP8 + MTP"].set_index("concurrency")["TTFT p50"]
+    assert new[16] != old[16] and new[8] == old[8]
+    assert float(new[16].split()[0]) == pytest.approx(2 * float(old[16].split()[0]), rel=0.01)
+    old_hash = before["Data folders used by this page"]["data_hash"].iloc[0]
+    new_hash = after["Data folders used by this page"]["data_hash"].iloc[0]
+    assert new_hash != old_hash
+    assert after["Data folders used by this page"]["folder"].iloc[0] == "my-data (outside the project)"
+    assert str(tmp_path) not in page(project)  # a user's own path is not published
+
+
+def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(built):
+    """Derived from each reconstructed folder's assumptions.yml and the sections' declared
+    columns: every prose cell of such a section carries the mark on the built page; prose of
+    other sections and every page of measured data carry none."""
+    import lxml.html
+    import nbformat
+
+    from benchbook.site.runner import ASSUMED_MARK
+    from benchbook.study.assumptions import load_assumptions
+
+    project, _ = built
+    marked_somewhere = set()
+    for spec in registry.chapters():
+        if spec.contract is None:
+            continue
+        folder = project / "data" / spec.id
+        assumed = load_assumptions(folder)
+        columns = {c for a in assumed for c in a.columns}
+        info = json.loads((project / "book/studies" / spec.id / "chapter.json").read_text())
+        expect = {s.id for s in spec.contract.sections if columns & set(s.columns)} - set(info["absent_sections"])
+        if spec.id == "strix-halo-qwen3-30b-lhl":
+            assert not assumed and not expect  # measured data
+        nb = nbformat.read(project / "book/studies" / f"{spec.id}.ipynb", as_version=4)
+        n_marked = 0
+        for cell in nb.cells:
+            sections = {t[len("needs-"):] for t in cell.metadata.get("tags", []) if t.startswith("needs-")}
+            if cell.cell_type != "markdown" or not sections:
+                continue
+            should = bool(sections & expect)
+            assert (ASSUMED_MARK in cell.source) == should, (spec.id, sections, cell.source[:200])
+            n_marked += should
+            marked_somewhere |= sections & expect and {spec.id} or set()
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        assert len(lxml.html.fromstring(html).find_class("benchbook-assumed")) == n_marked, spec.id
+    # the draw of the power sweep and the spread between llama.cpp builds are marked
+    assert {"power-sweep", "strix-halo-baseline", "gb10-mtp"} <= marked_somewhere
+
+
+# ---- values resting on a generator's choice, marked where the page shows them -----------
+
+CELL_TABLES = ("runs", "llama_bench", "boot")  # tidy tables whose cells pages show one by one
+MARK = "benchbook-assumed-mark"
+
+
+def _renderings(v: float, column: str) -> set[str]:
+    """How a page may print a number of this column (the book's formats: times as times),
+    each with three significant digits or more, so a coincidence with another number is
+    unlikely."""
+    from benchbook.format import fmt_seconds
+
+    if column.endswith("_s"):
+        out = {fmt_seconds(v), f"{v * 1000:,.0f} ms", f"{v * 1000:,.1f} ms"}
+    else:
+        out = {f"{v:,.0f}", f"{v:,.1f}", f"{v:,.2f}", f"{v:.3f}", f"{v:.1%}", f"{v:.2%}"}
+    return {t for t in out if _digits(t) >= 3}
+
+
+def _digits(text: str) -> int:
+    """Significant digits of a printed number: no leading zeros, no trailing decimal zeros."""
+    number = re.sub(r"[^\d.]", "", text)
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return len(number.replace(".", "").lstrip("0"))
+
+
+def _assumed_texts(project: Path, spec) -> dict[str, set[str]]:
+    """Assumption id -> every way the page may print a cell it covers, from the folder's
+    assumptions.yml (columns and rows) and its tidy tables: nothing of the chapter's code.
+    A text that also prints a cell no assumption covers (a TPOT equal to an ITL) is left
+    out: it would not say which of the two a page shows."""
+    from benchbook.book import pipeline
+    from benchbook.study.assumptions import assumed_cells, load_assumptions, row_mask
+
+    folder = project / "data" / spec.id
+    data = pipeline.load(folder, spec.contract)
+    assumed = load_assumptions(folder)
+    out: dict[str, set[str]] = {}
+    for a in assumed:
+        for column in a.columns:
+            table, name = column.split(".")
+            df = data.tables.get(table)
+            if table not in CELL_TABLES or df is None or name not in df:
+                continue
+            values = pd.to_numeric(df.loc[row_mask(df, a, table).to_numpy(), name], errors="coerce").dropna()
+            out.setdefault(a.id, set()).update(t for v in values for t in _renderings(float(v), name))
+    plain = set()
+    for table in CELL_TABLES:
+        df = data.tables.get(table)
+        if df is None or not len(df):
+            continue
+        mask = assumed_cells(df, table, assumed)
+        for name in [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]:  # not a number's text
+            values = pd.to_numeric(df.loc[~mask[name].to_numpy(), name], errors="coerce").dropna()
+            plain.update(t for v in values for t in _renderings(float(v), str(name)))
+    return {i: t - plain for i, t in out.items()}
+
+
+def _known_ids(project: Path, spec) -> set[str]:
+    """The ids a page may name: its own folder's, and those of the folders it reads (with
+    their study), or for the synthesis every chapter's."""
+    from benchbook.study.assumptions import load_assumptions
+
+    own = {a.id for a in load_assumptions(project / "data" / spec.id)}
+    others = spec.uses if spec.contract is None else tuple(spec.reads.values())
+    return own | {f"{o}/{a.id}" for o in others for a in load_assumptions(project / "data" / o)}
+
+
+def _title_ids(mark) -> set[str]:
+    """The ids a marker's title names ('assumed: not in the write-up (id: why; id: why)')."""
+    inner = mark.get("title", "").split("(", 1)[1].rsplit(")", 1)[0]
+    return {part.split(":", 1)[0].strip() for part in re.split(r";\s(?=[\w./-]+:)", inner)}
+
+
+def _cell_text(td) -> str:
+    import copy
+
+    from pages import without_marks
+
+    return without_marks(copy.deepcopy(td)).text_content().strip()
+
+
+def _check_cells(study: str, doc, texts: dict[str, set[str]]) -> set[str]:
+    """Every table cell printing a value of a covered cell with four significant digits or
+    more is marked with that choice; of the shorter ones (which other numbers on the page
+    may print too: a mean over seeds equal to one run's ITL), each is marked somewhere.
+    Returns the ids whose values the tables show."""
+    shown, marked_somewhere = set(), set()
+    for td in doc.iter("td"):
+        text = _cell_text(td)
+        hit = {i for i, t in texts.items() if text in t}
+        if not hit:
+            continue
+        titles = set().union(*(_title_ids(m) for m in td.find_class(MARK))) if td.find_class(MARK) else set()
+        if _digits(text) >= 4:
+            assert hit & titles, (study, text, hit)
+        shown |= hit
+        marked_somewhere |= {(i, text) for i in hit & titles}
+    for i, t in texts.items():
+        for text in t:
+            if any(_cell_text(td) == text for td in doc.iter("td")):
+                assert (i, text) in marked_somewhere, (study, i, text)
+    return shown
+
+
+def _check_prose(study: str, doc, texts: dict[str, set[str]]) -> None:
+    """A paragraph quoting a value of a covered cell (four significant digits or more)
+    carries the marker."""
+    for p in doc.iter("p"):
+        if p.xpath("ancestor::table") or "assumed" in (p.get("class") or "") or \
+                "assumed: not in the write-up" in p.text_content():
+            continue
+        text = p.text_content()
+        quoted = {x for t in texts.values() for x in t if _digits(x) >= 4
+                  and re.search(rf"(?<![\d.,]){re.escape(x)}(?![\d])", text)}
+        assert not quoted or p.find_class(MARK), (study, sorted(quoted), text[:300])
+
+
+def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(built):
+    """Derived from each reconstructed folder's assumptions.yml and its tidy tables: a table
+    cell or a sentence printing a value of a covered cell carries the marker naming that
+    choice; every marker names a choice of a folder the page reads; a table or paragraph
+    with a marker has the legend; a page of measured data has no marker and no legend."""
+    import lxml.html
+
+    from benchbook.study.assumptions import load_assumptions
+
+    project, _ = built
+    found = {}
+    for spec in registry.chapters():
+        html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
+        doc = lxml.html.fromstring(html)
+        marks = doc.find_class(MARK)
+        if spec.contract is not None and not load_assumptions(project / "data" / spec.id):
+            assert not marks and not doc.find_class("benchbook-assumed-legend"), spec.id  # measured data
+            continue
+        known = _known_ids(project, spec)
+        for m in marks:
+            if m.get("title"):
+                assert _title_ids(m) <= known, (spec.id, m.get("title"))
+        legends = doc.find_class("benchbook-assumed-legend")
+        for table in doc.iter("table"):
+            if table.find_class(MARK):
+                nxt = table.getnext()
+                assert nxt is not None and "benchbook-assumed-legend" in (nxt.get("class") or ""), spec.id
+        texts = _assumed_texts(project, spec) if spec.contract is not None else {}
+        shown = _check_cells(spec.id, doc, texts)
+        _check_prose(spec.id, doc, texts)
+        if marks:
+            assert legends, spec.id
+        found[spec.id] = (shown, {i for m in marks if m.get("title") for i in _title_ids(m)})
+    # each reconstructed chapter shows some of its choices, marked
+    assert {"dense_p99_ttft_s", "mtp_acceptance"} <= found[STUDY][0] | found[STUDY][1]
+    assert "winners" in found["strix-halo-baseline"][0]
+    assert {"losing_ratios", "rep_cv"} <= found["strix-halo-baseline"][1]  # each rate ± its spread
+    assert {"seed_spread", "old_d_ttft_s", "load_s", "weights_gib"} <= found["gb10-mtp"][0]
+    assert {"mtp_acceptance", "unpublished_ttft_s"} <= found["3090-dense-vs-sparse"][0]
+    assert {"gpu_host", "crash"} <= found["power-sweep"][1]  # the logged draw, the restart
+    assert {"power-sweep/gpu_host", "h100-dense-vs-moe-mtp/mtp_acceptance"} <= found["synthesis"][1]
+
+
+def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
+    """The dense P99 TTFT at 1, 4 and 8 clients was chosen, at 16 and 32 published: the
+    sweep table marks exactly the first three, the TTFT figure names the dense line in its
+    caption, the interactive chart names it partly assumed; the throughput figure is plain."""
+    import lxml.html
+
+    project, _ = built
+    doc = lxml.html.fromstring(page(project))
+    dense = next(t for t in doc.iter("table") if t.find("caption") is not None
+                 and t.find("caption").text_content().strip() == "H100, 27B dense FP8")
+    heads = [th.text_content() for th in dense.iter("th")]
+    col = heads.index("TTFT p99")
+    marked = [bool(tr.findall("td")[col].find_class(MARK)) for tr in dense.xpath(".//tbody/tr")]
+    assert marked == [True, True, True, False, False]
+    assert not any(tr.findall("td")[heads.index("TTFT p50")].find_class(MARK) for tr in dense.xpath(".//tbody/tr"))
+    captions = {f.get("id"): f.text_content() for f in doc.iter("figure")}
+    assert "dense_p99_ttft_s" in captions["fig-h100-ttft"] and "series labelled (assumed)" in captions["fig-h100-ttft"]
+    assert "assumed" not in captions["fig-h100-throughput"]
+    data = next(s.text for s in doc.iter("script")
+                if s.get("type") == "application/json" and "Aggregate output" in s.text)
+    names = [t["name"] for t in json.loads(data)["data"]]
+    assert names[0].endswith("(partly assumed)") and not names[1].endswith("assumed)")

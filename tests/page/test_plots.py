@@ -1,0 +1,139 @@
+"""One look for every figure: a model and a power limit keep their colour across the book,
+no text is smaller than plots.MIN_FONT_PT, and wide figures are scaled to the column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from benchbook.page import plots  # noqa: E402
+
+DATA = Path(__file__).parents[2] / "data"
+
+
+def test_a_model_has_one_colour_whatever_its_organisation_format_or_file():
+    names = ["Qwen/Qwen3.6-35B-A3B-FP8", "Qwen3.6-35B-A3B-Q8_0.gguf", "cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit"]
+    assert len({plots.model_colour(n) for n in names}) == 1
+    book = [plots.model_colour(m) for m in plots.BOOK_MODELS]
+    assert len(set(book)) == len(book)  # the book's models never share a colour
+    other = plots.model_colour("meta-llama/Llama-3.3-70B-Instruct")
+    assert other == plots.model_colour("Llama-3.3-70B-Instruct-Q4_K_M.gguf") and other not in book
+
+
+def test_a_power_limit_has_one_colour_and_higher_limits_are_darker():
+    assert plots.power_colour("250W") == plots.power_colour(250)
+    lightness = [sum(plots.power_colour(w)) for w in (200, 250, 300)]
+    assert lightness == sorted(lightness, reverse=True)
+
+
+def test_a_wide_figure_is_scaled_to_the_column_and_a_narrow_one_left_alone():
+    plots.set_theme()
+    wide, _ = plt.subplots(figsize=(14, 4))
+    narrow, _ = plt.subplots(figsize=(6, 4))
+    plots.fit_width(wide)
+    plots.fit_width(narrow)
+    drawn = wide.get_tightbbox(wide.canvas.get_renderer()).width
+    assert drawn + 2 * plt.rcParams["savefig.pad_inches"] == pytest.approx(plots.MAX_WIDTH_IN, rel=0.03)
+    assert tuple(narrow.get_size_inches()) == (6, 4)
+    plt.close("all")
+
+
+def test_a_figure_with_its_legend_beside_the_axes_fits_too():
+    """The legend keeps its width when the figure shrinks: one scaling is not enough."""
+    plots.set_theme()
+    fig, ax = plt.subplots(figsize=(12, 4))
+    for k in range(6):
+        ax.plot([1, 2], [k, k + 1], label=f"a long backend name number {k} (build b{k}000)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1))
+    plots.fit_width(fig)
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer()).width
+    assert drawn + 2 * plt.rcParams["savefig.pad_inches"] <= plots.MAX_WIDTH_IN * 1.01
+    plt.close("all")
+
+
+def _figures():
+    """Every figure function of the chapters, on the reconstructed data."""
+    from benchbook.chapters.dense_sparse import analysis as ds
+    from benchbook.chapters.gb10 import analysis as gb10
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.chapters.power_sweep import analysis as power_sweep
+    from benchbook.chapters.power_sweep import figures as pf
+    from benchbook.chapters.strix import analysis as strix
+
+    r = h100.analyse(DATA / "h100-dense-vs-moe-mtp", DATA / "strix-halo-baseline")
+    sweep = h100.sweeps(r)
+    yield "h100", [plots.throughput(sweep), plots.ttft(sweep), plots.tpot(sweep), plots.cost(sweep, r.currency)]
+    r = ds.analyse(DATA / "3090-dense-vs-sparse")
+    yield "3090", [ds.speed_figure(r), ds.breakdown_figure(r), ds.rates_figure(r)]
+    r = power_sweep.analyse(DATA / "power-sweep")
+    yield "power", [pf.candles_by_model(r, r.models["config"].iloc[0]), pf.prefill(r), pf.completions(r),
+                    pf.mix(r), pf.threeway(r), pf.tokens_per_kw(r)]
+    r = gb10.analyse(DATA / "gb10-mtp")
+    yield "gb10", [gb10.fig_deltas(r), gb10.fig_acceptance(r), gb10.fig_itl(r)]
+    r = strix.analyse(DATA / "strix-halo-baseline", DATA / "h100-dense-vs-moe-mtp")
+    yield "strix", [strix.spread_figure(r), strix.serving_figure(strix.serving_curve(r))]
+
+
+def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
+    plots.set_theme()
+    small = []
+    for chapter, figures in _figures():
+        for i, fig in enumerate(figures):
+            for t in fig.findobj(Text):
+                if t.get_visible() and t.get_text().strip() and t.get_fontsize() < plots.MIN_FONT_PT - 1e-6:
+                    small.append(f"{chapter} figure {i}: {t.get_text()!r} at {t.get_fontsize():.1f} pt")
+        plt.close("all")
+    assert not small, "\n".join(small[:20])
+
+
+def test_the_power_sweep_gives_each_model_its_book_colour():
+    from matplotlib.patches import Rectangle
+
+    from benchbook.chapters.power_sweep import analysis as power_sweep
+    from benchbook.chapters.power_sweep import figures as pf
+
+    plots.set_theme()
+    r = power_sweep.analyse(DATA / "power-sweep")
+    fig = pf.threeway(r)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    for handle, label in zip(handles, labels):
+        face = handle.patches[0] if hasattr(handle, "patches") else handle
+        assert isinstance(face, Rectangle)
+        assert tuple(face.get_edgecolor()[:3]) == pytest.approx(plots.model_colour(label), abs=1e-6), label
+    plt.close("all")
+
+
+def test_rate_sweep_figure_gives_each_configuration_a_colour_and_draws_no_missing_percentile():
+    """Two precisions of one model get two colours (not their shared model colour); a p95
+    the file does not give leaves a gap in its line; no text under the minimum."""
+    from test_rate_sweep import read_runs
+
+    from benchbook.analysis import rate_sweep
+    from realdata import DGX, REAL
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    plots.set_theme()
+    folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-35b-a3b/nvfp4")
+    runs, stats = read_runs({f: sorted((DGX / f).glob("11-rate-sweep-*.json")) for f in folders})
+    stats = stats[~((stats["run_id"] == "qwen-3.6-35b-a3b/fp8/11-rate-sweep-0.5") & (stats["stat"] == "p95"))]
+    models = {f: "Qwen/Qwen3.6-35B-A3B" for f in folders}
+    rs = rate_sweep.analyse(runs, stats, None, {f: f for f in folders}, models)
+    fig = plots.rate_sweep(rs)
+    ttft = fig.axes[0].get_lines()
+    colours = {tuple(line.get_color()[:3]) if not isinstance(line.get_color(), str) else line.get_color()
+               for line in ttft[:6]}
+    assert len(colours) == 2
+    p95 = ttft[1].get_ydata()  # the first configuration's dashed line
+    assert np.isnan(p95).sum() == 1 and not np.isnan(ttft[0].get_ydata()).any()
+    small = [t.get_text() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_fontsize() < plots.MIN_FONT_PT - 1e-6]
+    assert not small
+    plt.close(fig)

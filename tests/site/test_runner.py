@@ -1,0 +1,160 @@
+"""Cache keys and papermill execution on a tiny project (a real kernel runs)."""
+
+import json
+import shutil
+
+import nbformat
+import pytest
+
+import projects  # noqa: E402  (tests/ is on sys.path)
+from benchbook.book.paths import ChapterError, find_repo
+from benchbook.site.runner import Chapter, refresh
+
+NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"\nfactor = 2', """\
+from pathlib import Path
+value = int(Path(data_dir, "value.txt").read_text()) * factor
+print("value", value)
+""")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nchapters:\n  - file: studies/mini\n  - file: studies/missing\n"
+    )
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks/mini.md").write_text(NOTEBOOK)
+    (tmp_path / "data/mini").mkdir(parents=True)
+    (tmp_path / "data/mini/value.txt").write_text("21")
+    return tmp_path
+
+
+def output_text(chapter):
+    nb = nbformat.read(chapter.output, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_find_repo_walks_up(repo):
+    (repo / "book/studies").mkdir(parents=True)
+    assert find_repo(repo / "book/studies") == repo
+
+
+def test_cache_key_covers_notebook_data_parameters(repo):
+    ch = Chapter(repo, "mini")
+    key = ch.cache_key({})
+    assert ch.cache_key({}) == key
+    assert ch.cache_key({"factor": 3}) != key
+    (repo / "data/mini/value.txt").write_text("22")
+    key2 = ch.cache_key({})
+    assert key2 != key
+    (repo / "notebooks/mini.md").write_text(NOTEBOOK.replace("factor = 2", "factor = 2  # same"))
+    assert ch.cache_key({}) != key2
+
+
+def test_unknown_parameter_is_refused(repo):
+    with pytest.raises(ChapterError, match="unknown parameter.*colour.*defines: data_dir, factor"):
+        Chapter(repo, "mini").cache_key({"colour": "red"})
+
+
+def test_execute_then_skip_then_rerun_on_other_data(repo, tmp_path_factory):
+    ch = Chapter(repo, "mini")
+    logs = []
+    assert refresh(repo, log=logs.append) == ["mini"]
+    assert "value 42" in output_text(ch)
+    nb = nbformat.read(ch.output, as_version=4)
+    assert nb.metadata["benchbook"]["cache_key"] == ch.cache_key({})
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert all("remove-cell" in c.metadata["tags"] for c in injected)
+
+    assert refresh(repo, log=logs.append) == []  # nothing changed: nothing runs
+
+    other = tmp_path_factory.mktemp("other")
+    shutil.copytree(repo / "data/mini", other / "mini")
+    (other / "mini/value.txt").write_text("50")
+    ch.execute({"data_dir": str(other / "mini")}, log=logs.append)
+    assert "value 100" in output_text(ch)
+    assert json.loads(ch.run_file.read_text())["parameters"]["data_dir"] == str(other / "mini")
+    assert refresh(repo, log=logs.append) == []  # the remembered data is still current
+    (other / "mini/value.txt").write_text("51")
+    assert refresh(repo, log=logs.append) == ["mini"]
+    assert "value 102" in output_text(ch)
+
+
+def test_failing_chapter_reports_the_cell_error_and_leaves_no_output(repo):
+    (repo / "notebooks/mini.md").write_text(NOTEBOOK.replace("* factor", "/ 0 * factor"))
+    ch = Chapter(repo, "mini")
+    with pytest.raises(ChapterError, match="ZeroDivisionError"):
+        ch.execute({}, log=lambda m: None)
+    assert not ch.output.exists()
+    assert not list(ch.output.parent.glob(".*.tmp.ipynb"))
+
+
+def test_only_chapters_in_the_toc_are_executed(repo):
+    (repo / "notebooks/draft.md").write_text(NOTEBOOK)  # being written, not in the book yet
+    from benchbook.site.runner import toc_studies
+
+    assert toc_studies(repo) == ["mini"]  # toc entries without a notebook are left to Sphinx
+    assert refresh(repo, log=lambda m: None) == ["mini"]
+    assert not Chapter(repo, "draft").output.exists()
+
+
+def test_empty_notes_are_dropped_so_no_object_repr_reaches_the_page():
+    import nbformat
+
+    from benchbook.site.runner import _drop_empty_displays
+
+    def shown(md):
+        return nbformat.v4.new_output("display_data", data={"text/markdown": md,
+                                                            "text/plain": "<IPython.core.display.Markdown object>"})
+    cell = nbformat.v4.new_code_cell("display(Markdown(note))")
+    cell.outputs = [shown(""), shown("  \n"), shown("A note."), nbformat.v4.new_output("stream", text="log")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    _drop_empty_displays(nb)
+    assert [o.get("data", {}).get("text/markdown", o.get("text")) for o in nb.cells[0].outputs] == ["A note.", "log"]
+
+
+def test_a_chapter_s_cache_key_covers_the_modules_it_imports_and_no_other_chapter_s():
+    """Editing one chapter's folder re-executes that chapter (and pages that read its data or
+    use its outputs), not all: a page's key covers its own folder and the folders of the data it
+    reads (whose contract it applies), never another."""
+    from benchbook.book import registry
+
+    root = find_repo()
+    imports = {c.id: set(Chapter(root, c.id).imports()) for c in registry.chapters()}
+    for spec in registry.chapters():
+        mine = imports[spec.id]
+        assert {spec.module, f"benchbook.chapters.{spec.folder}"} <= mine
+        allowed = {spec.folder} | {registry.get(other).folder for other in spec.reads.values()}
+        folders = {m.split(".")[2] for m in mine if m.startswith("benchbook.chapters.")}
+        assert folders == allowed, (spec.id, folders - allowed)
+        assert not any("reconstruct" in m for m in mine), spec.id
+    assert "benchbook.study.contract" in imports["gb10-mtp"] and "benchbook.ingest.vllm_log" in imports["power-sweep"]
+
+
+def test_a_chapter_runs_in_its_project_without_moving_this_process(repo, tmp_path_factory, monkeypatch):
+    """Chapters run in parallel threads: a kernel must start in its own project whatever the
+    process's working folder is, and running one must not change that folder for the others
+    (papermill's `cwd` is a process-wide chdir)."""
+    import os
+    import threading
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "data/mini").mkdir(parents=True)
+    (elsewhere / "data/mini/value.txt").write_text("1")  # a decoy the relative path would find
+    monkeypatch.chdir(elsewhere)
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.add(os.getcwd())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        ch = Chapter(repo, "mini")
+        ch.execute({}, log=lambda m: None)
+    finally:
+        done.set()
+        watcher.join()
+    assert "value 42" in output_text(ch)  # read from the project, not the decoy
+    assert seen == {str(elsewhere)}

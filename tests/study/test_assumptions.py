@@ -1,0 +1,191 @@
+"""The generators' assumptions as data (benchbook.study.assumptions)."""
+
+import pandas as pd
+import pytest
+import yaml
+
+from benchbook.book import registry
+from benchbook.study.assumptions import (
+    FILE,
+    Assumption,
+    AssumptionsError,
+    assumed_cells,
+    assumed_ids,
+    load_assumptions,
+    resting_on,
+    row_mask,
+)
+from benchbook.study.folder import load_study
+from projects import ROOT  # noqa: E402  (tests/ is on sys.path)
+
+
+def test_every_reconstructed_folder_lists_its_generator_s_choices():
+    for spec in registry.chapters():
+        if spec.contract is None:
+            continue
+        folder = ROOT / "data" / spec.id
+        study = load_study(folder)
+        assumed = load_assumptions(folder)
+        assert bool(assumed) == study.reconstructed, spec.id
+        if assumed:
+            assert all(a.why for a in assumed) and len({a.id for a in assumed}) == len(assumed)
+            tables = {c.split(".")[0] for a in assumed for c in a.columns}
+            from benchbook.ingest.tables import SCHEMAS
+
+            for a in assumed:  # every column named is a real tidy column
+                for c in a.columns:
+                    t, col = c.split(".")
+                    assert col in {x.name for x in SCHEMAS[t]}, (spec.id, a.id, c)
+            assert tables, spec.id  # at least one choice lands in a table a chapter reads
+
+
+def test_an_assumption_marks_only_sections_that_read_its_columns():
+    a = Assumption("draw", 1, "why", ("gpu_samples.power_draw_w",))
+    b = Assumption("texture", 2, "why", ())
+    assert resting_on([a, b], ("gpu_samples.power_draw_w", "windows.prompt_tps")) == [a]
+    assert resting_on([a, b], ("windows.prompt_tps",)) == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ("assumptions: nope", "expected a mapping with an 'assumptions' list"),
+    ("assumptions:\n  - {id: x, value: 1}", r"assumptions\[0\]: expected a mapping with id, value and why"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [power_draw_w]}", r"\(x\): columns \['power_draw_w'\]"),
+    ("assumptions: [", "not valid YAML"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a], rows: [1, 4]}",
+     r"assumptions\[0\] \(x\): rows\[0\]: expected a mapping from a column"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a], rows: {concurrency: 4}}",
+     r"\(x\): rows.concurrency: expected a non-empty list of values, got 4"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a], rows: {concurrency: []}}",
+     r"\(x\): rows.concurrency: expected a non-empty list"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a], rows: {config: [[a]]}}",
+     r"\(x\): rows.config: values must be numbers or text"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a], rows: []}",
+     r"\(x\): rows: an empty list selects nothing"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, rows: {config: [a]}}",
+     r"\(x\): rows given but no columns"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: [runs.a, windows.b], rows: {config: [a]}}",
+     r"\(x\): rows select rows of one table, but columns name runs, windows"),
+    ("assumptions:\n  - {id: x, value: 1, why: w, columns: runs.a}", r"\(x\): columns: expected a list"),
+])
+def test_a_broken_assumptions_file_names_the_entry(tmp_path, text, message):
+    (tmp_path / FILE).write_text(text)
+    with pytest.raises(AssumptionsError, match=message):
+        load_assumptions(tmp_path)
+
+
+def test_a_folder_without_the_file_assumes_nothing(tmp_path):
+    assert load_assumptions(tmp_path) == []
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [{"id": "x", "value": [1], "why": "w"}]}))
+    assert load_assumptions(tmp_path) == [Assumption("x", [1], "w", ())]
+
+
+def test_a_caveat_resting_on_a_generator_s_choice_says_so_first():
+    """Derived from assumptions.yml: each data-rule caveat reading an assumed column is marked."""
+    from benchbook.chapters.power_sweep import analysis as power_sweep
+
+    folder = ROOT / "data" / "power-sweep"
+    r = power_sweep.analyse(folder, published_file=folder / "published.yml")
+    marked = r.caveats[r.caveats["caveat"].str.startswith("Assumed, not measured")]
+    rules = {o.split(": ", 1)[1] for o in marked["origin"]}
+    assert {"limit-is-not-draw", "prefix-cache", "engine-restarts"} <= rules
+    assumed = {a.id for a in load_assumptions(folder)}
+    for text in marked["caveat"]:  # each names the choices it rests on
+        named = text.split("chose (", 1)[1].split(";")[0]
+        assert named in assumed
+    assert not r.caveats[r.caveats["origin"].str.startswith("authors")]["caveat"].str.startswith("Assumed").any()
+
+
+def _runs() -> pd.DataFrame:
+    """A runs frame as a chapter holds it: two configurations swept at three concurrencies."""
+    return pd.DataFrame({
+        "config": ["dense"] * 3 + ["moe"] * 3,
+        "concurrency": pd.array([1, 4, 16] * 2, dtype="Int64"),
+        "p99_ttft_s": [0.3, 1.4, 2.9, 0.2, 0.9, 1.8],
+        "output_tps": [70.0, 250, 900, 230, 650, 1600],
+        "per_agent_tps": [70.0, 62.5, 56.25, 230, 162.5, 100],
+    }, index=[10, 11, 12, 20, 21, 22])
+
+
+def test_rows_select_the_cells_an_assumption_covers():
+    """A selector is a conjunction over columns; a list of them is a union; numbers match
+    whatever their dtype; the mask is aligned with the frame, other columns untouched."""
+    tails = Assumption("tails", {}, "w", ("runs.p99_ttft_s",), ((("config", ("dense",)), ("concurrency", (1.0, 4))),))
+    moe16 = Assumption("moe16", 1, "w", ("runs.output_tps", "windows.kv_usage"),
+                       ((("config", ("moe",)), ("concurrency", (16,))), (("concurrency", ("1",)),)))
+    everywhere = Assumption("all", 1, "w", ("runs.output_tps",))
+    df = _runs()
+    mask = assumed_cells(df, "runs", [tails, moe16])
+    assert mask.index.equals(df.index) and list(mask.columns) == list(df.columns)
+    assert list(mask["p99_ttft_s"]) == [True, True, False, False, False, False]
+    assert list(mask["output_tps"]) == [True, False, False, True, False, True]  # c=1 of both, and moe c=16
+    assert not mask[["config", "concurrency", "per_agent_tps"]].to_numpy().any()
+    ids = assumed_ids(df, "runs", [moe16, everywhere], derived={"per_agent_tps": ("output_tps",)})
+    assert ids.loc[22, "output_tps"] == ("moe16", "all") and ids.loc[11, "output_tps"] == ("all",)
+    assert ids.loc[22, "per_agent_tps"] == ("moe16", "all")  # a derived column holds what it reads
+    assert not assumed_cells(df, "windows", [tails, moe16]).to_numpy().any()  # another table: nothing
+
+
+def test_a_selector_on_a_column_the_frame_lacks_is_an_error():
+    a = Assumption("tails", {}, "w", ("runs.p99_ttft_s",), ((("kind", ("sweep",)),),))
+    with pytest.raises(AssumptionsError, match="assumption tails: rows select on kind, which the runs frame"):
+        row_mask(_runs(), a, "runs")
+    assert not row_mask(_runs().iloc[:0], a, "runs").any()  # an empty frame has nothing to select
+
+
+def test_rows_round_trip_through_the_file(tmp_path):
+    doc = {"assumptions": [{"id": "x", "value": 1, "why": "w", "columns": ["runs.p99_ttft_s"],
+                            "rows": {"config": ["dense"], "concurrency": [1, 4]}}]}
+    (tmp_path / FILE).write_text(yaml.safe_dump(doc, sort_keys=False))
+    [a] = load_assumptions(tmp_path)
+    assert a.rows == ((("config", ("dense",)), ("concurrency", (1, 4))),)
+    assert list(row_mask(_runs(), a, "runs")) == [True, True, False, False, False, False]
+
+
+def test_the_generators_scope_what_covers_only_part_of_a_column():
+    """The examples of issue 16: the H100 dense P99 TTFT at c=1, 4, 8 only (16 and 32 were
+    published) and the Strix Halo losing backends only."""
+    from benchbook.book import pipeline
+
+    h100 = pipeline.load(ROOT / "data/h100-dense-vs-moe-mtp", registry.get("h100-dense-vs-moe-mtp").contract)
+    runs = h100.tables["runs"]
+    p99 = {a.id: a for a in load_assumptions(h100.study.root)}["dense_p99_ttft_s"]
+    hit = runs[row_mask(runs, p99, "runs")]
+    assert set(hit["config"]) == {"h100-dense"} and sorted(hit["concurrency"]) == [1, 4, 8]
+    assert set(hit["kind"]) == {"sweep"}
+    strix = pipeline.load(ROOT / "data/strix-halo-baseline", registry.get("strix-halo-baseline").contract)
+    lb = strix.tables["llama_bench"]
+    by_id = {a.id: a for a in load_assumptions(strix.study.root)}
+    losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench")] for k in ("losing_ratios", "winners"))
+    assert len(losers) == 4 and len(winners) == 2 and not set(losers["run_id"]) & set(winners["run_id"])
+
+
+def test_a_claim_whose_number_reads_an_assumed_cell_is_marked_and_a_consistency_claim_is_not():
+    """Derived from assumptions.yml: the MTP acceptance length was chosen, so the claim
+    recomputed from it has its value and verdict marked; claims on the write-up's own
+    numbers, and on published cells, are not."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.study.marks import cell_ids
+
+    root = ROOT / "data"
+    r = h100.analyse(root / "h100-dense-vs-moe-mtp", root / "strix-halo-baseline",
+                     root / "h100-dense-vs-moe-mtp/published.yml")
+    assert r.claim_ids["moe-mtp-two-plus"] == ("mtp_acceptance",)
+    consistency = set(r.ledger.loc[r.ledger["kind"] == "consistency", "id"])
+    assert consistency and not consistency & set(r.claim_ids)
+    marked = cell_ids(r.ledger)
+    row = r.ledger.index[r.ledger["id"] == "moe-mtp-two-plus"][0]
+    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == ("mtp_acceptance",)
+    assert {label for label, _ in marked} == set(r.ledger.index[r.ledger["id"].isin(r.claim_ids)])
+    # the dense sweep's published tails (c=16, 32) are not marked; the chosen ones are
+    ids = r.value_ids
+    assert ids["h100_dense_c1_p99_ttft_s"] == ("dense_p99_ttft_s",) and "h100_dense_c16_p99_ttft_s" not in ids
+
+
+def test_on_measured_data_nothing_carries_an_assumption():
+    from benchbook.chapters.strix import analysis as strix
+
+    r = strix.analyse(ROOT / "data" / "strix-halo-qwen3-30b-lhl",
+                      published_file=ROOT / "data/strix-halo-baseline/published.yml")
+    assert r.assumptions_of() == [] and not r.claim_ids
+    assert not any(strix.backend_table(r).attrs.get("benchbook_assumed", {}).values())
+    assert not strix.glue_values(r).assumed
