@@ -72,6 +72,18 @@ def vllm_json(**over) -> bytes:
     return json.dumps(vllm_result(**over)).encode()  # vLLM writes one line, no newline
 
 
+DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"  # model ids of the two H100 roles
+
+def bench(folder: Path, name: str, i=100, o=3, c=4, model=DENSE, **over) -> Path:
+    """A `vllm bench serve` result of three requests of i prompt and o output tokens at concurrency c."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(vllm_json(input_lens=[i] * 3, output_lens=[o] * 3, total_input_tokens=3 * i,
+                               total_output_tokens=3 * o, max_concurrency=c, model_id=model, tokenizer_id=model,
+                               **over))
+    return path
+
+
 LB_FIELDS = {
     "build_commit": "0253fb21f", "build_number": 10269, "cpu_info": "AMD RYZEN AI MAX+ 395",
     "gpu_info": "AMD Radeon 8060S Graphics (RADV GFX1151)", "backends": "Vulkan",

@@ -14,9 +14,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
+from benchbook.ingest import vllm_bench
 from benchbook.scaffold.new import new_study
 from benchbook.study.folder import MANIFEST, write_checksums
 
@@ -119,3 +121,14 @@ def dgx(chapter: str, root: Path, folders: tuple[str, ...], roles: dict[str, str
         path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
         write_checksums(out)
     return out
+
+def read_runs(paths_by_config: dict[str, list[Path]]):
+    """The runs and run_stats tables of real files, each file's runs given a configuration
+    (what study.yml would say) and named by the file."""
+    runs, stats = [], []
+    for config, paths in paths_by_config.items():
+        for path in paths:
+            got = vllm_bench.read(path, run_prefix=f"{config}/{path.stem}")
+            runs.append(got.tables["runs"].assign(config=config, name=path.stem))
+            stats.append(got.tables["run_stats"])
+    return pd.concat(runs, ignore_index=True), pd.concat(stats, ignore_index=True)

@@ -58,7 +58,7 @@ def test_every_test_folder_is_a_source_package_or_says_what_it_holds():
 
 
 def test_every_test_module_the_map_names_exists():
-    named = set(re.findall(r"`((?:[\w]+/)?test_[\w*]+\.py)`", README))
+    named = {n.removeprefix("tests/") for n in re.findall(r"`((?:[\w]+/)*test_[\w*]+\.py)`", README)}
     assert named
     for name in named:
         assert list(TESTS.glob(name)), name

@@ -19,8 +19,7 @@ import pandas as pd
 import pytest
 
 from benchbook.analysis import rate_sweep as rs
-from benchbook.ingest import vllm_bench
-from realdata import REAL, needs_shared
+from realdata import REAL, needs_shared, read_runs
 
 DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"
 FOLDERS = ("qwen-3.6-27b/bf16", "qwen-3.6-27b/fp8", "qwen-3.6-35b-a3b/bf16", "qwen-3.6-35b-a3b/fp8",
@@ -28,16 +27,6 @@ FOLDERS = ("qwen-3.6-27b/bf16", "qwen-3.6-27b/fp8", "qwen-3.6-35b-a3b/bf16", "qw
 ROOT = Path(__file__).parents[2]
 
 
-def read_runs(paths_by_config: dict[str, list[Path]]):
-    """The runs and run_stats tables of real files, each file's runs given a configuration
-    (what study.yml would say) and named by the file."""
-    runs, stats = [], []
-    for config, paths in paths_by_config.items():
-        for path in paths:
-            got = vllm_bench.read(path, run_prefix=f"{config}/{path.stem}")
-            runs.append(got.tables["runs"].assign(config=config, name=path.stem))
-            stats.append(got.tables["run_stats"])
-    return pd.concat(runs, ignore_index=True), pd.concat(stats, ignore_index=True)
 
 
 def sweep_files(folder: str) -> list[Path]:

@@ -1,7 +1,7 @@
 """The power-sweep chapter, executed for real on a copy of the project.
 
 Its glued numbers, tables and downloads are compared with values recomputed here from
-the raw logs by the independent parser of test_reconstruct_power_sweep (regular
+the raw logs by the independent parser of tests/power_logs.py (regular
 expressions, pandas, numpy), so a slip in the chapter or the readers shows up as a
 disagreement. Parameters and the manifest cross-check are exercised through the library;
 one real `jupyter-book build` (marked `build`) checks the rendered page.
@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from test_reconstruct_power_sweep import PREFIX, _values, parse_log, parse_smi  # noqa: E402
 
 import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.chapters.power_sweep import analysis as ps
 from benchbook.ledger.published import load_published
 from benchbook.study.folder import load_study
 from pages import glued, html_tables, nb_tables  # noqa: E402  (tests/ is on sys.path)
+from power_logs import PREFIX, _values, parse_log, parse_smi
 from realdata import make, needs_shared  # noqa: E402
 
 ROOT = Path(__file__).parents[2]

@@ -250,7 +250,7 @@ def site_files(project: Path):
 
 @pytest.mark.build
 def test_planted_secrets_appear_nowhere_in_the_built_site(tmp_path):
-    from test_build import copy_project
+    from projects import copy_project
 
     (tmp_path / "book-copy").mkdir()
     project = copy_project(tmp_path / "book-copy")

@@ -812,7 +812,7 @@ def test_docker_timestamp_only_where_a_line_has_one(tmp_path, monkeypatch):
 
 from benchbook.ingest import vllm_templates  # noqa: E402
 
-# one line per template of benchbook/vllm_templates.py: a template without a line here fails
+# one line per template of benchbook/ingest/vllm_templates.py: a template without a line here fails
 TEMPLATE_LINES = {
     ("v1", "v1-0.10"): VARIANTS[0][1],
     ("v1", "v1-0.12"): VARIANTS[2][1],

@@ -113,10 +113,8 @@ def test_the_power_sweep_gives_each_model_its_book_colour():
 def test_rate_sweep_figure_gives_each_configuration_a_colour_and_draws_no_missing_percentile():
     """Two precisions of one model get two colours (not their shared model colour); a p95
     the file does not give leaves a gap in its line; no text under the minimum."""
-    from test_rate_sweep import read_runs
-
     from benchbook.analysis import rate_sweep
-    from realdata import DGX, REAL
+    from realdata import DGX, REAL, read_runs
 
     if not REAL.is_dir():
         pytest.skip("../shared/samples/real is not here")

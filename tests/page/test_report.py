@@ -332,8 +332,8 @@ def test_the_opening_box_lists_what_the_folder_leaves_open_and_so_off_the_page(t
     """A configuration whose role is a to-do, a run without a kind, a failed run and files no
     reader knows are named on the page, so a reader knows what the tables leave out."""
     import yaml
-    from test_scaffold import bench
 
+    from bad_corpus import bench
     from benchbook.chapters.h100 import analysis as h100
     from benchbook.page.report import banner, open_items_note
     from benchbook.scaffold.new import new_study

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from bad_corpus import PACKAGE_JSON, vllm_json
+from bad_corpus import DENSE, MOE, PACKAGE_JSON, bench
 from benchbook.cli import main
 from benchbook.scaffold.new import NewError, _roles, new_study
 from benchbook.study.contract import Contract, Role
@@ -25,17 +25,8 @@ from benchbook.study.folder import CHECKSUMS, MANIFEST, load_study
 from realdata import LHL, NERDALERT, REAL, needs_shared
 
 LOGS = REAL / "vllm-server-logs"
-DENSE, MOE = "Qwen/Qwen3.6-27B", "Qwen/Qwen3.6-35B-A3B-FP8"
 
 
-def bench(folder: Path, name: str, i=100, o=3, c=4, model=DENSE, **over) -> Path:
-    """A `vllm bench serve` result of three requests of i prompt and o output tokens at concurrency c."""
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(vllm_json(input_lens=[i] * 3, output_lens=[o] * 3, total_input_tokens=3 * i,
-                               total_output_tokens=3 * o, max_concurrency=c, model_id=model, tokenizer_id=model,
-                               **over))
-    return path
 
 
 def new(chapter: str, out: Path, files) -> dict:

@@ -26,7 +26,7 @@ orders) go through full-line templates with ANSI codes stripped. A line saying `
 is never dropped silently: each chunk's count of that phrase is checked against the stats
 lines found, and the rest are reported as "stats line of an unknown template".
 
-Templates (benchbook/vllm_templates.py; the formats with their vLLM sources in docs/formats.md,
+Templates (benchbook/ingest/vllm_templates.py; the formats with their vLLM sources in docs/formats.md,
 section 2): V1 `Engine 000:` and `N Engines Aggregated:`
 lines of 0.10.1-0.11, 0.12-0.19, 0.20-0.22.1 and 0.33 (`log_format` v1-0.10, v1-0.12,
 v1-0.20, v1-0.33: the newest template the optional fields need, or the newer version the
