@@ -93,3 +93,21 @@ def test_no_module_imports_a_chapter_folder_but_its_own():
     crossing = sorted(f"{a} -> {b}" for a, targets in g.items() for b in targets
                       if layer(b) == "chapters" and b.split(".")[:3] != a.split(".")[:3])
     assert crossing == []
+
+
+def test_only_the_command_line_imports_inside_functions():
+    """Every module imports what it uses at its top, where a reader sees its dependencies;
+    cli.py alone imports per command, so a command loads only what it runs."""
+    import ast
+
+    from benchbook.site.runner import LIB_DIR
+
+    inside = []
+    for path in sorted(LIB_DIR.rglob("*.py")):
+        if path == LIB_DIR / "cli.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            inside += [f"{path.relative_to(LIB_DIR)}:{n.lineno}" for n in ast.walk(fn)
+                       if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("benchbook"))]
+    assert inside == []

@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..format import fmt_rate, fmt_seconds
+from ..format import config_label, fmt_rate, fmt_seconds
 from ..ingest import load_pattern
+from ..study.contract import Missing
 from ..study.marks import Col, Shown, rows_table, table, union
 
 LIMITS_S = (2.0, 5.0, 10.0)  # p95 TTFT limits of the capacity table, seconds (the harness's)
@@ -499,8 +500,6 @@ def of_chapter(r, runs: pd.DataFrame, labels: dict | None = None) -> RateSweeps:
     rate): its configurations with a role, in the order of the contract's roles (or
     `labels`), limits from its parameters `ttft_limits_s` and `tpot_limit_s`. The rate
     section the runs allow but whose files record no open loop is marked missing."""
-    from ..format import config_label
-    from ..study.contract import Missing
 
     if labels is None:
         labels = {cid: config_label(cid, r.config(cid))

@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..study.marks import run_value_ids as ids
+
 RUN_METRICS = (
     "output_tps", "per_agent_tps", "request_tps", "prefill_tps",
     "mean_ttft_s", "median_ttft_s", "p99_ttft_s",
@@ -76,7 +78,6 @@ def run_values(runs: pd.DataFrame) -> dict[str, float]:
 
 def run_value_ids(runs: pd.DataFrame, cells) -> dict[str, tuple]:
     """The assumption ids behind each value run_values names (benchbook.study.marks.Cells)."""
-    from ..study.marks import run_value_ids as ids
 
     return ids(runs, cells, RUN_METRICS)
 

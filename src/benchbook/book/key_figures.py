@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..study.marks import rows_table
+
 # A chapter module (named in benchbook.book.registry) provides `analyse(...)`, whose arguments are
 # named like its notebook's parameters and whose result has `.ledger` (claims.check_claims)
 # and `.caveats` (origin, caveat); it may provide `key_figures(results) -> pandas.DataFrame`
@@ -46,7 +48,6 @@ def key_figures_table(rows: list[dict], why: dict) -> pd.DataFrame:
     """A chapter's key_figures rows (key_figure_row) as its output table, cells marked. With no
     row (no configuration has the runs they need) the table still has the columns, so the
     synthesis reads "no key figures", not a file without a header."""
-    from ..study.marks import rows_table
 
     return rows_table(rows, why, columns=None if rows else [*KEY_FIGURES, *KEY_FIGURES_OPTIONAL])
 

@@ -19,14 +19,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.llama import ok_rows, variants
+from ..analysis.serving import DERIVED as serving
+from ..book.paths import ChapterError, find_repo
 from ..ledger import claims as claims_mod
 from ..ledger.caveats import authors_caveats
-from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup
+from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, owner
 from ..ledger.published import Published, load_published
 from ..study import marks
-from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for
+from ..study.assumptions import assumed_ids, load_assumptions, resting_on
+from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
 from ..study.folder import MANIFEST, StudyError, load_study
 from ..study.load import StudyData, StudyReadError, ingest_study
+from ..study.marks import Cells
 from ..study.provenance import code_version, data_record, package_versions
 from .registry import get
 from .spec import ChapterSpec
@@ -36,7 +41,6 @@ RUN_TABLES_KEYED = ("runs", "requests", "run_stats")  # tables whose rows carry 
 
 def _derived() -> dict:
     """Columns chapters add to a tidy table, by table: the columns each is computed from."""
-    from ..analysis.serving import DERIVED as serving
 
     return {"runs": serving}
 
@@ -74,7 +78,6 @@ def _described(data: StudyData, contract: Contract, roles: Roles, entries, keys)
                 mine &= df["run_id"].astype(str).str.endswith(f"#{run.run}")
             n += int(mine.sum())
             if table == "llama_bench" and mine.any():  # one file may hold several builds
-                from ..analysis.llama import ok_rows, variants
 
                 measured = ok_rows(df[mine])
                 builds = max(builds, int(variants(measured).nunique()) if len(measured) else 1)
@@ -176,7 +179,6 @@ class ChapterResults:
         """The generator's choices in a folder this page reads (its own by default), none
         when it was measured. Ids of another chapter's folder carry that study's id
         ('strix-halo-baseline/winners'), so a page reading two folders names each apart."""
-        from ..study.assumptions import load_assumptions
 
         data = self.data if data is None else data
         sid = data.study.id
@@ -191,8 +193,6 @@ class ChapterResults:
         """Per cell of `frame` (rows of tidy table `table` of a folder this page reads, maybe
         with columns computed from it: _derived, and the chapter's own `derived` {column:
         the columns it is computed from}), the assumption ids it holds (marks.Cells)."""
-        from ..study.assumptions import assumed_ids
-        from ..study.marks import Cells
 
         found = self.assumptions_of(data)
         if not found:
@@ -272,7 +272,6 @@ def _published(spec: ChapterSpec, path: Path) -> Published:
 def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
     with the ids of those choices (report.caveats_display marks the caveat with them)."""
-    from ..study.assumptions import resting_on
 
     reads = caveat.get("reads") or ()
     out = {k: v for k, v in caveat.items() if k != "reads"}
@@ -287,7 +286,6 @@ def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[s
     """Section id -> the assumptions (of reconstructed folders) its declared columns rest on.
     The chapter's own folder counts for every section, a folder it reads only for the
     sections that read it; a measured folder has no assumptions."""
-    from ..study.assumptions import load_assumptions, resting_on
 
     def of(d: StudyData | None) -> list:
         return load_assumptions(d.study.root) if d is not None and d.study.reconstructed else []
@@ -309,7 +307,6 @@ def _published_of(chapter: str, folder) -> Path | None:
     own = Path(folder) / "published.yml"
     if own.is_file():
         return own
-    from ..book.paths import ChapterError, find_repo
 
     try:
         repo = find_repo()
@@ -342,7 +339,6 @@ def gate(r: ChapterResults) -> Gate:
 def reconstructed_names(r: ChapterResults):
     """A test: does any of these value names come from a reconstructed data folder? Names
     belong to folders by the same role prefixes as the gate; others are the chapter's own."""
-    from ..ledger.comparable import owner
 
     pairs = [(p, r.data.study.reconstructed) for p, _ in _prefixes(r.spec.contract, r.data, r.comparability)]
     for param, data in r.reads.items():
@@ -355,7 +351,6 @@ def reconstructed_names(r: ChapterResults):
 
 
 def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
-    from ..study.contract import role_key
 
     out = []
     for role in contract.roles:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import IngestError
+from .redact import has_secret, redact
 from .result import IngestResult
 from .tables import categorical
 from .textio import GZIP_ERRORS, read_bytes, read_head
@@ -168,7 +169,6 @@ _NOT_REDACTED = {"run_id", "source_file", "format"}
 
 def _redacted(result: IngestResult) -> IngestResult:
     """Every text cell and skip reason through `redact` (unique values only: cheap)."""
-    from .redact import has_secret, redact
 
     for name, df in result.tables.items():
         for col in df.columns:
@@ -204,7 +204,6 @@ def _redacted(result: IngestResult) -> IngestResult:
 def _redacted_categories(values: pd.Series) -> pd.Categorical | None:
     """A categorical column with its text categories redacted (two categories may become
     one), or None when none holds a secret."""
-    from .redact import has_secret, redact
 
     cats = values.cat.categories
     text = [c for c in cats if isinstance(c, str)]

@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import Batches
+from .errors import IngestError
+
 ROW_GROUP = 65_536
 
 
@@ -128,8 +131,6 @@ def ingest_file(path: str, index: int, staging: str, fmt: str | None, tables: li
     files of at most ROW_GROUP rows, `<table>-<index>-<batch>-<k>.parquet`. Returns the summary
     line, rows per table and the files per table, in order. An IngestError comes back as text,
     so a worker never dies silently."""
-    from . import Batches
-    from .errors import IngestError
 
     staging = Path(staging)
     parts: dict[str, list[str]] = {}

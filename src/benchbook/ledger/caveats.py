@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis.llama import ok_rows, variants
 from ..ingest.tables import conform
 from .claims import UNKNOWN
 
@@ -107,7 +108,6 @@ def _client_idle(sd, runs, threshold: float = 0.05):
 
 
 def _best_of_backends(sd, runs):
-    from ..analysis.llama import ok_rows, variants
 
     lb = ok_rows(sd["llama_bench"])
     builds = variants(lb) if len(lb) else lb.get("config", pd.Series(dtype=object))

@@ -16,6 +16,8 @@ import re
 
 import pandas as pd
 
+from ..study.marks import value_ids as ids_of
+from ..study.marks import with_marks
 from .expr import MissingValue, evaluate, names_in
 from .published import MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
 
@@ -111,7 +113,6 @@ def basis(claim: dict, verdict: str, pinned: set[str], params: set[str], reconst
 def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> dict[str, tuple]:
     """Claim id -> the assumption ids of the values its recomputed number reads (a data
     claim with a number only; the write-up's own numbers rest on no generator's choice)."""
-    from ..study.marks import value_ids as ids_of
 
     exprs = {c["id"]: c.get("recompute") for c in published.claims if c.get("kind", "data") == "data"}
     out = {}
@@ -126,7 +127,6 @@ def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> di
 def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict) -> pd.DataFrame:
     """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
     (report.html shows the marker and the legend)."""
-    from ..study.marks import with_marks
 
     rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
     return with_marks(ledger, {"recomputed": rows, "verdict": rows}, why)

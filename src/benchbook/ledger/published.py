@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from .comparable import FIELDS
+
 # Canonical unit for each printed unit, and the factor to get there.
 UNITS = {
     "ms": ("s", 1e-3),
@@ -270,7 +272,6 @@ def _parse_plausible(ranges, path: Path, sources: dict) -> dict:
 
 def _parse_setup(setup, path: Path) -> dict:
     """The write-up's setup per role: a mapping (or a list of them) of known fields."""
-    from .comparable import FIELDS
 
     if setup is None:
         return {}

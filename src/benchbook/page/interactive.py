@@ -18,6 +18,7 @@ import html
 import pandas as pd
 
 from ..study import untrusted
+from ..study.marks import LEGEND, SERIES, SERIES_PART, SYMBOL, WHY, cell_ids, legend_html, short, union
 from .plots import model_colour, power_colour
 
 
@@ -78,7 +79,6 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
 def _assumed_notes(df: pd.DataFrame, columns: list[str], reads: dict) -> tuple[pd.Series, dict]:
     """Per point, the hover line naming the assumptions its values rest on ('' for none),
     and {id: why} of all of them."""
-    from ..study.marks import LEGEND, SYMBOL, WHY, cell_ids, short, union
 
     cells, why = cell_ids(df), df.attrs.get(WHY) or {}
     sources = [reads.get(c, c) for c in columns]
@@ -91,7 +91,6 @@ def _assumed_notes(df: pd.DataFrame, columns: list[str], reads: dict) -> tuple[p
 
 def _suffix(notes: pd.Series) -> str:
     """A series name's mark: all its points assumed, or some."""
-    from ..study.marks import SERIES, SERIES_PART
 
     hit = notes.astype(bool)
     return "" if not hit.any() else SERIES if hit.all() else SERIES_PART
@@ -110,7 +109,6 @@ def show(fig, summary: str = "Interactive version: hover over a point for its va
     """Display the folded interactive chart in a notebook (an HTML output)."""
     from IPython.display import HTML
 
-    from ..study.marks import legend_html
 
     found = (fig.layout.meta or {}).get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
     legend = legend_html(list(found), found) if found else ""

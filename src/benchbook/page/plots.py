@@ -6,6 +6,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from ..ledger.comparable import model_core
+from ..study.marks import SERIES, SERIES_PART, WHY, series
+
 PALETTE = "colorblind"
 # Every figure of the book gives a model the same colour, and a power limit the same colour,
 # so a reader who learnt that blue is Qwen3.6-35B-A3B in one chapter can rely on it in the
@@ -109,7 +112,6 @@ def mark_series(fig: plt.Figure, legend, marked: dict, why: dict, what: str = ""
     """Name the series drawn from assumed cells in the legend ('… (assumed)', or '(partly
     assumed)' when only some points are; `what` says which of a series' lines, e.g. 'P99'),
     and keep their ids on the figure for its caption (report.glue_figure)."""
-    from ..study.marks import SERIES, SERIES_PART
 
     if not marked or legend is None:
         return
@@ -128,7 +130,6 @@ def model_colour(name) -> tuple:
     weight format and file type aside, as benchbook.ledger.comparable reads model names)."""
     import zlib
 
-    from ..ledger.comparable import model_core
 
     palette = sns.color_palette(PALETTE, 10)
     core = model_core(name)
@@ -196,7 +197,6 @@ def throughput(sweep: pd.DataFrame) -> plt.Figure:
 
 def _mark(fig, ax, sweep: pd.DataFrame, columns: list[str], what: str = "") -> None:
     """Mark the configurations whose points in `columns` rest on assumed cells."""
-    from ..study.marks import WHY, series
 
     mark_series(fig, ax.get_legend(), series(sweep, "config", columns), sweep.attrs.get(WHY) or {}, what)
 

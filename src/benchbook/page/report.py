@@ -10,7 +10,23 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..book.headlines import key_results as rows
+from ..book.paths import find_repo
+from ..ingest.parquet import to_polars
+from ..ledger.claims import (
+    BY_CONSTRUCTION,
+    GENERATOR,
+    HOLDS,
+    INDEPENDENT,
+    MEASURED,
+    SELF,
+    basis_counts,
+    published_layout,
+)
 from ..study import marks, untrusted
+from ..study.assumptions import load_assumptions
+from ..study.contract import open_roles
+from ..study.provenance import folder_links, repository
 
 if TYPE_CHECKING:
     from IPython.display import HTML
@@ -162,8 +178,6 @@ def key_results(r):
     each with the ledger's verdict and what it rests on, and the data in one line."""
     from IPython.display import HTML
 
-    from ..book.headlines import key_results as rows
-    from ..ledger.claims import BY_CONSTRUCTION
 
     df = rows(r)
     ids = {label: r.claim_ids.get(c, ()) for label, c in zip(df.index, df["claim"])}
@@ -202,7 +216,6 @@ LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "differen
 
 def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """Each published table in its own layout, every cell 'published → reproduced'."""
-    from ..ledger.claims import published_layout
 
     return [(f"{t.title} [{t.source}]", published_layout(published, comparison, t.id)) for t in published.tables]
 
@@ -235,7 +248,6 @@ def ledger_basis_note(ledger: pd.DataFrame):
     construction on reconstructed files, which rest on a value the generator chose."""
     from IPython.display import Markdown
 
-    from ..ledger.claims import BY_CONSTRUCTION, GENERATOR, HOLDS, INDEPENDENT, MEASURED, SELF, basis_counts
 
     n = basis_counts(ledger)
     parts = []
@@ -283,7 +295,6 @@ def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
     """Every table as `<name>.parquet` in one zip (stored: Parquet is compressed already)."""
     import io
 
-    from ..ingest.parquet import to_polars
 
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_STORED) as zf:
         for name, df in tables.items():
@@ -377,7 +388,6 @@ def open_items_note(r) -> str:
     """What the data folder leaves open and so leaves off the page: to-dos `benchbook new`
     wrote (a configuration without a role, a run without a kind), failed runs, files no
     reader knows. Empty when nothing is open."""
-    from ..study.contract import open_roles
 
     study = r.data.study
     lines = []
@@ -448,7 +458,6 @@ def absent(r, section: str):
 
 def _assumed_columns(r) -> list[str]:
     """Tidy columns of the chapter's own folder that hold a generator's choice (none if measured)."""
-    from ..study.assumptions import load_assumptions
 
     if not r.data.study.reconstructed:
         return []
@@ -600,8 +609,6 @@ def sources_html(r) -> HTML:
     how to cite the book."""
     from IPython.display import HTML
 
-    from ..book.paths import find_repo
-    from ..study.provenance import folder_links, repository
 
     def link(url, text):
         safe = untrusted.url(url)

@@ -20,11 +20,13 @@ import pandas as pd
 
 from ..study.contract import KeyNumbers
 from .sphinx_meta import stamped_version
+from ..book import registry
+from ..study import untrusted
+from ..page.report import html as html_table
 
 
 def key_numbers(study: str) -> tuple:
     """The chapter's declared key numbers (registry `ChapterSpec.key_numbers`; none if unknown)."""
-    from ..book import registry
 
     spec = next((c for c in registry.chapters() if c.id == study), None)
     return spec.key_numbers if spec else ()
@@ -166,7 +168,6 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
     if prev is None:
         return ("There is no earlier published version of this book to compare with; "
                 "a published version shows here how its key numbers differ from the one before.")
-    from ..study import untrusted
 
     version = untrusted.md(prev.version)
     if prev.page is None:
@@ -186,7 +187,6 @@ def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]
     """The chapter section: the summary sentence and, per key table, the rows that changed."""
     from IPython.display import Markdown, display
 
-    from ..page.report import html as html_table
 
     prev, tables = compare(study, previous_site, current)
     display(Markdown(summary(prev, tables)))

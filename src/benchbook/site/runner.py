@@ -32,6 +32,11 @@ from .. import __version__
 from ..book.registry import chapters, get
 from ..book.spec import ChapterSpec
 from ..book.paths import NOTEBOOKS_DIR, STUDIES_DIR, ChapterError, downloads_dir, find_repo
+from ..study import untrusted
+from ..study.marks import short
+from ..study.marks import legend_html, marker_html
+from ..study.marks import figure_legend_text
+from ..study.folder import content_hash
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -162,7 +167,6 @@ class Chapter:
             if isinstance(value, str) and value:
                 path = Path(value) if Path(value).is_absolute() else self.repo / value
                 if path.exists():
-                    from ..study.folder import content_hash
 
                     inputs[name] = content_hash(path)
         uses = {u: Chapter(self.repo, u).cache_key(Chapter(self.repo, u).overrides())
@@ -527,8 +531,6 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
     `needs-<section>` for such a section gets a line saying so, so a chosen value never
     reads as a finding; on measured data the list is empty and nothing changes.
     """
-    from ..study import untrusted
-    from ..study.marks import short
 
     info = folder / "chapter.json"
     if not info.is_file():
@@ -568,7 +570,6 @@ def _mark_assumed_glue(nb) -> None:
     marker after its `{glue:text}` reference and the legend under its paragraph; a glued
     figure with series drawn from assumed cells gets the legend in its caption. The ids
     come with the glued output (report.glue); on measured data there are none."""
-    from ..study.marks import legend_html, marker_html
 
     assumed = _glue_assumed(nb)
     if not assumed:
@@ -595,8 +596,6 @@ def _mark_assumed_glue(nb) -> None:
 
 def _figure_legend(m: re.Match, assumed: dict) -> str:
     """A `{glue:figure}` directive whose figure marks series: its caption gets the legend."""
-    from ..study import untrusted
-    from ..study.marks import figure_legend_text
 
     found = assumed.get(m.group(2))
     if not found:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from .. import ingest
 from ..ingest import IngestError, tables
+from ..ingest.vllm_log import add_timestamps
 from .folder import MANIFEST, Study, load_study
 
 CONTEXT_COLUMNS = ("config", "name", "kind", "concurrency", "input_len", "output_len",
@@ -143,7 +144,6 @@ def _with_year(windows: pd.DataFrame, date) -> pd.DataFrame:
     year = str(date or "")[:4]
     if windows.empty or not year.isdigit() or windows["timestamp"].notna().all():
         return windows
-    from ..ingest.vllm_log import add_timestamps
 
     return add_timestamps(windows, int(year))
 

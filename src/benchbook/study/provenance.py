@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
+from . import untrusted
 from .folder import content_hash
 
 PACKAGES = ("benchbook", "pandas", "numpy", "matplotlib", "seaborn", "papermill",
@@ -69,7 +70,6 @@ def repository(repo: Path) -> tuple[str, str] | None:
     (a fork sets its own); None when it names none or not an http(s) address."""
     import yaml
 
-    from . import untrusted
 
     try:
         config = yaml.safe_load((Path(repo) / "_config.yml").read_text(encoding="utf-8")) or {}

@@ -24,6 +24,7 @@ from ...analysis import rate_sweep
 from ...analysis.proportions import compare_rates, holm, wilson
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
+from ...book.key_figures import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
 from ...ingest.tool_failures import CLASS_IDS, LABELS
 from ...ledger import claims as claims_mod
@@ -798,7 +799,6 @@ def _vram_caveat(r: Results) -> list[dict]:
 
 
 def _decode_caveat(r: Results) -> list[dict]:
-    from ...book.key_figures import speculative
 
     out = []
     for short, cid in r.speed_configs().items():
@@ -993,7 +993,6 @@ def key_figures(r: Results) -> pd.DataFrame:
     request at the longest prompt measured (closest to the 4k the other chapters use). The
     best aggregate is the highest output t/s of any run, with its concurrency.
     """
-    from ...book.key_figures import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], run_cells(r)
     for short, cid in r.speed_configs().items():

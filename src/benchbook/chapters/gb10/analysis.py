@@ -20,15 +20,17 @@ import pandas as pd
 
 from ...analysis import rate_sweep
 from ...book import pipeline
+from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_seconds, platform_short
 from ...ingest import load_pattern
 from ...ingest.prometheus import counter_delta
+from ...ingest.textio import read_text
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats, rule
 from ...page import plots
 from ...page.opening import opening_words
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, rows_table, table, union
+from ...study.marks import MARKS, Col, Glued, Shown, rows_table, table, union
 from . import CONTRACT as GB10
 
 STUDY = "gb10-mtp"
@@ -628,7 +630,6 @@ def _objects(path) -> list:
     """The result objects of a bench JSON file: one object, or one per line (JSONL)."""
     import json
 
-    from ...ingest.textio import read_text
 
     text = read_text(path)
     try:
@@ -894,7 +895,6 @@ def glue_values(r: Results) -> dict:
 
 def cell_ids_of(df: pd.DataFrame, column: str) -> list[tuple]:
     """The ids a display frame marks in one column, row by row (marks.with_marks)."""
-    from ...study.marks import MARKS
 
     found = (df.attrs.get(MARKS) or {}).get(column, {})
     return [tuple(found.get(label, ())) for label in df.index]
@@ -976,7 +976,6 @@ def key_figures(r: Results) -> pd.DataFrame:
     prompts: the only single-client test). The best aggregate is the highest output t/s of
     any run of the configuration (one seed, not a mean over seeds).
     """
-    from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid, c in r.data.study.configs.items():

@@ -19,10 +19,12 @@ from ...analysis import rate_sweep
 from ...analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ...book import pipeline
+from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 from ...ingest import load_pattern
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats
+from ...page import interactive
 from ...page.opening import opening_words
 from ...study.contract import Missing
 from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union
@@ -258,7 +260,6 @@ def sweeps(r: Results) -> pd.DataFrame:
 def interactive_sweep(r: Results):
     """The concurrency sweep as one interactive chart: aggregate output per configuration,
     with per-agent output and TTFT on hover."""
-    from ...page import interactive
 
     s = sweeps(r)
     s = s.assign(per_agent=s["per_agent_tps"].map(lambda v: fmt_rate(v, 1)),
@@ -454,7 +455,6 @@ def key_figures(r: Results) -> pd.DataFrame:
     and the run's acceptance length says how many. The best aggregate is over the sweep
     runs, not the short-prompt run.
     """
-    from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 
     rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():

@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ...book import pipeline
-from ...format import fmt_rate, platform_short
+from ...book.key_figures import key_figure_row, key_figures_table, speculative
+from ...format import fmt_args, fmt_rate, platform_short
 from ...ingest import nvidia_smi
 from ...ingest.vllm_log import stats_intervals, with_intervals
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import rule
 from ...page.opening import opening_words
-from ...study.contract import Missing
+from ...study.contract import Missing, slug
 from ...study.marks import Glued, Shown, rows_table, union
 
 STUDY = "power-sweep"
@@ -96,7 +97,6 @@ def _refine_sections(r: Results) -> None:
 
 def model_table(r: Results) -> pd.DataFrame:
     """One row per model (role model): value-name prefix, label, cards and the GPU indices it uses."""
-    from ...study.contract import slug
 
     rows = []
     for cid in r.roles.configs("model"):
@@ -424,7 +424,6 @@ def limits_order(r: Results) -> list[str]:
 
 
 def configs_table(r: Results) -> pd.DataFrame:
-    from ...format import fmt_args
 
     rows = []
     for cid, c in r.data.study.configs.items():
@@ -998,7 +997,6 @@ def key_figures(r: Results) -> pd.DataFrame:
     synthesis then leaves KV reads out), and TTFT and prefill are not measured per request.
     With MTP, the acceptance length is 1 + accepted / drafts over the log's SpecDecoding lines.
     """
-    from ...book.key_figures import key_figure_row, key_figures_table, speculative
 
     busy = r.busy
     spec = r.data["spec_decode"]

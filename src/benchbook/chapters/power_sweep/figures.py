@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ...page import interactive
 from ...page.plots import MIN_FONT_PT, model_colour, power_colour
+from ...study.marks import MARKS
 from .analysis import Results, busy_configs, limits_order, per_minute, tokens_per_kw_table, window_mix
 
 
@@ -172,7 +174,6 @@ def tokens_per_kw(r: Results) -> plt.Figure:
 
 def _marked(t: pd.DataFrame, column: str) -> set:
     """Assumption ids a display table marks anywhere in one column."""
-    from ...study.marks import MARKS
 
     return {i for ids in (t.attrs.get(MARKS) or {}).get(column, {}).values() for i in ids}
 
@@ -192,7 +193,6 @@ def mix(r: Results) -> plt.Figure:
 def interactive_generation(r: Results):
     """Mean generation by requests running, every model at every limit, as one interactive
     chart (colour: model; dash: power limit), with per-request rate and window count on hover."""
-    from ...page import interactive
 
     order = {k: i for i, k in enumerate(limits_order(r))}
     g = (r.busy.groupby(["config", "power_key", "running"])

@@ -27,9 +27,11 @@ from ...analysis.llama import (
 )
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
+from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats
+from ...ledger.comparable import describe_setup, same_model
 from ...page import plots
 from ...study.contract import Missing
 from ...study.marks import (
@@ -830,7 +832,6 @@ def data_words(r: Results) -> dict[str, str]:
     """What the opening says about data of another setup than the write-up's: its label,
     models, builds, tests and dates, from study.yml and the llama-bench rows; and the
     write-up's own setup (published.yml), which the page's framing names as the write-up's."""
-    from ...ledger.comparable import describe_setup
 
     lb = r.llama
     models = []
@@ -913,7 +914,6 @@ def _serving_values(r: Results, out: Glued) -> None:
 def serving_models_note(r: Results) -> str:
     """Plain text naming the batched configurations that run another model than llama.cpp
     here: for them the times compare two setups, not two machines on one model."""
-    from ...ledger.comparable import same_model
 
     if r.h100 is None:
         return ""
@@ -951,7 +951,6 @@ def key_figures(r: Results) -> pd.DataFrame:
     context. llama.cpp serves one request at a time here, so the best aggregate is the
     single stream.
     """
-    from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 
     rows, tests = [], per_test_cells(r)
     t = per_test(r.llama)

@@ -25,12 +25,15 @@ from ...analysis import cost as cost_mod
 from ...analysis.facts import Facts, FactsError, load_facts
 from ...analysis.limits import bandwidth_sensitivity, limits
 from ...book.key_figures import KEY_FIGURES, conform_key_figures
+from ...book.paths import STUDIES_DIR, find_repo
 from ...book.registry import get
 from ...format import fmt_money, fmt_rate, fmt_seconds
 from ...ledger import claims as claims_mod
 from ...page import plots
+from ...page.report import anchor, write_downloads
+from ...study import untrusted
 from ...study.folder import content_hash
-from ...study.marks import Glued, union, with_marks
+from ...study.marks import Glued, legend_html, marker_html, union, with_marks
 from ...study.provenance import code_version, package_versions
 
 STUDY = "synthesis"
@@ -187,7 +190,6 @@ def _csv(folder: Path, name: str | None, columns: list[str]) -> pd.DataFrame:
 def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="openai-gpt-5.2",
             studies_dir=None) -> Results:
     """`studies_dir`: where the chapters wrote their outputs (default: the book's studies/)."""
-    from ...book.paths import STUDIES_DIR, find_repo
 
     params = dict(facts_dir=facts_dir, usd_per_eur=usd_per_eur, fx_date=fx_date, api_price=api_price)
     facts = load_facts(facts_dir)
@@ -613,7 +615,6 @@ def claims_display(r: Results) -> pd.DataFrame:
 def not_holding(r: Results) -> pd.DataFrame:
     """Every ledger row of every chapter that does not hold, each linking to its row on the
     chapter's page (report.anchor), with what the verdict rests on."""
-    from ...page.report import anchor
 
     rows, ids = [], {}
     for run in r.runs:
@@ -701,8 +702,6 @@ def _bar_labels(r: Results, fig, lim: pd.DataFrame) -> list[str]:
 def ceiling_values(r: Results) -> str:
     """The figure's numbers as text, for readers who cannot see it."""
     lim = r.limits
-    from ...study import untrusted
-    from ...study.marks import legend_html, marker_html
 
     rows = [(x, row_ids(r, x, "share")) for _, x in lim.iterrows() if len(lim) and pd.notna(x["pct_decode_ceiling"])]
     parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %"
@@ -923,8 +922,6 @@ def _finding_ids(g: dict, title: str) -> tuple:
 
 def findings_md(g: dict) -> str:
     """The findings as a Markdown list for this page; names from the data are escaped."""
-    from ...study import untrusted
-    from ...study.marks import legend_html, marker_html
 
     why = getattr(g, "why", {})
     items = [(title, text, _finding_ids(g, title)) for title, text in findings(g)]
@@ -938,7 +935,6 @@ def findings_html(g: dict) -> str:
     """The same list as HTML, for the intro page (myst-nb pastes HTML from another page)."""
     import html
 
-    from ...study.marks import legend_html, marker_html
 
     why = getattr(g, "why", {})
     found = [(t, x, _finding_ids(g, t)) for t, x in findings(g)]
@@ -961,7 +957,6 @@ def prefill_remark(r: Results) -> str:
     near = lim[lim["pct_prefill_ceiling"].astype(float) > 0.8]
     if not len(near):
         return ""
-    from ...study import untrusted
 
     items = "; ".join(f"{untrusted.md(x['label'])}, {100 * x['pct_prefill_ceiling']:.0f} % "
                       f"({untrusted.md_code(x['notes'])})"
@@ -991,7 +986,6 @@ def strix_sensitivity(r: Results) -> pd.DataFrame:
 
 def banner(r: Results) -> str:
     """The page's opening note: which chapters read measured data and which reconstructed."""
-    from ...study import untrusted
 
     rows = [x for x in r.runs if x.status == "ok"]
     measured = [x.study + (" (it also reads reconstructed data of another chapter)" if x.reads_reconstructed else "")
@@ -1026,7 +1020,6 @@ def write_outputs(r: Results, g: dict, folder) -> None:
     """The page's downloads, and its chapter.json: which parts of its prose the data cannot fill."""
     import json
 
-    from ...page.report import write_downloads
 
     write_downloads(downloads(r), folder, "synthesis-tables")
     assumed = {"mtp": [{"id": "acceptance", "why": f"the acceptance length of {g['mtp_label']}"}]} \
