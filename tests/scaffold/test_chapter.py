@@ -83,6 +83,9 @@ def test_a_chapter_is_four_new_files_and_one_toc_line(made):
                    "src/benchbook/chapters/my_machine/analysis.py", "tests/chapters/test_my_machine.py"]
     changed = sorted(p for p in before if after.get(p) != before[p] and not (project / p).is_symlink())
     assert changed == ["_toc.yml"]  # (book/_toc.yml is a link to it)
+    # the new files pass the project's lint as they are
+    shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
+    _run(project, str(Path(sys.executable).parent / "ruff"), "check", *new)
 
 
 @pytest.mark.build
@@ -110,5 +113,8 @@ def test_the_template_chapter_builds_from_one_data_folder(made):
     for heading in ("What was measured", "llama-bench results", "Serving runs", "Caveats", "Provenance"):
         assert heading in page
     assert "My machine: first runs" in page and "llama-bench tests" in page and "Serving runs</" in page
-    assert sorted(p.name for p in (project / f"book/studies/{NEW}").glob("*.csv")) == [
-        "caveats.csv", "llama_bench.csv", "runs.csv"]
+    out = project / f"book/studies/{NEW}"
+    assert sorted(p.name for p in out.glob("*.csv")) == ["caveats.csv", "llama_bench.csv", "runs.csv"]
+    # the page shows every build apart, so no caveat calls its figures a best of builds
+    assert "best-of-backends" not in (out / "caveats.csv").read_text(encoding="utf-8")
+    assert "Setup not declared" not in page  # no write-up, no setup to compare with

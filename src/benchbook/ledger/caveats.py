@@ -18,16 +18,18 @@ def authors_caveats(published) -> list[dict]:
 
 
 def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = None,
-                 compared: list[tuple[str, str]] | None = None, extra_configs: dict | None = None) -> list[dict]:
+                 compared: list[tuple[str, str]] | None = None, extra_configs: dict | None = None,
+                 best_of: bool = True) -> list[dict]:
     """Caveats raised by rules over the data; `compared` lists config pairs set side by side.
     `runs` is a chapter's runs table, or any frame of its rows: the rules read the runs
     table's columns, so a frame without them (a chapter with no bench runs) is given them
-    empty rather than failing on a missing column."""
+    empty rather than failing on a missing column. `best_of`: the page quotes llama.cpp
+    figures as the best of several builds (a page that shows every build apart does not)."""
     runs = conform(runs, "runs", check_required=False)
     out = []
     configs = {**study_data.study.configs, **(extra_configs or {})}
-    for check in (_reconstructed, _synthetic_traffic, _small_samples, _summary_only,
-                  _ignored_records, _client_idle, _best_of_backends):
+    checks = [_reconstructed, _synthetic_traffic, _small_samples, _summary_only, _ignored_records, _client_idle]
+    for check in checks + ([_best_of_backends] if best_of else []):
         out += check(study_data, runs)
     out += _unlike_models(configs, compared or [])
     if ledger is not None:

@@ -379,7 +379,8 @@ def banner(r) -> str:
         title, kind = "Data: measured", "note"
         body = f"This page was computed from {folders}."
     notes = [_admonition(title, body, kind)]
-    notes.append(comparability_note(r))
+    if r.spec.writeup:  # a page that checks no write-up has no setup to compare with
+        notes.append(comparability_note(r))
     notes.append(open_items_note(r))
     return "\n\n".join(n for n in notes if n)
 
@@ -532,7 +533,7 @@ def write_outputs(r, tables: dict[str, pd.DataFrame], folder: str | Path, bundle
                if r.sections.get(s) is None}
     doc = {
         "chapter": Path(folder).name,  # the page (a notebook may make more than one page)
-        "module": r.spec.module,
+        "module": r.spec.folder,  # the chapter folder (benchbook/chapters/<folder>/)
         "absent_sections": absent,
         "assumed_sections": assumed,  # shown sections resting on a generator's assumption
         "assumed_columns": _assumed_columns(r),  # for pages that read this one's outputs

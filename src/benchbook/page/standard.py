@@ -55,4 +55,4 @@ def provenance(r, page: str, tables: dict[str, pd.DataFrame]) -> None:
     display(report.sources_html(r))
     display(report.software(r.versions))
     links = {"all tables (zip)": f"{page}-tables.zip", "all tables as Parquet (zip)": f"{page}-tables-parquet.zip"}
-    display(report.download_links(page, links | {name: f"{name}.csv" for name in tables}))
+    display(report.download_links(page, links | {name.replace("_", " "): f"{name}.csv" for name in tables}))

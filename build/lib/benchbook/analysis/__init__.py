@@ -1,0 +1,1 @@
+"""Metrics, comparisons and derived values computed from the tidy tables."""

@@ -1,0 +1,409 @@
+"""One pipeline for every chapter: ingest -> values -> published comparison -> claims ->
+caveats -> provenance -> outputs.
+
+A chapter module computes its own values and tables between `start` and `finish`; the
+steps every chapter shares live here once:
+
+- `load`: read the data folder, apply the chapter's contract (roles, run keys, the
+  sections the data can fill) and raise one StudyError listing every problem;
+- `start`: load the chapter's own folder and the folders it reads from other chapters,
+  read published.yml and decide, role by role, whether the data is the write-up's setup;
+- `finish`: set the write-up's published cells and claims beside the values (only where
+  the data is comparable), gather caveats, record provenance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis.llama import ok_rows, variants
+from ..analysis.serving import DERIVED as serving
+from ..book.paths import ChapterError, find_repo
+from ..ledger import claims as claims_mod
+from ..ledger.caveats import authors_caveats
+from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, owner
+from ..ledger.published import Published, load_published
+from ..study import marks
+from ..study.assumptions import assumed_ids, load_assumptions, resting_on
+from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
+from ..study.folder import MANIFEST, StudyError, load_study
+from ..study.load import StudyData, StudyReadError, ingest_study
+from ..study.marks import Cells
+from ..study.provenance import code_version, data_record, package_versions
+from .registry import get
+from .spec import ChapterSpec
+
+RUN_TABLES_KEYED = ("runs", "requests", "run_stats")  # tables whose rows carry a run_id
+
+
+def _derived() -> dict:
+    """Columns chapters add to a tidy table, by table: the columns each is computed from."""
+
+    return {"runs": serving}
+
+
+# ---------------------------------------------------------------- loading with a contract
+
+
+def contract_problems(data: StudyData, contract: Contract) -> list[str]:
+    """Apply the contract to ingested data: roles and keys on every table; its problems."""
+    study = data.study
+    roles, problems = assign_roles(study, contract)
+    runs = data.tables.get("runs")
+    problems += check_runs(study, contract, runs)
+    entries = filled(study, runs)
+    keys = keys_for(study, contract, roles, entries)
+    data.roles = roles
+    data.described = _described(data, contract, roles, entries, keys)
+    for name, df in list(data.tables.items()):
+        data.tables[name] = _annotated(df, data, roles, keys)
+    return problems
+
+
+def _described(data: StudyData, contract: Contract, roles: Roles, entries, keys) -> pd.DataFrame:
+    """One row per described run, with how many rows it gave in its kind's tables."""
+    rows = []
+    for run in entries:
+        kind = contract.kind(str(run.context.get("kind")))
+        n, builds = 0, 1
+        for table in kind.tables if kind else ():
+            df = data.tables.get(table)
+            if df is None or not len(df) or "source_file" not in df:
+                continue
+            mine = df["source_file"].astype(str) == run.path
+            if run.run is not None and "run_id" in df:
+                mine &= df["run_id"].astype(str).str.endswith(f"#{run.run}")
+            n += int(mine.sum())
+            if table == "llama_bench" and mine.any():  # one file may hold several builds
+
+                measured = ok_rows(df[mine])
+                builds = max(builds, int(variants(measured).nunique()) if len(measured) else 1)
+        rows.append(dict(file=run.file, run=run.run, path=run.path, config=run.config,
+                         role=roles.of_config.get(run.config), key=keys.get((run.file, run.run)),
+                         rows=n, builds=builds, **{k: v for k, v in run.context.items()}))
+        rows[-1].setdefault("kind", None)  # a run without a kind (a problem of its own) still has the column
+    out = pd.DataFrame(rows)
+    if len(out):  # a file that gave no rows of its kind's tables does not count as present
+        out = out.assign(kind=out["kind"].where(out["rows"] > 0))
+    return out
+
+
+def _annotated(df: pd.DataFrame, data: StudyData, roles: Roles, keys: dict) -> pd.DataFrame:
+    df = df.copy()
+    if "config" in df:
+        df["role"] = df["config"].map(roles.of_config).astype(object)
+    else:
+        df["role"] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    df["key"] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    if not len(df) or "source_file" not in df:
+        return df
+    files = {f.path: i for i, f in enumerate(data.study.files)}
+    src = df["source_file"].astype(str)
+    for path, i in files.items():
+        mine = src == path
+        if not mine.any():
+            continue
+        if data.study.files[i].runs and "run_id" in df:
+            pos = df.loc[mine, "run_id"].astype(str).str.extract(r"#(\d+)$")[0]
+            df.loc[mine, "key"] = [keys.get((i, int(p))) if isinstance(p, str) else None for p in pos]
+        else:
+            df.loc[mine, "key"] = keys.get((i, None))
+    return df
+
+
+def load(data_dir, contract: Contract | None) -> StudyData:
+    """A data folder's tidy tables with the contract applied; every problem raised at once."""
+    study = load_study(data_dir)
+    try:
+        data = ingest_study(study)
+    except StudyReadError as exc:
+        problems = exc.problems
+        data = None
+    else:
+        problems = []
+    if data is not None and contract is not None:
+        problems += contract_problems(data, contract)
+    if problems:
+        raise StudyError(problems)
+    return data
+
+
+# ---------------------------------------------------------------- a chapter's results
+
+
+@dataclass
+class ChapterResults:
+    """What every chapter computes; a chapter's Results adds its own tables to these."""
+
+    spec: ChapterSpec
+    params: dict
+    data: StudyData
+    published: Published
+    comparability: Comparability
+    reads: dict = field(default_factory=dict)  # parameter -> StudyData of another chapter's folder (or None)
+    read_setups: dict = field(default_factory=dict)  # parameter -> Comparability of that folder
+    values: dict = field(default_factory=dict)
+    currencies: dict = field(default_factory=dict)
+    ledger: pd.DataFrame = field(default_factory=pd.DataFrame)
+    comparison: pd.DataFrame = field(default_factory=pd.DataFrame)
+    caveats: pd.DataFrame = field(default_factory=pd.DataFrame)
+    provenance: pd.DataFrame = field(default_factory=pd.DataFrame)
+    versions: dict = field(default_factory=dict)
+    sections: dict = field(default_factory=dict)  # section id -> None or Missing
+    assumed: dict = field(default_factory=dict)  # section id -> the generator's assumptions it rests on
+    value_ids: dict = field(default_factory=dict)  # value name -> ids of the assumed cells it was computed from
+    claim_ids: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
+    extra: dict = field(default_factory=dict)
+    _assumptions: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def roles(self) -> Roles:
+        return self.data.roles
+
+    def config(self, cid: str | None) -> dict:
+        return self.data.study.configs.get(cid, {}) if cid else {}
+
+    def has(self, section: str) -> bool:
+        """Whether the data can fill this section of the page."""
+        self.spec.contract.section(section)  # a typo is an error, not a silently missing section
+        return self.sections.get(section) is None
+
+    def missing(self, section: str) -> Missing | None:
+        self.spec.contract.section(section)
+        return self.sections.get(section)
+
+    def assumptions_of(self, data: StudyData | None = None) -> list:
+        """The generator's choices in a folder this page reads (its own by default), none
+        when it was measured. Ids of another chapter's folder carry that study's id
+        ('strix-halo-baseline/winners'), so a page reading two folders names each apart."""
+
+        data = self.data if data is None else data
+        sid = data.study.id
+        if sid not in self._assumptions:
+            found = load_assumptions(data.study.root) if data.study.reconstructed else []
+            if data is not self.data:
+                found = [replace(a, id=f"{sid}/{a.id}") for a in found]
+            self._assumptions[sid] = found
+        return self._assumptions[sid]
+
+    def cells(self, frame: pd.DataFrame, table: str, data: StudyData | None = None, derived: dict | None = None):
+        """Per cell of `frame` (rows of tidy table `table` of a folder this page reads, maybe
+        with columns computed from it: _derived, and the chapter's own `derived` {column:
+        the columns it is computed from}), the assumption ids it holds (marks.Cells)."""
+
+        found = self.assumptions_of(data)
+        if not found:
+            return Cells()
+        ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
+        return Cells(ids, {a.id: a.why for a in found})
+
+    @property
+    def assumed_why(self) -> dict:
+        """id -> why of every assumption of the folders this page reads."""
+        folders = [self.data] + [d for d in self.reads.values() if d is not None]
+        return {a.id: a.why for d in folders for a in self.assumptions_of(d)}
+
+    @property
+    def comparable(self) -> bool:
+        """The data is the write-up's setup, in every role it has."""
+        return self.comparability.comparable and all(c.comparable for c in self.read_setups.values())
+
+    def read_side(self, param: str) -> str:
+        """The short name of the chapter whose folder this page reads under `param` ('H100')."""
+        return get(self.spec.reads[param]).title.split(":")[0]
+
+    def kept_apart(self, param: str) -> str | None:
+        """Why the folder this page reads under `param` is set beside its own data and never
+        against it, or None when the two may be compared.
+
+        A page on measured files that reads another chapter's reconstructed folder would
+        otherwise print ratios of real numbers to numbers a generator fit to a write-up as
+        this data's findings. Such numbers get no verdict and no key result (the gate says
+        so) and are shown, if at all, under a note naming both folders (report.kept_apart_note).
+        """
+        other = self.reads.get(param)
+        if other is None or self.data.study.reconstructed or not other.study.reconstructed:
+            return None
+        side = self.read_side(param)
+        return (f"{side} side: {other.study.label}, the {side} write-up's numbers rebuilt by a generator from "
+                f"its published tables, not measured. This page's data: {self.data.study.label}. A number that "
+                "rests on the reconstructed side is no finding of this page's data: it gets no verdict here and "
+                "no key result")
+
+
+def start(chapter: str, data_dir, published_file=None, params: dict | None = None,
+          reads: dict | None = None, results: type = ChapterResults, **extra) -> ChapterResults:
+    """Load the chapter's data and the folders it reads; decide what is comparable."""
+    spec = get(chapter)
+    data = load(data_dir, spec.contract)
+    published = _published(spec, Path(published_file) if published_file else Path(data_dir) / "published.yml")
+    setup = compare_setup(published.setup, data.study.configs, data.roles.of_config)
+    other, other_setups = {}, {}
+    for param, folder in (reads or {}).items():
+        other_spec = get(spec.reads[param])
+        if not folder or not (Path(folder) / MANIFEST).is_file():
+            other[param] = None
+            continue
+        other[param] = load(folder, other_spec.contract)
+        theirs = _published_of(other_spec.id, folder)
+        their_setup = load_published(theirs).setup if theirs is not None else {}
+        other_setups[param] = compare_setup(their_setup, other[param].study.configs,
+                                            other[param].roles.of_config)
+    r = results(spec=spec, params=dict(params or {}), data=data, published=published,
+                comparability=setup, reads=other, read_setups=other_setups, **extra)
+    described = [data.described] + [d.described for d in other.values() if d is not None]
+    r.sections = available(spec.contract, pd.concat(described, ignore_index=True) if any(
+        len(d) for d in described) else pd.DataFrame(), {p: d is not None for p, d in other.items()})
+    r.assumed = assumed_sections(spec.contract, data, other)
+    return r
+
+
+def _published(spec: ChapterSpec, path: Path) -> Published:
+    """The write-up's published.yml; a chapter that declares no write-up may have none (then it
+    has no published cells, claims or setup, and its ledger is empty)."""
+    if spec.writeup or path.is_file():
+        return load_published(path)
+    return Published(study=spec.id, sources={})
+
+
+def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
+    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
+    with the ids of those choices (report.caveats_display marks the caveat with them)."""
+
+    reads = caveat.get("reads") or ()
+    out = {k: v for k, v in caveat.items() if k != "reads"}
+    hits = resting_on(r.assumptions_of(), reads) if reads else []
+    if hits:
+        out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
+                         f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
+    return out, tuple(a.id for a in hits)
+
+
+def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
+    """Section id -> the assumptions (of reconstructed folders) its declared columns rest on.
+    The chapter's own folder counts for every section, a folder it reads only for the
+    sections that read it; a measured folder has no assumptions."""
+
+    def of(d: StudyData | None) -> list:
+        return load_assumptions(d.study.root) if d is not None and d.study.reconstructed else []
+
+    own, other = of(data), {p: of(d) for p, d in reads.items()}
+    out = {}
+    for section in contract.sections:
+        pool = own + [a for p in section.reads for a in other.get(p, [])]
+        hits = resting_on(pool, section.columns)
+        if hits:
+            out[section.id] = hits
+    return out
+
+
+def _published_of(chapter: str, folder) -> Path | None:
+    """The write-up's published.yml for another chapter's folder: the folder's own if it
+    has one, else the one of that chapter's data in this project (a user's folder rarely
+    carries the write-up's numbers, but its comparability is judged against them)."""
+    own = Path(folder) / "published.yml"
+    if own.is_file():
+        return own
+
+    try:
+        repo = find_repo()
+    except ChapterError:
+        return None
+    path = repo / "data" / chapter / "published.yml"
+    return path if path.is_file() else None
+
+
+def gate(r: ChapterResults) -> Gate:
+    """Value-name prefixes of every role of the chapter's folder and of the folders it reads.
+
+    A value name of no role's prefix (a counter of the whole folder, say) is the chapter's
+    own data: comparable only when all of that folder is.
+    """
+    prefixes = _prefixes(r.spec.contract, r.data, r.comparability)
+    for param, data in r.reads.items():
+        if data is not None:
+            other = get(r.spec.reads[param]).contract
+            pairs = _prefixes(other, data, r.read_setups[param])
+            if apart := r.kept_apart(param):
+                pairs = [(p, replace(m, comparable=False, apart=apart)) for p, m in pairs]
+            prefixes += pairs
+    own = r.comparability
+    fallback = RoleMatch("data", own.comparable, "; ".join(m.data for m in own.differing()),
+                         "; ".join(m.claim for m in own.differing()))
+    return Gate(prefixes, fallback=fallback, ignore=frozenset(r.params))
+
+
+def reconstructed_names(r: ChapterResults):
+    """A test: does any of these value names come from a reconstructed data folder? Names
+    belong to folders by the same role prefixes as the gate; others are the chapter's own."""
+
+    pairs = [(p, r.data.study.reconstructed) for p, _ in _prefixes(r.spec.contract, r.data, r.comparability)]
+    for param, data in r.reads.items():
+        if data is not None:
+            other = get(r.spec.reads[param]).contract
+            pairs += [(p, data.study.reconstructed) for p, _ in _prefixes(other, data, r.read_setups[param])]
+    pairs.sort(key=lambda p: -len(p[0]))
+    own, params = r.data.study.reconstructed, set(r.params)
+    return lambda names: any(owner(pairs, n, own) for n in names if n not in params)
+
+
+def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
+
+    out = []
+    for role in contract.roles:
+        match = setup.roles.get(role.name)
+        if match is None and setup.declared and data.roles.configs(role.name):
+            # a role of the data that the write-up does not have: nothing of it is the write-up's
+            match = RoleMatch(role.name, False, "; ".join(data.roles.configs(role.name)),
+                              "no such configuration")
+        match = match or RoleMatch(role.name, True, "", "")
+        if "{" in role.key:
+            keys = {role_key(role, c, {"name": n}) for c, n in _names(data, role.name)}
+        else:
+            keys = {role.key}
+        if role.aggregate:
+            keys.add(role.aggregate)
+        out += [(k, match) for k in keys]
+    return out
+
+
+def _names(data: StudyData, role: str):
+    d = data.described
+    if not len(d):
+        return []
+    d = d[d["role"] == role]
+    return list(zip(d["config"], d.get("name", pd.Series([None] * len(d)))))
+
+
+def claim_space(r: ChapterResults) -> dict:
+    """The names a claim's expression may use: the data's values and numeric parameters."""
+    numeric = {k: v for k, v in r.params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {**numeric, **r.values}
+
+
+def finish(r: ChapterResults, caveats=None) -> ChapterResults:
+    """The published comparison and the ledger (gated by comparability), caveats, provenance.
+
+    `caveats` is the chapter's own list, or a function of the results that makes it (after
+    the ledger, which some caveat rules read). The authors' caveats are kept only when the
+    data is the write-up's setup.
+    """
+    g = gate(r)
+    values = claim_space(r)
+    r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
+                                       reconstructed=reconstructed_names(r))
+    r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
+    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
+    own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
+    mine = caveats(r) if callable(caveats) else list(caveats or [])
+    marked = [_marked(r, c) for c in mine]
+    r.caveats = pd.DataFrame(own + [c for c, _ in marked], columns=["origin", "caveat"])
+    marks.with_marks(r.caveats, {"caveat": {len(own) + i: ids for i, (_, ids) in enumerate(marked)}}, r.assumed_why)
+    folders = [r.data.study] + [d.study for d in r.reads.values() if d is not None]
+    r.provenance = pd.DataFrame([data_record(s) for s in folders])
+    r.versions = {"code": code_version(), **package_versions()}
+    return r

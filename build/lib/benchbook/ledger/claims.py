@@ -1,0 +1,431 @@
+"""The claims ledger: each published claim against the value recomputed from the data.
+
+A claim is one of three kinds:
+- ``data``: its number is recomputed from the raw files (``recompute`` expression);
+- ``consistency``: checked against other numbers the write-ups printed (``stated``),
+  e.g. a ratio against the ratio of its own operands, or a number stated twice;
+- ``not-derivable``: the data cannot speak to it (``why`` says so).
+Verdicts: holds / does not hold / not derivable. Amounts in different currencies are
+never divided without an exchange-rate parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from ..study.marks import value_ids as ids_of
+from ..study.marks import with_marks
+from .expr import MissingValue, evaluate, names_in
+from .published import MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
+
+HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
+NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
+VERDICTS = (HOLDS, FAILS, UNKNOWN, NOT_COMPARABLE)
+# The glue key of each verdict's count (ledger_glue; the synthesis sums them over chapters).
+GLUE_KEYS = {HOLDS: "claims_holds", FAILS: "claims_does_not_hold", UNKNOWN: "claims_not_derivable",
+             NOT_COMPARABLE: "claims_not_comparable"}
+
+# What a verdict rests on. Only MEASURED and SELF are checks that could have failed: the
+# reconstructed files were fit to the published numbers (BY_CONSTRUCTION), and where the
+# write-up gave no number the generator chose one (GENERATOR).
+MEASURED = "measured data"
+SELF = "the write-up's own numbers"
+BY_CONSTRUCTION = "by construction"
+GENERATOR = "a generator's choice"
+BASES = (MEASURED, SELF, BY_CONSTRUCTION, GENERATOR)
+INDEPENDENT = (MEASURED, SELF)
+
+
+def check_claims(
+    published: Published,
+    values: dict[str, float],
+    params: dict | None = None,
+    currencies: dict[str, str] | None = None,
+    gate=None,
+    reconstructed=None,
+) -> pd.DataFrame:
+    """One ledger row per claim, in the order of published.yml.
+
+    `gate` (benchbook.ledger.comparable.Gate) says which names draw on data that is not the
+    write-up's setup; a data claim over such names gets 'not comparable' and no verdict.
+    Consistency claims check the write-up against itself and are always judged.
+    `reconstructed(names)` says whether any of these value names comes from a
+    reconstructed data folder; it decides each verdict's `basis`.
+    """
+    pinned = pinned_names(published)
+    rows = []
+    for c in published.claims:
+        row = check_claim(c, values, params or {}, currencies or {}, gate, published.plausible)
+        row["basis"] = basis(c, row["verdict"], pinned, set(params or {}), reconstructed)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+
+LEDGER_COLUMNS = [
+    "id", "source", "kind", "claim", "published", "recomputed",
+    "difference", "tolerance", "verdict", "basis", "note", "same_as",
+]
+
+
+def claim_key(chapter: str, row) -> str:
+    """One key per distinct statement across the book: a claim another chapter also checks
+    (`same_as: chapter:id`) takes that claim's key, and a '-stated' consistency twin its
+    base claim's, so book-level counts count each statement once."""
+    cid = str(row["id"])
+    same = str(row.get("same_as") or "")
+    if same and same != "nan":
+        chapter, cid = same.split(":", 1)
+    return f"{chapter}:{cid.removesuffix('-stated')}"
+
+
+def pinned_names(published: Published) -> set[str]:
+    """Value names a reconstruction is fit to: every name in a published table cell, and
+    every data claim that is one value name. Such a value agrees with the write-up on
+    reconstructed files whatever the truth."""
+    out = set()
+    for table in published.tables:
+        for exprs in table.values:
+            for expr in exprs:
+                if expr:
+                    out |= set(names_in(expr))
+    for c in published.claims:
+        expr = str(c.get("recompute") or "").strip()
+        if c.get("kind", "data") == "data" and expr and names_in(expr) == {expr}:
+            out.add(expr)
+    return out
+
+
+def basis(claim: dict, verdict: str, pinned: set[str], params: set[str], reconstructed=None) -> str:
+    """What a holds / does-not-hold verdict rests on (empty for other verdicts)."""
+    if verdict not in (HOLDS, FAILS):
+        return ""
+    if claim.get("kind", "data") == "consistency":
+        return SELF
+    used = set(names_in(claim["recompute"])) - params
+    if reconstructed is None or not reconstructed(used):
+        return MEASURED
+    return BY_CONSTRUCTION if used <= pinned else GENERATOR
+
+
+def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> dict[str, tuple]:
+    """Claim id -> the assumption ids of the values its recomputed number reads (a data
+    claim with a number only; the write-up's own numbers rest on no generator's choice)."""
+
+    exprs = {c["id"]: c.get("recompute") for c in published.claims if c.get("kind", "data") == "data"}
+    out = {}
+    for cid, shown in zip(ledger.get("id", []), ledger.get("recomputed", [])):
+        expr = exprs.get(cid)
+        ids = ids_of(value_ids, names_in(expr)) if expr and shown != "" else ()
+        if ids:
+            out[cid] = ids
+    return out
+
+
+def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict) -> pd.DataFrame:
+    """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
+    (report.html shows the marker and the legend)."""
+
+    rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
+    return with_marks(ledger, {"recomputed": rows, "verdict": rows}, why)
+
+
+def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """How many verdicts rest on each basis (every basis present, zero when none)."""
+    col = ledger["basis"] if "basis" in ledger else pd.Series(dtype=object)
+    return {b: int((col == b).sum()) for b in BASES}
+
+
+def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=None,
+                plausible: dict | None = None) -> dict:
+    where = f"claim {claim.get('id')}"
+    if "tolerance" in claim:
+        raise PublishedError(f"{where}: 'tolerance' is not a claim key: a claim's tolerance follows how its "
+                             "number is printed (half a unit of its last digit, widened by '~', 'about' or "
+                             "'roughly'; 'an order of magnitude' is ten times within a factor of √10); "
+                             "see book/methods.md, 'Published values and tolerances'")
+    q = parse_quantity(claim["published"], where)
+    if "approx" in claim:
+        q = _with(q, approx=bool(claim["approx"]))
+    tol = q.tolerance
+    kind = claim.get("kind", "data")
+    row = dict(
+        id=claim["id"], source=claim["source"], kind=kind, claim=claim["claim"],
+        published=str(claim["published"]), recomputed="", difference="",
+        tolerance=f"±{tol:.1%}" if q.bound is None else "within a factor of √10" if q.bound == MAGNITUDE else q.bound,
+        verdict=UNKNOWN,
+        note=claim.get("why", ""), same_as=claim.get("same_as", ""),
+    )
+    if kind == "not-derivable":
+        row["tolerance"] = ""
+        return row
+    if kind not in ("data", "consistency"):
+        raise PublishedError(f"{where}: unknown kind {kind!r}; expected data, consistency or not-derivable")
+
+    stated = {k: parse_quantity(v, f"{where}, stated {k}") for k, v in (claim.get("stated") or {}).items()}
+    space = {k: s.value for k, s in stated.items()}
+    space.update({k: v for k, v in params.items() if _is_number(v) or v is None})
+    if kind == "data":
+        space.update(values)
+    expr = claim.get("recompute")
+    if not expr:
+        raise PublishedError(f"{where}: kind {kind} needs a 'recompute' expression")
+
+    used = names_in(expr)
+    if kind == "data" and gate is not None and (why := gate.reason(used)):
+        row.update(verdict=NOT_COMPARABLE, tolerance="", note=why)
+        return row
+    money = {currencies[n] for n in used if n in currencies}
+    money |= {s.currency for k, s in stated.items() if s.currency and k in used}
+    blocked = _blocked(claim, expr, space, q, money, plausible or {})
+    if blocked:
+        row.update(blocked)
+        return row
+
+    try:
+        got = evaluate(expr, space)
+    except MissingValue as exc:
+        row["note"] = claim.get("why") or f"no value for {', '.join(exc.names)} in this data"
+        return row
+    row["recomputed"] = q.display(got)
+    verdict, diff = judge(q, got, tol)
+    row["difference"] = "" if diff is None else f"{diff:+.1%}"
+    if kind == "consistency" and stated:
+        # One rule for the write-up against itself: can numbers that print like the stated
+        # ones give a number that prints like the published one? (No measurement floor.)
+        allowed = rounding_allows(claim, q, tol)
+        row["tolerance"] = "rounding of the printed numbers"
+        # the same rule at the printed values themselves (no measurement floor either)
+        if allowed and not _span_allows(q, got, got, tol):
+            row["note"] = (row["note"] + "; " if row["note"] else "") + \
+                "holds within the rounding of the stated numbers, not at their printed values"
+        verdict = HOLDS if allowed else FAILS
+    row["verdict"] = verdict
+    row["note"] = _bound_note(q, got, verdict) or row["note"]
+    return row
+
+
+def _blocked(claim: dict, expr: str, space: dict, q, money: set, plausible: dict) -> dict | None:
+    """Why a claim cannot be recomputed here (a missing parameter, mixed currencies), as the
+    row's note (and verdict, when only an implausible parameter value could rescue it)."""
+    needs = [n for n in claim.get("needs", []) if space.get(n) is None]
+    if needs:
+        rescue = _implausible_rescue(expr, space, needs, q, plausible)
+        if rescue:  # only a value no one will see would make it hold
+            return {"verdict": FAILS, "note": rescue}
+        return {"note": _needs_note(claim, expr, space, needs, q, money)}
+    if len(money) > 1 and not claim.get("needs"):
+        return {"note": f"divides amounts in {' and '.join(sorted(money))} without an exchange rate"}
+    if q.currency and money and money != {q.currency}:
+        return {"note": f"published in {q.currency}, recomputed in {', '.join(sorted(money))}: not comparable"}
+    return None
+
+
+def _bound_note(q, got: float, verdict: str) -> str | None:
+    """A bound that holds by far says so: 'under 1 s' at 0.1 s is true but tells little."""
+    if q.bound not in ("under", "over") or verdict != HOLDS or not got or not q.value or got / q.value <= 0:
+        return None
+    ratio = got / q.value
+    if 0.5 < ratio < 2:
+        return None
+    shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
+    return f"true as a bound, but the recomputed value is {shown}× the stated one ({where} it)"
+
+
+def stated_range(claim: dict) -> tuple[float, float] | None:
+    """The lowest and highest value a consistency claim's expression takes over numbers that
+    print like its stated ones (each within half a unit of its last digit)."""
+    import itertools
+
+    stated = {k: parse_quantity(v, f"claim {claim.get('id')}, stated {k}")
+              for k, v in (claim.get("stated") or {}).items()}
+    if claim.get("kind") != "consistency" or not stated:
+        return None
+    names = list(stated)
+    # a bare whole number ("3" runs) is a count, exact; anything else was rounded when printed
+    step = {n: 0.0 if re.fullmatch(r"\s*\d+\s*", str(claim["stated"][n])) else stated[n].step for n in names}
+    got = []
+    for corner in itertools.product((-0.5, 0.5), repeat=len(names)):
+        space = {n: stated[n].value + c * step[n] for n, c in zip(names, corner)}
+        try:
+            got.append(evaluate(claim["recompute"], space))
+        except (MissingValue, ZeroDivisionError):
+            return None
+    return min(got), max(got)
+
+
+def rounding_allows(claim: dict, q: Quantity | None = None, tol: float | None = None) -> bool | None:
+    """Can numbers that print like the stated ones give a value within the published one's
+    tolerance? None for a claim that states no numbers."""
+    span = stated_range(claim)
+    if span is None:
+        return None
+    q = q or parse_quantity(claim["published"], f"claim {claim.get('id')}")
+    return _span_allows(q, *span, tol)
+
+
+def _span_allows(q: Quantity, lo: float, hi: float, tol: float | None = None) -> bool:
+    """Does some value between lo and hi print like the published one?"""
+    if q.bound == MAGNITUDE:
+        return lo <= q.value * 10 ** 0.5 and hi >= q.value * 10 ** -0.5
+    if q.bound == "under":
+        return lo < q.value
+    if q.bound == "over":
+        return hi > q.value
+    # the published number's own rounding (approximate ones: their stated tolerance); the
+    # measurement floor is for data, and the stated numbers' rounding is in [lo, hi] already
+    half = q.step / 2 if not q.approx else (q.tolerance if tol is None else tol) * abs(q.value)
+    half += 1e-9 * abs(q.value)  # a bound met exactly is met (binary floating point)
+    return lo <= q.value + half and hi >= q.value - half
+
+
+def judge(q: Quantity, got: float, tol: float) -> tuple[str, float | None]:
+    """Verdict and relative difference of a recomputed value against a published one."""
+    if got is None or math.isnan(got):
+        return UNKNOWN, None
+    if q.bound == MAGNITUDE:  # the same rule as for a span of values
+        return (HOLDS if _span_allows(q, got, got) else FAILS), got / q.value - 1
+    if q.bound == "under":
+        return (HOLDS if got < q.value else FAILS), None
+    if q.bound == "over":
+        return (HOLDS if got > q.value else FAILS), None
+    if q.value == 0:
+        return (HOLDS if abs(got) <= tol else FAILS), None
+    diff = (got - q.value) / abs(q.value)
+    return (HOLDS if abs(diff) <= tol else FAILS), diff
+
+
+def _needs_note(claim, expr, space, needs, q: Quantity, money: set) -> str:
+    note = f"needs parameter {', '.join(needs)}"
+    if money:
+        note = f"amounts in {' and '.join(sorted(money))}; " + note
+    if len(needs) == 1:
+        implied = _implied(expr, space, needs[0], q.value)
+        if implied is not None:
+            note += f"; it would hold at {needs[0]} = {implied:.3g}"
+    return note
+
+
+def _implausible_rescue(expr: str, space: dict, needs: list, q: Quantity, plausible: dict) -> str:
+    """Why a claim that needs one missing parameter cannot hold: the value at which it would
+    lies outside that parameter's cited plausible range (else '')."""
+    if len(needs) != 1 or needs[0] not in plausible or q.bound is not None:
+        return ""
+    name, r = needs[0], plausible[needs[0]]
+    implied = _implied(expr, space, name, q.value)
+    if implied is None:
+        return ""
+    # the published number's tolerance, at both ends of the plausible range
+    ends = [evaluate(expr, {**space, name: v}) for v in (r["low"], r["high"])]
+    lo, hi = min(ends), max(ends)
+    if q.value * (1 - q.tolerance) <= hi and q.value * (1 + q.tolerance) >= lo:
+        return ""
+    return (f"holds only at {name} = {implied:.3g}, outside its plausible range {r['low']:g}-{r['high']:g} "
+            f"({r['source']}); over that range the recomputed value is {q.display(lo)} to {q.display(hi)}")
+
+
+def _implied(expr: str, space: dict, name: str, target: float) -> float | None:
+    """The parameter value at which expr equals target, for a power-law dependence."""
+    try:
+        r1 = evaluate(expr, {**space, name: 1.0})
+        r2 = evaluate(expr, {**space, name: 2.0})
+    except (MissingValue, ValueError):
+        return None
+    if r1 <= 0 or r2 <= 0 or r1 == r2 or target <= 0:
+        return None
+    k = math.log(r2 / r1) / math.log(2.0)
+    return (target / r1) ** (1.0 / k)
+
+
+def _with(q: Quantity, **changes) -> Quantity:
+    from dataclasses import replace
+
+    return replace(q, **changes)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def verdict_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """How many claims hold, do not hold, are not derivable."""
+    counts = ledger["verdict"].value_counts()
+    return {v: int(counts.get(v, 0)) for v in VERDICTS}
+
+
+def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None) -> dict[str, int]:
+    """The counts every chapter's ledger section quotes, under their glue keys: claims by
+    verdict and, with the published-vs-reproduced table, its comparable cells and how many agree."""
+    out = {GLUE_KEYS[v]: n for v, n in verdict_counts(ledger).items()}
+    out["claims_total"] = len(ledger)
+    if comparison is not None:
+        out["cells_total"] = int(comparison["within"].notna().sum())
+        out["cells_within"] = int((comparison["within"] == True).sum())  # noqa: E712
+    return out
+
+
+def compare_published(published: Published, values: dict, currencies: dict | None = None,
+                      gate=None) -> pd.DataFrame:
+    """Every published table cell beside the value recomputed from the data.
+
+    A cell whose expression draws on data that is not the write-up's setup (`gate`) is
+    not evaluated: its note says what differs."""
+    currencies = currencies or {}
+    rows = []
+    for table in published.tables:
+        for cells, exprs in zip(table.rows, table.values):
+            for col, text, expr in zip(table.columns, cells, exprs):
+                if expr is None:
+                    continue
+                q = parse_quantity(text, f"table {table.id}, row {cells[0]!r}, column {col!r}")
+                row = dict(
+                    table=table.id, source=table.source, row=cells[0], column=col,
+                    published=text, reproduced="n/a", difference=None, within=None, note="",
+                )
+                if gate is not None and (why := gate.reason(names_in(expr))):
+                    row["note"] = f"not comparable ({why})"
+                    rows.append(row)
+                    continue
+                money = {currencies[n] for n in names_in(expr) if n in currencies}
+                if q.currency and money and money != {q.currency}:
+                    row["note"] = f"recomputed in {', '.join(sorted(money))}"
+                    rows.append(row)
+                    continue
+                try:
+                    got = evaluate(expr, values)
+                except MissingValue as exc:
+                    row["note"] = f"not in the data: {', '.join(exc.names)}"
+                    rows.append(row)
+                    continue
+                row["reproduced"] = q.display(got)
+                if q.value and not math.isnan(got):
+                    row["difference"] = (got - q.value) / abs(q.value)
+                    row["within"] = abs(row["difference"]) <= q.tolerance
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "note",
+    ])
+
+
+def published_layout(published: Published, comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:
+    """One published table in its own layout, each cell 'published → reproduced'.
+
+    A cell outside the tolerance is marked ✗. Cells are matched by position (the order
+    compare_published wrote them), so tables that repeat a row label still line up.
+    """
+    table = next(t for t in published.tables if t.id == table_id)
+    compared = iter(comparison[comparison["table"] == table_id].itertuples())
+    rows = []
+    for cells, exprs in zip(table.rows, table.values):
+        row = {}
+        for col, text, expr in zip(table.columns, cells, exprs):
+            if expr is None:
+                row[col] = text
+                continue
+            c = next(compared)
+            mark = " ✗" if c.within is False or c.within == False else ""  # noqa: E712
+            row[col] = f"{text} → {c.reproduced}{mark}"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=table.columns)

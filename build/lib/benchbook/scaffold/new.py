@@ -1,0 +1,383 @@
+"""`benchbook new`: a data folder for a chapter, made from a user's raw files.
+
+It copies the files into DIR/raw/ (keeping their folders relative to one another, which
+pairs a server log with the nvidia-smi log beside it), reads what each file tells about
+itself (benchbook.scaffold.infer), groups the runs into configurations, gives each file its run
+kind and each configuration its role by the chapter's contract (benchbook.book.registry), and
+writes study.yml and SHA256SUMS. What it could not infer goes to the manifest's `todo`
+list, which `benchbook validate` prints; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import yaml
+
+from ..book.key_figures import speculative
+from ..book.registry import get
+from ..book.spec import ChapterSpec
+from ..ingest import detect, readers
+from ..ingest.errors import IngestError
+from ..study.contract import TODO, Contract, kind_for, slug
+from ..study.folder import MANIFEST, StudyError, write_checksums
+from .grouping import Unit, configurations, name_todos, spec_todos
+from .infer import FileFacts, describe
+
+# Configuration facts: the keys study.yml's configs take from the files.
+CONFIG_KEYS = ("platform", "accelerators", "engine", "engine_version", "model", "quantisation",
+               "speculative", "kv_dtype", "backend", "build", "serve_args")
+# Run context: the keys a file entry takes.
+CONTEXT_KEYS = ("concurrency", "request_rate", "input_len", "output_len", "dataset", "ignore_eos",
+                "seed", "date", "power_limit_w", "failed")
+# Settings of a bench run that are its workload, not its configuration.
+RUN_SETTINGS = {"request_rate", "num_prompts", "max_concurrency", "burstiness", "seed", "date", "load",
+                "input_len", "output_len", "backend", "model", "tokenizer_id", "model_id", "label"}
+_MOE = re.compile(r"-A\d+(?:\.\d+)?B\b|\bMoE\b|mixtral|-\d+x\d+B", re.IGNORECASE)
+
+
+class NewError(StudyError):
+    """The folder cannot be made; `problems` says why."""
+
+
+def new_study(chapter: str, out_dir, files, log=print) -> Path:
+    """Make a data folder for `chapter` at `out_dir` from `files`; return its study.yml."""
+    spec = _spec(chapter)
+    out = Path(out_dir)
+    sources, skipped = _gather(out, [Path(f) for f in files])
+    rel = _relative_names(sources)
+    (out / "raw").mkdir(parents=True, exist_ok=True)
+    units, problems = [], []
+    for src, name in zip(sources, rel):
+        dest = out / "raw" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        os.chmod(dest, 0o444)  # raw data is read-only
+        facts = describe(dest)
+        if facts.problems:
+            problems += [f"{src}: {p}" for p in facts.problems]
+            continue
+        units += _units(f"raw/{name}", facts)
+    if problems:
+        shutil.rmtree(out)
+        raise NewError(problems)
+    _pair_power_limits(units)
+    _kinds(units, spec.contract)
+    configs = configurations(units)
+    roles = _roles(units, configs, spec.contract)
+    doc = _manifest(spec, out, units, configs, roles)
+    if skipped:
+        doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+    manifest = out / MANIFEST
+    manifest.write_text(_dump(doc), encoding="utf-8")
+    write_checksums(out)
+    log(_summary(spec, out, units, configs, roles, doc["todo"], skipped))
+    return manifest
+
+
+def _spec(chapter: str) -> ChapterSpec:
+    try:
+        spec = get(chapter)
+    except KeyError as exc:
+        raise NewError([str(exc).strip("'\"")]) from None
+    if spec.contract is None:
+        raise NewError([f"chapter {chapter!r} reads other chapters' outputs, not raw files; "
+                        "make a data folder for one of the chapters it reads"])
+    return spec
+
+
+def _gather(out: Path, given: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The raw files to describe: each file given, and every file under each folder given
+    (sorted, hidden ones left out). A file no reader recognises is skipped with the reader's
+    reason (a harness's own notes, a README), so one stray file never stops the folder; it
+    is an error only when nothing is left."""
+    problems = []
+    if out.exists() and any(out.iterdir()):
+        problems.append(f"{out}: exists and is not empty; give a new folder")
+    if not given:
+        problems.append("no raw files given")
+    files: list[tuple[Path, str]] = []  # (file, its name as given: no one's home layout in study.yml)
+    for s in given:
+        if s.is_dir():
+            found = sorted(p for p in s.rglob("*") if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(s).parts))
+            if not found:
+                problems.append(f"{s}: is a folder with no files in it")
+            files += [(p, f"{s.name}/{p.relative_to(s).as_posix()}") for p in found]
+        elif s.is_file():
+            files.append((s, s.name))
+        else:
+            problems.append(f"{s}: no such file")
+    if problems:
+        raise NewError(problems)
+    kept, skipped = [], []
+    for f, name in files:
+        try:
+            detect(f)
+            kept.append(f)
+        except IngestError as exc:
+            why = exc.problem.split("; expected one of:")[0]  # the list of formats is printed once
+            skipped.append((name, (f"{exc.where}: " if exc.where else "") + why))
+    if not kept:
+        raise NewError([f"{f}: skipped: {why}" for f, why in skipped] + ["no file of a known format given"])
+    return kept, skipped
+
+
+def _relative_names(sources: list[Path]) -> list[str]:
+    """Each file's path below the deepest folder all of them share (their own layout). Files
+    that share no folder below the home folder keep their names only (with their folder's
+    name where two names clash), so no one's directory layout lands in the data folder."""
+    resolved = [s.resolve() for s in sources]
+    common = Path(os.path.commonpath([p.parent for p in resolved]))
+    if common == Path(common.anchor) or common in (Path.home(), *Path.home().parents):
+        names = [p.name for p in resolved]
+        names = [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in resolved]
+    else:
+        names = [p.relative_to(common).as_posix() for p in resolved]
+    if len(set(names)) != len(names):
+        raise NewError([f"two files would both be raw/{n}" for n in sorted({n for n in names if names.count(n) > 1})])
+    return names
+
+
+def _units(path: str, facts: FileFacts) -> list[Unit]:
+    """The runs of one file: one unit, or one per run of a multi-run bench file."""
+    base_ctx = {k: f.value for k, f in facts.context.items() if k in CONTEXT_KEYS}
+    base_cfg = {k: f.value for k, f in facts.config.items() if k in CONFIG_KEYS}
+    if not facts.runs or not facts.format.startswith("vllm-bench"):
+        load = facts.settings.get("load")
+        return [Unit(path, facts, None, base_ctx, base_cfg, {}, list(facts.todo), load=load and load.value)]
+    single = len(facts.runs) == 1  # one run: the file is the unit (no per-run entry)
+    settings = [{k: f.value for k, f in (run.get("settings") or {}).items()} for run in facts.runs]
+    differ = {k for k in set().union(*settings) if k not in RUN_SETTINGS
+              and len({repr(s.get(k)) for s in settings}) > 1}
+    out = []
+    for k, (run, st) in enumerate(zip(facts.runs, settings), 1):
+        ctx = {**base_ctx, **{x: f.value for x, f in (run.get("context") or {}).items() if x in CONTEXT_KEYS}}
+        if "request_rate" in st and ctx.get("concurrency") is None:
+            ctx["request_rate"] = st["request_rate"]
+        cfg = {**base_cfg, **{x: f.value for x, f in (run.get("config") or {}).items() if x in CONFIG_KEYS}}
+        todo = [t for t in facts.todo if not t.startswith("concurrency:")] + list(run.get("todo") or [])
+        out.append(Unit(path, facts, None if single else k, ctx, cfg,
+                        {x: st[x] for x in sorted(differ) if x in st}, todo, load=st.get("load")))
+    return out
+
+
+def _pair_power_limits(units: list[Unit]) -> None:
+    """A server log takes the power limit of the nvidia-smi log beside it."""
+    limits = {str(Path(u.path).parent): u.context["power_limit_w"] for u in units
+              if u.facts.format.startswith("nvidia-smi") and u.context.get("power_limit_w") is not None}
+    for u in units:
+        folder = str(Path(u.path).parent)
+        if u.facts.format == "vllm-server-log" and u.context.get("power_limit_w") is None and folder in limits:
+            u.context["power_limit_w"] = limits[folder]
+
+
+def _kinds(units: list[Unit], contract: Contract) -> None:
+    for u in units:
+        kind = kind_for(contract, u.facts.format, u.context, u.load)
+        if kind is None:
+            known = ", ".join(k.name for k in contract.kinds
+                              if any(u.facts.format.startswith(f) for f in k.formats) and k.takes(u.load))
+            u.todo.append("kind: no kind of this chapter matches this run ("
+                          + _describe_run(u) + "); "
+                          + (f"choose one of: {known}" if known else "this chapter reads no file of this format"))
+        else:
+            u.kind = kind.name
+
+
+def _describe_run(u: Unit) -> str:
+    parts = [u.facts.format] + [f"{k} {u.context[k]}" for k in ("input_len", "output_len", "concurrency",
+                                                               "request_rate") if u.context.get(k) is not None]
+    return ", ".join(parts + ([f"load {u.load}"] if u.load else []))
+
+
+_BUILD_KEYS = {"backend", "build", "engine_version", "serve_args"}
+_BY_ORDER = ("first", "second", "rest")
+
+
+def _roles(units: list[Unit], configs: dict[str, dict], contract: Contract) -> dict[str, str]:
+    """Each configuration's role by the contract's pick rules (see contract.Role.pick)."""
+    picker = _RolePicker(configs)
+    for _ in range(len(contract.roles) + 1):  # rules that refer to other roles wait for them
+        for role in contract.roles:
+            for rule in role.pick:
+                if rule not in _BY_ORDER and picker.room(role):
+                    picker.take(role, picker.matching(rule))
+    picker.by_order(contract.roles)
+    return picker.roles
+
+
+class _RolePicker:
+    """The roles given so far, and which free configurations each pick rule matches."""
+
+    def __init__(self, configs: dict[str, dict]):
+        self.configs = configs
+        self.kinds = {cid: {u.kind for u in g["units"]} for cid, g in configs.items()}
+        self.roles: dict[str, str] = {}
+
+    def free(self) -> list[str]:
+        return [c for c in self.configs if c not in self.roles]
+
+    def room(self, role) -> bool:
+        return role.max is None or sum(1 for r in self.roles.values() if r == role.name) < role.max
+
+    def take(self, role, found) -> None:
+        """Give the role to the found configurations still free, up to its maximum."""
+        for cid in found:
+            if cid in self.roles or not self.room(role):
+                continue
+            self.roles[cid] = role.name
+
+    def model(self, cid) -> str:
+        return str(self.configs[cid]["facts"].get("model") or "")
+
+    def speculative(self, cid) -> bool:
+        return bool(speculative(self.configs[cid]["facts"]))
+
+    def matching(self, rule: str) -> list[str]:
+        """The free configurations a rule by content picks; none for a rule it does not know."""
+        if rule.startswith("kind:"):
+            return [c for c in self.free() if rule[5:] in self.kinds[c]]
+        if rule.startswith("model-of:"):
+            other = [c for c, r in self.roles.items() if r == rule[9:]]
+            return [c for c in self.free() if other and self.model(c) and self.model(c) == self.model(other[0])]
+        tests = {
+            "moe": lambda c: _MOE.search(self.model(c)),
+            "dense": lambda c: self.model(c) and not _MOE.search(self.model(c)),
+            "speculative": self.speculative,
+            "plain": lambda c: not self.speculative(c),
+        }
+        test = tests.get(rule)
+        return [c for c in self.free() if test(c)] if test else []
+
+    def by_order(self, roles) -> None:
+        """'first', 'second' and 'rest' among the configurations no rule by content picked."""
+        order = self.free()
+        for role in roles:
+            for rule in role.pick:
+                if rule == "first" and order:
+                    self.take(role, order[:1])
+                elif rule == "second" and len(order) > 1:
+                    self.take(role, order[1:2])
+                elif rule == "rest":
+                    self.take(role, [c for c in order if c not in self.roles])
+
+
+def _manifest(spec: ChapterSpec, out: Path, units: list[Unit], configs: dict, roles: dict) -> dict:
+    todo: list[str] = []
+    cfg_doc = {}
+    for cid, g in configs.items():
+        facts = {k: v for k, v in g["facts"].items() if v is not None}
+        entry = {"role": roles.get(cid) or TODO}
+        if cid not in roles:
+            todo.append(f"configs.{cid}.role: no rule of this chapter picks it; set one of: "
+                        + ", ".join(r.name for r in spec.contract.roles))
+        entry.update(facts)
+        entry.update({(k if k not in entry else f"deployment_{k}"): v for k, v in g["distinct"].items()})
+        cfg_doc[cid] = entry
+        known = set(facts)
+        todo += name_todos(cid, g)
+        for t in dict.fromkeys(t for u in g["units"] for t in u.todo):
+            key = t.split(":", 1)[0]
+            if key in _BUILD_KEYS and all(u.facts.format.startswith("llama-bench") for u in g["units"]):
+                continue  # several builds in one llama-bench file: the chapter tells them apart by row
+            if key in CONFIG_KEYS and key not in known:
+                todo.append(f"configs.{cid}.{t}")
+    todo += spec_todos(configs)
+    files, names = [], set()
+    needed = _needed(spec.contract)
+    by_file: dict[str, list[Unit]] = {}
+    for u in units:
+        by_file.setdefault(u.path, []).append(u)
+    gpu_only = {cid for cid, g in configs.items() if all(u.facts.format.startswith("nvidia-smi") for u in g["units"])}
+    servers = [cid for cid in configs if cid not in gpu_only]
+    for i, (path, us) in enumerate(by_file.items()):
+        entry = {"path": path, "config": us[0].config_id}
+        if us[0].config_id in gpu_only:
+            todo.append(f"files[{i}].config: an nvidia-smi log alone in its configuration, so no server log is "
+                        "read beside it; set the configuration of the server it was logged beside"
+                        + (f" (one of: {', '.join(servers)})" if servers else ", and add that server's files"))
+        if len(us) == 1 and us[0].run is None:
+            entry.update(_run_fields(us[0], names))
+            todo += [f"files[{i}].{t}" for t in us[0].todo if t.split(":", 1)[0] in needed(us[0])]
+        else:
+            entry["runs"] = []
+            for k, u in enumerate(us):
+                item = {"config": u.config_id, **_run_fields(u, names)}
+                entry["runs"].append(item)
+                todo += [f"files[{i}].runs[{k}].{t}" for t in u.todo if t.split(":", 1)[0] in needed(u)]
+        files.append(entry)
+    return {
+        "study": spec.id,
+        "title": _title(configs),
+        "label": f"{out.name} (made by benchbook new from {len(by_file)} file{'s' if len(by_file) != 1 else ''})",
+        "reconstructed": False,
+        "description": "Raw files described by `benchbook new`: the configuration facts, run kinds and roles "
+                       "below were read from the files or chosen by the chapter's rules; check them.",
+        "configs": cfg_doc,
+        "files": files,
+        "todo": list(dict.fromkeys(todo)),
+    }
+
+
+def _needed(contract: Contract):
+    """The run context keys worth a TODO for a run: those its kind needs, and its date."""
+    def keys(u: Unit) -> set:
+        kind = contract.kind(u.kind) if u.kind else None
+        return {"kind", "date", *(kind.needs if kind else ())}
+    return keys
+
+
+def _run_fields(u: Unit, names: set) -> dict:
+    out = {}
+    if u.kind:
+        out["kind"] = u.kind
+    name = slug(f"{u.config_id}_{u.kind or 'run'}_" + "_".join(
+        str(u.context[k]) for k in ("concurrency", "request_rate", "input_len", "power_limit_w")
+        if u.context.get(k) is not None))
+    base, n = name, 2
+    while name in names:
+        name, n = f"{base}_{n}", n + 1
+    names.add(name)
+    out["name"] = name
+    out.update({k: _plain(u.context[k]) for k in CONTEXT_KEYS if u.context.get(k) is not None})
+    return out
+
+
+def _plain(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _title(configs: dict) -> str:
+    models = list(dict.fromkeys(str(g["facts"].get("model") or "?").split("/")[-1] for g in configs.values()))
+    platforms = list(dict.fromkeys(str(g["facts"]["platform"]) for g in configs.values() if g["facts"].get("platform")))
+    title = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    return title + (f" on {', '.join(platforms[:2])}" if platforms else "")
+
+
+def _dump(doc: dict) -> str:
+    head = ("# Made by `benchbook new`: every value was read from the raw files or chosen by the\n"
+            "# chapter's rules. Check it, fill in the `todo` entries, then run `benchbook validate`.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _summary(spec, out, units, configs, roles, todo, skipped=()) -> str:
+    lines = [f"wrote {out / MANIFEST}: {len(units)} run(s) in {len(configs)} configuration(s) for chapter {spec.id}"]
+    if skipped:
+        lines.append(f"skipped {len(skipped)} file(s) no reader recognises (study.yml `skipped`; the formats "
+                     f"read are: {', '.join(sorted(readers()))}):")
+        lines += [f"  - {p}: {why}" for p, why in skipped]
+    for cid, g in configs.items():
+        kinds = ", ".join(sorted({u.kind or "?" for u in g["units"]}))
+        lines.append(f"  {cid}: role {roles.get(cid, 'TODO')}; {len(g['units'])} run(s) ({kinds})")
+    if todo:
+        lines.append(f"{len(todo)} thing(s) the files do not say (study.yml `todo`):")
+        lines += [f"  - {t}" for t in todo]
+    lines += ["next:", f"  benchbook validate {out}", f"  benchbook run {spec.id} --data {out}",
+              "  jupyter-book build book"]
+    return "\n".join(lines)

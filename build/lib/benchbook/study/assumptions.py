@@ -1,0 +1,176 @@
+"""What a data generator assumed: the values a reconstructed folder holds that the write-up
+never published.
+
+A reconstructed data folder carries `assumptions.yml`, written by its generator: one entry
+per choice (`id`, `value`, `why`), the tidy-table columns the choice lands in (`columns`,
+as `table.column`) and, when it covers only some rows of them, which (`rows`: a mapping
+from a column of the same table to the values it matches, or a list of such mappings, any
+of which may match; all rows when absent). A chapter section whose declared columns meet
+an entry's rests on that choice, and every displayed cell, figure series, glued number and
+claim computed from a cell it covers is marked (`assumed_ids`), so an assumption never
+reads as a finding. A measured folder has no such file, and nothing of it is marked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .marks import union
+
+FILE = "assumptions.yml"
+Selector = tuple[tuple[str, tuple], ...]  # ((column, (value, ...)), ...): every column matches
+
+
+class AssumptionsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Assumption:
+    id: str
+    value: object
+    why: str
+    columns: tuple[str, ...] = ()  # table.column the value lands in; empty: only the files' texture
+    rows: tuple[Selector, ...] = ()  # the rows of those columns it covers (any selector); empty: all
+
+    def tables(self) -> set[str]:
+        return {c.split(".", 1)[0] for c in self.columns}
+
+
+def load_assumptions(root: str | Path) -> list[Assumption]:
+    """The folder's assumptions (none when it has no assumptions.yml)."""
+    path = Path(root) / FILE
+    if not path.is_file():
+        return []
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise AssumptionsError(f"{path}: not valid YAML ({exc})") from exc
+    entries = (doc or {}).get("assumptions") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise AssumptionsError(f"{path}: expected a mapping with an 'assumptions' list")
+    return [_entry(e, f"{path}: assumptions[{i}]") for i, e in enumerate(entries)]
+
+
+def _entry(e, where: str) -> Assumption:
+    if not isinstance(e, dict) or not {"id", "value", "why"} <= set(e):
+        raise AssumptionsError(f"{where}: expected a mapping with id, value and why")
+    where = f"{where} ({e['id']})"
+    cols = e.get("columns") or []
+    if not isinstance(cols, list):
+        raise AssumptionsError(f"{where}: columns: expected a list of 'table.column', got {cols!r}")
+    bad = [c for c in cols if not isinstance(c, str) or c.count(".") != 1]
+    if bad:
+        raise AssumptionsError(f"{where}: columns {bad}; expected 'table.column'")
+    rows = parse_rows(e.get("rows"), tuple(cols), where)
+    return Assumption(str(e["id"]), e["value"], str(e["why"]), tuple(cols), rows)
+
+
+def parse_rows(rows, columns: tuple[str, ...], where: str) -> tuple[Selector, ...]:
+    """An entry's `rows` as selectors; a clear error naming the entry and the key otherwise.
+
+    Rows are matched on one table, so an entry with `rows` names columns of one table only."""
+    if rows is None:
+        return ()
+    if not columns:
+        raise AssumptionsError(f"{where}: rows given but no columns: rows select cells of the columns")
+    tables = sorted({c.split(".", 1)[0] for c in columns})
+    if len(tables) > 1:
+        raise AssumptionsError(f"{where}: rows select rows of one table, but columns name {', '.join(tables)}")
+    items = rows if isinstance(rows, list) else [rows]
+    if not items:
+        raise AssumptionsError(f"{where}: rows: an empty list selects nothing; leave rows out for all rows")
+    return tuple(_selector(s, f"{where}: rows" + (f"[{i}]" if isinstance(rows, list) else ""))
+                 for i, s in enumerate(items))
+
+
+def _selector(sel, where: str) -> Selector:
+    if not isinstance(sel, dict) or not sel:
+        raise AssumptionsError(f"{where}: expected a mapping from a column to the list of values it matches, "
+                               f"got {sel!r}")
+    out = []
+    for col, values in sel.items():
+        if not isinstance(col, str) or not col:
+            raise AssumptionsError(f"{where}: key {col!r}: expected a column name")
+        if not isinstance(values, list) or not values:
+            raise AssumptionsError(f"{where}.{col}: expected a non-empty list of values, got {values!r}")
+        odd = [v for v in values if isinstance(v, (list, dict)) or v is None]
+        if odd:
+            raise AssumptionsError(f"{where}.{col}: values must be numbers or text, got {odd!r}")
+        out.append((col, tuple(values)))
+    return tuple(out)
+
+
+def resting_on(assumed: list[Assumption], columns) -> list[Assumption]:
+    """The assumptions whose columns meet these (a section's declared columns)."""
+    wanted = set(columns)
+    return [a for a in assumed if wanted & set(a.columns)]
+
+
+# ---- which cells of a table an assumption covers ------------------------------------
+
+
+def _matches(series: pd.Series, values: tuple) -> pd.Series:
+    """Rows whose value is one of these: numbers compare as numbers (1 matches 1.0), text as text."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    hit = series.astype(str).isin([str(v) for v in values])
+    if numbers:
+        hit |= pd.to_numeric(series, errors="coerce").isin(numbers)
+    return hit.fillna(False).astype(bool)
+
+
+def row_mask(df: pd.DataFrame, a: Assumption, table: str) -> pd.Series:
+    """The rows of `df` (a frame of tidy table `table`) that assumption `a` covers."""
+    if not a.rows:
+        return pd.Series(True, index=df.index)
+    out = pd.Series(False, index=df.index)
+    for sel in a.rows:
+        missing = [c for c, _ in sel if c not in df.columns]
+        if missing:
+            if not len(df):
+                continue
+            raise AssumptionsError(f"assumption {a.id}: rows select on {', '.join(missing)}, which the "
+                                   f"{table} frame given has no column for (it has {', '.join(map(str, df.columns))})")
+        hit = pd.Series(True, index=df.index)
+        for col, values in sel:
+            hit &= _matches(df[col], values)
+        out |= hit
+    return out
+
+
+def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None) -> pd.DataFrame:
+    """Per cell of `df` (a frame of tidy table `table`), the ids of the assumptions it holds
+    (a tuple, empty for none), aligned with `df`. `derived` maps a column computed from
+    others of the same row to those columns: it holds what they hold."""
+    cells = {c: [()] * len(df) for c in df.columns}
+    for a in assumed if len(df) else ():
+        _add(cells, df, a, table)
+    for col, sources in (derived or {}).items():
+        found = [cells[s] for s in sources if s in cells]
+        if col in cells and found:
+            cells[col] = [union(*ids) for ids in zip(*found)]
+    return pd.DataFrame(cells, index=df.index, columns=df.columns, dtype=object)
+
+
+def _add(cells: dict, df: pd.DataFrame, a: Assumption, table: str) -> None:
+    """Add an assumption's id to the cells it covers (its columns, in its rows)."""
+    cols = [c for c in _columns_in(a, table) if c in cells]
+    if not cols:
+        return
+    rows = row_mask(df, a, table).to_numpy()
+    for c in cols:
+        cells[c] = [union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
+
+
+def _columns_in(a: Assumption, table: str) -> list[str]:
+    """The columns of `table` an assumption lands in, each once."""
+    return list(dict.fromkeys(c.split(".", 1)[1] for c in a.columns if c.split(".", 1)[0] == table))
+
+
+def assumed_cells(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None) -> pd.DataFrame:
+    """A boolean mask aligned with `df`: True where a cell holds a generator's choice."""
+    return assumed_ids(df, table, assumed, derived).map(bool).astype(bool)
