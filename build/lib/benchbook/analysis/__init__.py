@@ -1,1 +1,0 @@
-"""Metrics, comparisons and derived values computed from the tidy tables."""
