@@ -11,8 +11,9 @@ import pytest
 
 import benchbook.chapters
 from benchbook.book import registry
+from benchbook.book.paths import find_repo
 from benchbook.book.spec import ChapterModule
-from benchbook.site.runner import Chapter, find_repo
+from benchbook.site.runner import Chapter
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 import pandas as pd
 
+from ..book import registry
+from ..page.report import html as html_table
+from ..study import untrusted
 from ..study.contract import KeyNumbers
 from .sphinx_meta import stamped_version
-from ..book import registry
-from ..study import untrusted
-from ..page.report import html as html_table
 
 
 def key_numbers(study: str) -> tuple:

@@ -30,9 +30,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .runner import Chapter, toc_studies
-
 from ..book.paths import find_repo
+from .runner import Chapter, toc_studies
 from .sphinx_meta import VERSION_ENV, redirect_page
 from .sphinx_meta import stamped_version as built_version
 

@@ -29,14 +29,13 @@ from pathlib import Path
 import nbformat
 
 from .. import __version__
+from ..book.paths import NOTEBOOKS_DIR, STUDIES_DIR, ChapterError, downloads_dir
 from ..book.registry import chapters, get
 from ..book.spec import ChapterSpec
-from ..book.paths import NOTEBOOKS_DIR, STUDIES_DIR, ChapterError, downloads_dir, find_repo
 from ..study import untrusted
-from ..study.marks import short
-from ..study.marks import legend_html, marker_html
-from ..study.marks import figure_legend_text
 from ..study.folder import content_hash
+from ..study.marks import figure_legend_text, legend_html, marker_html, short
+from . import store
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -232,6 +231,12 @@ class Chapter:
         with FileLock(str(self.output) + ".lock"):
             self._remove_stale_temps()
             key = self.cache_key(overrides)
+            entry = store.lookup(key)
+            if entry is not None:  # executed before, to the same key, in another copy of the project
+                store.restore(entry, self.output, downloads_dir(self.study, self.repo))
+                self.remember(overrides)
+                log(f"restored {self.study} from the store ({store.ENV}), executed before to the same key")
+                return self.output
             nb = self.read_source()
             nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
             tmp = self.output.with_name(f".{self.study}.{os.getpid()}.tmp.ipynb")
@@ -271,6 +276,7 @@ class Chapter:
             nbformat.write(out, tmp)
             os.replace(tmp, self.output)
             self.remember(overrides)
+            store.save(key, self.output, downloads_dir(self.study, self.repo))
             log(f"executed {self.study} in {time.monotonic() - start:.1f} s -> {self.output}")
         return self.output
 

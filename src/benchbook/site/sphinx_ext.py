@@ -16,8 +16,8 @@ from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
 from .. import __version__
-from .runner import refresh
 from ..book.paths import ChapterError, find_repo
+from .runner import refresh
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
-from ..study.provenance import code_version
-from .runner import Chapter, toc_studies
 from ..book.paths import ChapterError, find_repo
 from ..study.folder import content_hash
+from ..study.provenance import code_version
+from .runner import Chapter, toc_studies
 
 VERSION_ENV = "BENCHBOOK_VERSION"
 SWITCHER = "version-switcher"
