@@ -1,13 +1,16 @@
 # The two commands of the README: `make book` and `make test`.
-# Both create the virtualenv .venv/ first if it is missing or out of date.
+# Both create the virtualenv .venv/ first if it is missing or out of date, installing the exact
+# versions of requirements.lock (with their hashes); `make lock` regenerates that file.
 # `make data` regenerates the five reconstructed data folders (a development tool,
 # tools/reconstruct/, outside the benchbook package).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+UV := uv==0.13.8
 
-.PHONY: book test lint strict data bench clean distclean
+.PHONY: book test test-fast lint strict data bench clean distclean lock lock-upgrade
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
@@ -31,14 +34,28 @@ data: $(STAMP)
 	$(BIN)/python -m tools.reconstruct power-sweep data/power-sweep
 	$(BIN)/python -m tools.reconstruct gb10 data/gb10-mtp
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "Python 3.11 or newer is needed (found: $$($(PYTHON) --version))"; exit 1; }
 	@# venv may be missing from a minimal Debian Python; fall back to virtualenv.
 	$(PYTHON) -m venv $(VENV) || { $(PYTHON) -m pip install --user virtualenv && $(PYTHON) -m virtualenv $(VENV); }
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pip install --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --no-deps -e .
 	touch $(STAMP)
+
+# requirements.lock: every package of pyproject.toml (with the test extra) at one version, with
+# hashes, for every platform and Python >= 3.11. `make lock` keeps the versions already locked
+# where pyproject.toml still allows them; `make lock-upgrade` moves everything to the newest.
+lock: $(STAMP)
+	$(BIN)/python -m pip install -q '$(UV)'
+	$(BIN)/uv pip compile pyproject.toml --extra test --universal --python-version 3.11 --generate-hashes \
+		--quiet -o $(LOCK)
+
+lock-upgrade: $(STAMP)
+	$(BIN)/python -m pip install -q '$(UV)'
+	$(BIN)/uv pip compile pyproject.toml --extra test --universal --python-version 3.11 --generate-hashes \
+		--quiet --upgrade -o $(LOCK)
 
 clean:
 	rm -rf book/_build book/studies/*.ipynb book/studies/*.run.json book/studies/*/

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from files import tree_bytes
+from locked import drift
 
 # The files every generator writes beside raw/ (tools/reconstruct/docs.py).
 GENERATED = ("study.yml", "PROVENANCE.md", "SHA256SUMS", "assumptions.yml")
@@ -26,5 +27,7 @@ def assert_deterministic(built: tuple[Path, Path], committed: Path) -> None:
     first, second = built
     assert tree_bytes(first) == tree_bytes(second)
     for name in GENERATED:
-        assert (first / name).read_bytes() == (committed / name).read_bytes(), \
-            f"{committed / name} differs from what the generator writes; regenerate it"
+        assert (first / name).read_bytes() == (committed / name).read_bytes(), (
+            f"{committed / name} differs from what the generator writes; " + (
+                f"this environment is not the locked one ({'; '.join(drift())}): `make test` installs it"
+                if drift() else "the generator changed: regenerate the folder (make data)"))

@@ -65,7 +65,8 @@ def built(tmp_path_factory):
 def test_build_executes_the_chapter_and_writes_the_site(built):
     project, proc = built
     log = proc.stdout + proc.stderr
-    assert f"executed {STUDY}" in log
+    # executed here, or restored from the session's store where another build executed it to the same key
+    assert f"executed {STUDY}" in log or f"restored {STUDY}" in log
     for path in ("index.html", "intro.html", "methods.html", "reproduce.html", f"studies/{STUDY}.html"):
         assert (project / "book/_build/html" / path).is_file(), path
 
@@ -170,7 +171,7 @@ def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
                           cwd=project, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     proc = build(project)
-    executed = set(re.findall(r"executed (\S+) in", proc.stdout))
+    executed = {a or b for a, b in re.findall(r"executed (\S+) in|restored (\S+) from", proc.stdout)}
     # run already executed this chapter; the build executes the pages that read its data or outputs
     readers = {c.id for c in registry.chapters() if STUDY in c.reads.values() or STUDY in c.uses}
     assert readers >= {"strix-halo-baseline", "strix-halo-qwen3-30b-lhl", "synthesis"}

@@ -8,6 +8,7 @@ are a few hand-written pages laid out like a Sphinx build, which is all `install
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -185,11 +186,25 @@ def test_switcher_is_set_to_the_version_or_left_off_unpublished_builds(monkeypat
 def test_footer_escapes_and_lists_each_data_folder(tmp_path):
     a, b = tmp_path / "h100", tmp_path / "strix"
     stamp = dict(version="v1<2", date="2026-01-01 00:00 UTC", code="0.1.0 (abc)",
-                 hashes={a: "1" * 16, b: "2" * 16}, by_study={})
+                 hashes={a: "1" * 16, b: "2" * 16}, by_study={}, env="python 3.11.7 (not <locked>)")
     out = sphinx_meta.footer_html(stamp, [a, b])
     assert "v1&lt;2" in out and "1111111111111111" in out and "strix" in out
+    assert '<span class="benchbook-env">python 3.11.7 (not &lt;locked&gt;)</span>' in out
     assert "data <span class=\"benchbook-data\">none</span>" in sphinx_meta.footer_html(stamp, [])
     assert ">Unpublished build</span> · built" in sphinx_meta.footer_html({**stamp, "version": None}, [a])
+
+
+def test_the_footer_says_whether_the_environment_is_the_locked_one(tmp_path):
+    from benchbook.study.provenance import LOCK, environment_words
+
+    lock = (Path(__file__).parents[2] / LOCK).read_text(encoding="utf-8")
+    (tmp_path / LOCK).write_text(lock, encoding="utf-8")
+    assert environment_words(tmp_path).endswith(f"(the versions of {LOCK})")
+    (tmp_path / LOCK).write_text(re.sub(r"\npandas==[^ ]+", "\npandas==0.1", lock), encoding="utf-8")
+    assert "not the locked versions: pandas " in environment_words(tmp_path)
+    assert "(locked 0.1)" in environment_words(tmp_path)
+    (tmp_path / LOCK).unlink()
+    assert environment_words(tmp_path).endswith(f"(no {LOCK})")
 
 
 def test_data_folders_are_the_study_folders_the_parameters_name(tmp_path):

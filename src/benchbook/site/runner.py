@@ -234,6 +234,9 @@ class Chapter:
             entry = store.lookup(key)
             if entry is not None:  # executed before, to the same key, in another copy of the project
                 store.restore(entry, self.output, downloads_dir(self.study, self.repo))
+                restored = nbformat.read(self.output, as_version=4)
+                restored.metadata["benchbook"]["parameters"] = sorted(overrides)  # this run's, same effect
+                nbformat.write(restored, self.output)
                 self.remember(overrides)
                 log(f"restored {self.study} from the store ({store.ENV}), executed before to the same key")
                 return self.output

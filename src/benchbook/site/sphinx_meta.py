@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import __version__
 from ..book.paths import ChapterError, find_repo
 from ..study.folder import content_hash
-from ..study.provenance import code_version
+from ..study.provenance import code_version, environment_words
 from .runner import Chapter, toc_studies
 
 VERSION_ENV = "BENCHBOOK_VERSION"
@@ -96,7 +96,7 @@ def build_stamp(repo: Path) -> dict:
             hashes.setdefault(folder, content_hash(folder)[:HASH_CHARS])
             by_study[study].append(folder)
     return dict(version=page_version(), date=when.strftime("%Y-%m-%d %H:%M UTC"),
-                code=code_version(repo), hashes=hashes, by_study=by_study)
+                code=code_version(repo), hashes=hashes, by_study=by_study, env=environment_words(repo))
 
 
 def footer_html(stamp: dict, folders: list[Path]) -> str:
@@ -111,7 +111,8 @@ def footer_html(stamp: dict, folders: list[Path]) -> str:
         f'<p class="benchbook-stamp">{label} · '
         f'built <span class="benchbook-built">{html.escape(stamp["date"])}</span> · '
         f'code <span class="benchbook-code">{html.escape(stamp["code"])}</span> · '
-        f'data <span class="benchbook-data">{data}</span></p>'
+        f'data <span class="benchbook-data">{data}</span> · '
+        f'<span class="benchbook-env">{html.escape(stamp["env"])}</span></p>'
     )
 
 

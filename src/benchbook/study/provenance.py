@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from .. import __version__
 from . import untrusted
@@ -37,6 +40,55 @@ def package_versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+LOCK = "requirements.lock"  # every package at one version, with hashes (make lock)
+FOOTER_PACKAGES = ("pandas", "numpy", "matplotlib")  # the versions a page's footer names
+
+
+def lock_entries(lock: Path) -> list[tuple[Requirement, list[str]]]:
+    """Each pinned requirement of a lock file written by `uv pip compile`, with its hashes."""
+    out = []
+    for block in re.split(r"\n(?=[A-Za-z0-9])", Path(lock).read_text(encoding="utf-8")):
+        if block.startswith("#") or "==" not in block:
+            continue
+        out.append((Requirement(block.split("\\", 1)[0].strip()),
+                    re.findall(r"--hash=(sha256:[0-9a-f]{64})", block)))
+    return out
+
+
+def locked_versions(lock: Path) -> dict[str, str]:
+    """Package -> the version the lock gives for this interpreter and platform."""
+    return {canonicalize_name(r.name): next(iter(r.specifier)).version for r, _ in lock_entries(lock)
+            if r.marker is None or r.marker.evaluate()}
+
+
+def lock_drift(lock: Path) -> list[str]:
+    """'pandas 3.2.0 (locked 3.1.1)' for each locked package installed at another version."""
+    out = []
+    for name, want in sorted(locked_versions(lock).items()):
+        try:
+            have = version(name)
+        except PackageNotFoundError:
+            have = "not installed"
+        if have != want:
+            out.append(f"{name} {have} (locked {want})")
+    return out
+
+
+def environment_words(repo: Path) -> str:
+    """The footer's account of the environment: Python and the main packages, and whether
+    they are the versions of the project's lock file."""
+    have = package_versions()
+    names = ", ".join(f"{n} {have[n] if n in have else version(n)}" for n in ("python", *FOOTER_PACKAGES))
+    lock = Path(repo) / LOCK
+    if not lock.is_file():
+        return f"{names} (no {LOCK})"
+    moved = lock_drift(lock)
+    if not moved:
+        return f"{names} (the versions of {LOCK})"
+    more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+    return f"{names} (not the locked versions: {'; '.join(moved[:3])}{more})"
 
 
 def data_record(study) -> dict:
