@@ -18,6 +18,10 @@ book: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+# The inner loop: everything but whole-book builds and browsers (those are marked build/browser).
+test-fast: lint
+	$(BIN)/python -m pytest -m "not build and not browser"
+
 # pyflakes, pycodestyle, isort, pyupgrade and a complexity budget of 15 (pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import atexit
+import copy
+import functools
 import hashlib
 import json
 import os
@@ -98,11 +100,9 @@ class Chapter:
         return sorted(p.relative_to(self.repo).as_posix() for p in folder.rglob("*") if p.is_file())
 
     def read_source(self):
-        import jupytext
-
         if not self.source.is_file():
             raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
-        return jupytext.read(self.source)
+        return copy.deepcopy(_parsed_notebook(self.source, self.source.stat().st_mtime_ns))
 
     def defaults(self) -> dict:
         """The notebook's parameters cell, with this page's registry overrides."""
@@ -433,7 +433,17 @@ def _module_files() -> dict[str, Path]:
 _AST_LOCK = threading.Lock()  # CPython 3.11's ast.parse is not safe in parallel threads
 
 
-def _imported(code: str, package: str, here: str = "") -> list[str]:
+@functools.lru_cache(maxsize=64)
+def _parsed_notebook(path: Path, mtime_ns: int):
+    """A jupytext notebook, parsed once per version of the file: a build asks for each
+    chapter's parameters and imports many times (read_source hands out copies)."""
+    import jupytext
+
+    return jupytext.read(path)
+
+
+@functools.lru_cache(maxsize=1024)
+def _imported(code: str, package: str, here: str = "") -> tuple[str, ...]:
     """Modules of `package` that Python source imports (absolute, or relative to module `here`)."""
     try:
         with _AST_LOCK:
@@ -451,7 +461,7 @@ def _imported(code: str, package: str, here: str = "") -> list[str]:
                 base = ".".join(parent + ([base] if base else []))
             out.append(base)
             out += [f"{base}.{a.name}" for a in node.names]  # `from pkg import module`
-    return [m for m in out if m == package or m.startswith(package + ".")]
+    return tuple(m for m in out if m == package or m.startswith(package + "."))
 
 
 def import_closure(roots) -> list[str]:
