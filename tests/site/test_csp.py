@@ -35,3 +35,40 @@ def test_a_site_shares_its_template_handlers(tmp_path):
     assert protect_site(tmp_path) == 2
     assert _sha("window.print()") in (tmp_path / "b.html").read_text()  # b parses a's summary in search
     assert protect_site(tmp_path) == 0
+
+
+def test_a_build_that_wrote_no_page_leaves_the_protected_pages_alone(tmp_path):
+    """The policy is the site's (every page's handlers), so any written page re-protects them
+    all; a no-op build (no page newer than its start, same policy code) reads none."""
+    import os
+    import time
+    from types import SimpleNamespace
+
+    from benchbook.site import csp
+
+    page = "<html><head><title>t</title></head><body><p>x</p></body></html>"
+    for name in ("a.html", "b.html"):
+        (tmp_path / name).write_text(page, encoding="utf-8")
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"))
+    csp._builder_inited(app)
+    csp._build_finished(app, None)
+    assert all("Content-Security-Policy" in p.read_text() for p in tmp_path.glob("*.html"))
+    old = time.time() - 100
+    for p in tmp_path.glob("*.html"):
+        os.utime(p, (old, old))
+        p.write_text(p.read_text().replace("<p>x</p>", "<p>kept</p>"))  # a change only a re-run would undo
+        os.utime(p, (old, old))
+    csp._builder_inited(app)
+    csp._build_finished(app, None)
+    assert all(os.stat(p).st_mtime == old for p in tmp_path.glob("*.html"))  # not read, not written
+    (tmp_path / "a.html").write_text(page, encoding="utf-8")  # this build wrote a page
+    csp._build_finished(app, None)
+    assert "Content-Security-Policy" in (tmp_path / "a.html").read_text()
+    (tmp_path / csp.STAMP).write_text("older policy code")
+    b = tmp_path / "b.html"
+    b.write_text(csp._OURS.sub("", b.read_text()))
+    os.utime(b, (old, old))
+    os.utime(tmp_path / "a.html", (old, old))
+    csp._builder_inited(app)
+    csp._build_finished(app, None)
+    assert "Content-Security-Policy" in b.read_text()  # other policy code: every page again

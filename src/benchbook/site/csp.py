@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import time
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -119,11 +120,36 @@ def protect_site(outdir: Path) -> int:
     return n
 
 
+STAMP = ".benchbook-csp"  # in the output folder: the policy code that protected its pages
+
+
+def _code() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def _unchanged(outdir: Path, since: float) -> bool:
+    """No page was written since `since` and the pages were protected by this very code: a
+    build that changed nothing (Sphinx wrote no page) need not read every page again."""
+    stamp = outdir / STAMP
+    if not stamp.is_file() or stamp.read_text(encoding="utf-8") != _code():
+        return False
+    return not any(p.stat().st_mtime >= since for p in outdir.rglob("*.html"))
+
+
+def _builder_inited(app) -> None:
+    app.benchbook_csp_start = time.time()
+
+
 def _build_finished(app, exception) -> None:
     if exception is None and app.builder.format == "html":
-        protect_site(Path(app.outdir))
+        outdir = Path(app.outdir)
+        if _unchanged(outdir, getattr(app, "benchbook_csp_start", 0.0)):
+            return
+        protect_site(outdir)
+        (outdir / STAMP).write_text(_code(), encoding="utf-8")
 
 
 def setup(app):
+    app.connect("builder-inited", _builder_inited)
     app.connect("build-finished", _build_finished)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -100,13 +100,22 @@ class Chapter:
         return sorted(p.relative_to(self.repo).as_posix() for p in folder.rglob("*") if p.is_file())
 
     def read_source(self):
+        """The jupytext notebook, a copy of its own to change (execute sets its kernel)."""
+        return copy.deepcopy(self._parsed())
+
+    def _parsed(self):
+        """The notebook as parsed once per version of the file: read it, never change it."""
         if not self.source.is_file():
             raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
-        return copy.deepcopy(_parsed_notebook(self.source, self.source.stat().st_mtime_ns))
+        return _parsed_notebook(self.source, self.source.stat().st_mtime_ns)
+
+    def _cell_defaults(self) -> dict:
+        """The literal defaults of the notebook's parameters cell."""
+        return copy.deepcopy(dict(_parameters_cell(self.source, self.source.stat().st_mtime_ns)))
 
     def defaults(self) -> dict:
         """The notebook's parameters cell, with this page's registry overrides."""
-        params = default_parameters(self.read_source(), self.source)
+        params = self._cell_defaults()
         params.update(self.spec.parameters)
         return params
 
@@ -154,7 +163,7 @@ class Chapter:
 
     def injected(self, overrides: dict) -> dict:
         """What papermill sets: every effective parameter that differs from the notebook's cell."""
-        cell = default_parameters(self.read_source(), self.source)
+        cell = self._cell_defaults()
         return {k: v for k, v in self.effective_parameters(overrides).items() if cell.get(k, object()) != v}
 
     def cache_key(self, overrides: dict) -> str:
@@ -182,8 +191,7 @@ class Chapter:
     def imports(self) -> list[str]:
         """benchbook modules the notebook and its chapter module import, transitively, and the chapter
         folders of the data folders it reads."""
-        nb = self.read_source()
-        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        code = "\n".join(c.source for c in self._parsed().cells if c.cell_type == "code")
         roots = set(_imported(code, "benchbook"))
         if self.spec.folder:
             roots.add(self.spec.module)
@@ -440,6 +448,11 @@ def _parsed_notebook(path: Path, mtime_ns: int):
     import jupytext
 
     return jupytext.read(path)
+
+
+@functools.lru_cache(maxsize=64)
+def _parameters_cell(path: Path, mtime_ns: int) -> tuple[tuple[str, object], ...]:
+    return tuple(default_parameters(_parsed_notebook(path, mtime_ns), path).items())
 
 
 @functools.lru_cache(maxsize=1024)
