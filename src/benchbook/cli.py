@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--data", type=Path, help="folder of raw files laid out like data/<study>/")
     s.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a notebook parameter (VALUE is read as YAML, as papermill does)")
-    s.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    s.add_argument("--force", action="store_true",
+                   help="execute even if nothing changed (and not from BENCHBOOK_STORE)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("build", help="execute stale chapters and build the book (jupyter-book build book)")
@@ -173,7 +174,7 @@ def cmd_run(args) -> int:
         print(f"{args.study}: up to date with these inputs; nothing to do (use --force to re-execute)")
         chapter.remember(overrides)
         return 0
-    chapter.execute(overrides)
+    chapter.execute(overrides, restore=not args.force)  # --force runs the notebook, never a stored run
     print("the next `jupyter-book build book` shows these results")
     return 0
 

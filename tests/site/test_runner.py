@@ -158,3 +158,45 @@ def test_a_chapter_runs_in_its_project_without_moving_this_process(repo, tmp_pat
         watcher.join()
     assert "value 42" in output_text(ch)  # read from the project, not the decoy
     assert seen == {str(elsewhere)}
+
+
+UP = projects.mini_notebook('data_dir = "data/up"\nnote = "a"', """\
+import json
+from pathlib import Path
+from benchbook.book.paths import downloads_dir
+out = downloads_dir("up")
+out.mkdir(parents=True, exist_ok=True)
+(out / "t.csv").write_text(Path(data_dir, "value.txt").read_text())
+(out / "chapter.json").write_text(json.dumps({"outputs": {"t": "t.csv"}}))
+""")
+DOWN = projects.mini_notebook('factor = 1', """\
+from benchbook.book.paths import downloads_dir
+print("read", (downloads_dir("up") / "t.csv").read_text())
+""")
+
+
+def test_a_page_that_uses_another_s_outputs_reruns_only_when_they_change(tmp_path, monkeypatch):
+    """The synthesis's rule: its key hashes the outputs it reads, not how they were made."""
+    from dataclasses import replace
+
+    from benchbook.book.spec import ChapterSpec
+    from benchbook.site import runner
+
+    specs = {"up": ChapterSpec("up", "", "Up"), "down": replace(ChapterSpec("down", "", "Down"), uses=("up",))}
+    monkeypatch.setattr(runner, "get", lambda study: specs[study])
+    monkeypatch.delenv("BENCHBOOK_STORE", raising=False)
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n"
+                                       "  - file: studies/down\n  - file: studies/up\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks/up.md").write_text(UP)
+    (tmp_path / "notebooks/down.md").write_text(DOWN)
+    (tmp_path / "data/up").mkdir(parents=True)
+    (tmp_path / "data/up/value.txt").write_text("1")
+    assert refresh(tmp_path, log=lambda m: None) == ["up", "down"]  # down waits for what it reads
+    Chapter(tmp_path, "up").remember({"note": "b"})  # reruns up; its outputs stay the same
+    logs = []
+    assert refresh(tmp_path, log=logs.append) == ["up"]
+    assert "down: up to date, not re-executed" in logs
+    (tmp_path / "data/up/value.txt").write_text("2")  # now what down reads changes
+    assert refresh(tmp_path, log=lambda m: None) == ["up", "down"]
+    assert "read 2" in output_text(Chapter(tmp_path, "down"))

@@ -2,7 +2,8 @@
 
 A chapter's cache key hashes everything its numbers depend on: the jupytext notebook,
 the effective parameters, the content of every file or folder a parameter points to
-(jupyter-cache alone would miss data files), and the library's version and source.
+(jupyter-cache alone would miss data files), the library's version and the source it
+imports, and the outputs it reads from other chapters.
 The key is stored in the executed notebook's metadata; a build re-executes a chapter
 only when the key differs. Overrides given to `benchbook run` are remembered in
 ``book/studies/<study>.run.json`` so the next `jupyter-book build` keeps using them.
@@ -111,6 +112,7 @@ class Chapter:
 
     def _cell_defaults(self) -> dict:
         """The literal defaults of the notebook's parameters cell."""
+        self._parsed()  # a missing notebook is a ChapterError naming the known studies
         return copy.deepcopy(dict(_parameters_cell(self.source, self.source.stat().st_mtime_ns)))
 
     def defaults(self) -> dict:
@@ -168,7 +170,7 @@ class Chapter:
 
     def cache_key(self, overrides: dict) -> str:
         """Hash of the notebook, parameters, the data they name, the code the chapter
-        imports, and the keys of the chapters whose outputs it reads: nothing else."""
+        imports, and the outputs of the chapters it uses (outputs_digest): nothing else."""
         params = self.effective_parameters(overrides)
         inputs = {}
         for name, value in sorted(params.items()):
@@ -177,8 +179,7 @@ class Chapter:
                 if path.exists():
 
                     inputs[name] = content_hash(path)
-        uses = {u: Chapter(self.repo, u).cache_key(Chapter(self.repo, u).overrides())
-                for u in self.spec.uses if u in studies(self.repo)}
+        uses = {u: Chapter(self.repo, u).outputs_digest() for u in self.spec.uses if u in studies(self.repo)}
         doc = dict(
             notebook=_sha(self.source.read_bytes()),
             parameters=params,
@@ -187,6 +188,24 @@ class Chapter:
             uses=uses,
         )
         return _sha(json.dumps(doc, sort_keys=True, default=str).encode())
+
+    def outputs_digest(self) -> str:
+        """Hash of what this chapter leaves for other pages: its chapter.json and the tables
+        it names there. A page that uses them depends on these files, not on how they were
+        made, so rerunning this chapter re-executes that page only when they changed."""
+        folder = downloads_dir(self.study, self.repo)
+        info = folder / "chapter.json"
+        if not info.is_file():
+            return "no outputs"
+        digest = hashlib.sha256(info.read_bytes())
+        try:
+            names = sorted(str(n) for n in (json.loads(info.read_text(encoding="utf-8")).get("outputs") or {}).values())
+        except (ValueError, AttributeError):  # unreadable: the page that reads it says so
+            names = []
+        for name in names:
+            path = folder / name
+            digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"absent"))
+        return digest.hexdigest()
 
     def imports(self) -> list[str]:
         """benchbook modules the notebook and its chapter module import, transitively, and the chapter
@@ -229,8 +248,9 @@ class Chapter:
             if m and (int(m.group(1)) == os.getpid() or not _alive(int(m.group(1)))):
                 path.unlink(missing_ok=True)
 
-    def execute(self, overrides: dict | None = None, log=print) -> Path:
-        """Run the notebook with papermill into a temporary file, then move it into place."""
+    def execute(self, overrides: dict | None = None, log=print, restore: bool = True) -> Path:
+        """Run the notebook with papermill into a temporary file, then move it into place.
+        With a store (benchbook.site.store) holding this key, and `restore`, put that in place."""
         import papermill as pm
         from filelock import FileLock
 
@@ -239,7 +259,7 @@ class Chapter:
         with FileLock(str(self.output) + ".lock"):
             self._remove_stale_temps()
             key = self.cache_key(overrides)
-            entry = store.lookup(key)
+            entry = store.lookup(key) if restore else None
             if entry is not None:  # executed before, to the same key, in another copy of the project
                 store.restore(entry, self.output, downloads_dir(self.study, self.repo))
                 restored = nbformat.read(self.output, as_version=4)
@@ -372,42 +392,43 @@ def toc_studies(repo: Path, toc: Path | None = None) -> list[str]:
 def refresh(repo: Path, only: list[str] | None = None, log=print, jobs: int | None = None) -> list[str]:
     """Execute every stale chapter (default: those in the TOC); return the ids that ran.
 
-    Stale chapters run `jobs` at a time (default: BENCHBOOK_JOBS or the number of CPUs),
-    each in its own kernel process, a chapter only after the stale chapters whose outputs
-    it reads; every failure is reported, not just the first.
+    Chapters are taken in waves: one is looked at only once the chapters whose outputs it
+    reads (its `uses`) are up to date, because its cache key hashes those outputs, so it runs
+    again only when what it reads changed. The stale chapters of a wave run `jobs` at a time
+    (default: BENCHBOOK_JOBS or the number of CPUs), each in its own kernel process; every
+    failure is reported, not just the first.
     """
-    stale = []
-    for study in toc_studies(repo) if only is None else only:
-        chapter = Chapter(repo, study)
-        if chapter.is_stale():
-            stale.append(chapter)
-        else:
-            log(f"{study}: up to date, not re-executed")
     jobs = jobs or int(os.environ.get("BENCHBOOK_JOBS") or 0) or os.cpu_count() or 1
-    errors, pending, failed = [], list(stale), set()
+    pending = [Chapter(repo, study) for study in (toc_studies(repo) if only is None else only)]
+    ran, errors, failed = [], [], set()
     while pending:
         names = {c.study for c in pending}
         wave = [c for c in pending if not names & set(c.spec.uses)]
-        if not wave:  # a cycle of `uses` (a registry mistake): run the rest together
+        if not wave:  # a cycle of `uses` (a registry mistake): take the rest together
             wave = list(pending)
         pending = [c for c in pending if c not in wave]
-        blocked = [c for c in wave if failed & set(c.spec.uses)]
-        for c in blocked:
-            errors.append(f"chapter {c.study} not executed: it reads chapter(s) "
-                          f"{', '.join(sorted(failed & set(c.spec.uses)))}, which failed")
-            failed.add(c.study)
-        wave = [c for c in wave if c not in blocked]
-        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave) or 1))) as pool:
-            futures = {chapter.study: pool.submit(chapter.execute, log=log) for chapter in wave}
+        stale = []
+        for c in wave:
+            if failed & set(c.spec.uses):
+                errors.append(f"chapter {c.study} not executed: it reads chapter(s) "
+                              f"{', '.join(sorted(failed & set(c.spec.uses)))}, which failed")
+                failed.add(c.study)
+            elif c.is_stale():
+                stale.append(c)
+            else:
+                log(f"{c.study}: up to date, not re-executed")
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(stale) or 1))) as pool:
+            futures = {chapter.study: pool.submit(chapter.execute, log=log) for chapter in stale}
             for study, future in futures.items():
                 try:
                     future.result()
+                    ran.append(study)
                 except ChapterError as exc:
                     errors.append(str(exc))
                     failed.add(study)
     if errors:
         raise ChapterError("\n\n".join(errors))
-    return [chapter.study for chapter in stale]
+    return ran
 
 
 def library_digest() -> str:
