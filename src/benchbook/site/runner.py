@@ -281,6 +281,8 @@ class Chapter:
                     pm.execute_notebook(
                         nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL, language="python",
                         progress_bar=False, log_output=False, resources={"metadata": {"path": str(self.repo)}},
+                        # written once at the end, not after every cell (a third of a chapter's run)
+                        request_save_on_cell_execute=False,
                     )
             except pm.PapermillExecutionError as exc:
                 raise ChapterError(_describe_failure(self.study, exc)) from None
