@@ -1,13 +1,23 @@
-"""Build times of the book: from clean, no-op, and after one chapter's data changed.
+"""Build and test times: what a user and a contributor wait for.
 
-Usage: python benchmarks/build_times.py [--repeat N]
-Copies the project to a temporary folder so the working tree is untouched.
+Usage: python benchmarks/build_times.py [--repeat N] [--no-suite] [--fresh]
+
+Prints, with the machine it ran on, the median, fastest and slowest of N runs of:
+- a build from clean, a no-op build, and builds after one chapter's data changed;
+- one chapter rerun with another parameter (`benchbook run`) and the build that shows it;
+- the fast test lane (`make test-fast`) and the whole suite (`make test`), once each
+  (skip them with --no-suite);
+- with --fresh, `make book` in a fresh clone (virtualenv from requirements.lock, then the build).
+Each runs on a copy of the project (or a clone), so the working tree is untouched, and with
+BENCHBOOK_STORE unset, so every execution is real.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import re
 import statistics
 import subprocess
@@ -21,15 +31,22 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT / "tests"))
 from projects import copy_project  # noqa: E402  (the same project copy the tests build)
 
+ENV = {k: v for k, v in os.environ.items() if k != "BENCHBOOK_STORE"}
+RERUN = ("strix-halo-baseline", "agents")  # the chapter and the parameter the rerun changes
 
-def timed_build(project: Path) -> tuple[float, list[str]]:
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
     start = time.perf_counter()
-    proc = subprocess.run([str(BIN / "jupyter-book"), "build", "book"], cwd=project,
-                          capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=ENV)
     elapsed = time.perf_counter() - start
     if proc.returncode:
-        sys.exit(proc.stdout[-3000:] + proc.stderr[-3000:])
-    return elapsed, re.findall(r"\] executed (\S+) in", proc.stdout + proc.stderr)
+        sys.exit(f"{' '.join(cmd)} failed:\n" + proc.stdout[-3000:] + proc.stderr[-3000:])
+    return elapsed, proc.stdout + proc.stderr
+
+
+def timed_build(project: Path) -> tuple[float, list[str]]:
+    seconds, log = timed([str(BIN / "jupyter-book"), "build", "book"], project)
+    return seconds, re.findall(r"\] executed (\S+) in", log)
 
 
 def change_h100(project: Path) -> None:
@@ -63,17 +80,22 @@ def change_power_sweep(project: Path) -> None:
 CHANGES = {"h100": change_h100, "power-sweep": change_power_sweep}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--change", nargs="+", choices=list(CHANGES), default=list(CHANGES),
-                    help="whose data to change after the no-op build (one build each)")
-    args = ap.parse_args()
-    steps = [("from clean", None), ("no-op", None),
-             *((f"{name} data changed", CHANGES[name]) for name in args.change)]
-    rows = {label: [] for label, _ in steps}
-    executed = {}
-    for _ in range(args.repeat):
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    mem = next((int(line.split()[1]) // 1024 // 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal")), 0) if Path("/proc/meminfo").exists() else 0
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}), {mem} GiB, "
+            f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f} at start")
+
+
+def builds(repeat: int, changes: list[str]) -> tuple[dict, dict]:
+    steps = [("build from clean", None), ("no-op build", None),
+             *((f"build after {name} data changed", CHANGES[name]) for name in changes)]
+    rows, executed = {label: [] for label, _ in steps}, {}
+    for label in ("rerun: benchbook run", "rerun: the build that shows it", "rerun: both"):
+        rows[label] = []
+    for n in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
             project = Path(tmp)
             copy_project(project)
@@ -83,11 +105,54 @@ def main() -> None:
                 seconds, ran = timed_build(project)
                 rows[label].append(seconds)
                 executed[label] = ran
-    print(f"{'build':30s} {'median s':>9s} {'min s':>7s} {'max s':>7s}  chapters executed")
+            chapter, param = RERUN
+            run, _ = timed([str(BIN / "benchbook"), "run", chapter, "-p", param, str(20 + n)], project)
+            build, ran = timed_build(project)
+            rows["rerun: benchbook run"].append(run)
+            rows["rerun: the build that shows it"].append(build)
+            rows["rerun: both"].append(run + build)
+            executed["rerun: the build that shows it"] = ran
+    return rows, executed
+
+
+def suite() -> dict:
+    out = {}
+    for label, target in (("test-fast (make test-fast)", "test-fast"), ("suite (make test)", "test")):
+        seconds, log = timed(["make", target, "PYTHON=" + sys.executable], ROOT)
+        tail = log.strip().splitlines()[-1] if log.strip() else ""
+        out[label] = ([seconds], tail.strip("= "))
+    return out
+
+
+def fresh() -> tuple[float, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        seconds = timed(["make", "book", "PYTHON=python3"], clone)[0]
+        return seconds, "virtualenv from requirements.lock, then every chapter"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--change", nargs="+", choices=list(CHANGES), default=list(CHANGES),
+                    help="whose data to change after the no-op build (one build each)")
+    ap.add_argument("--no-suite", action="store_true", help="skip timing the test suite and the fast lane")
+    ap.add_argument("--fresh", action="store_true", help="also time `make book` in a fresh clone")
+    args = ap.parse_args()
+    print(machine())
+    rows, executed = builds(args.repeat, args.change)
+    print(f"\n{'':34s} {'median s':>9s} {'min s':>7s} {'max s':>7s}  chapters executed")
     for label, times in rows.items():
-        ran = ", ".join(sorted(executed[label])) or "none"
-        print(f"{label:30s} {statistics.median(times):9.1f} {min(times):7.1f} {max(times):7.1f}  "
-              f"{len(executed[label])}: {ran}")
+        ran = executed.get(label)
+        note = "" if ran is None else f"  {len(ran)}: {', '.join(sorted(ran)) or 'none'}"
+        print(f"{label:34s} {statistics.median(times):9.1f} {min(times):7.1f} {max(times):7.1f}{note}")
+    extra = {} if args.no_suite else suite()
+    if args.fresh:
+        seconds, note = fresh()
+        extra["fresh clone: make book"] = ([seconds], note)
+    for label, (times, note) in extra.items():
+        print(f"{label:34s} {times[0]:9.1f} {'':7s} {'':7s}  {note}")
 
 
 if __name__ == "__main__":

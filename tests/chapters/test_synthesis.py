@@ -187,11 +187,14 @@ def test_overview_cells_link_to_chapter_sections(executed):
     assert all("#" in h for h in hrefs)
 
 
-def test_cache_key_covers_every_input_folder(project, tmp_path):
+def test_cache_key_covers_every_input_folder_and_the_outputs_it_reads(project, outputs):
+    """Its own inputs (the write-ups, the facts) and what it reads from each chapter (its
+    declared outputs), not how a chapter made them: touching the H100 notebook reruns the
+    H100 chapter, and this page only if that chapter's outputs then differ."""
     chapter = Chapter(project, STUDY)
     before = chapter.cache_key({})
     for path in (project / "data" / H100 / "published.yml", project / "data" / "facts" / "platforms.yml",
-                 project / "notebooks" / f"{H100}.md"):
+                 outputs / H100 / "key_figures.csv", outputs / STRIX / "chapter.json"):
         original = path.read_text(encoding="utf-8")
         path.write_text(original + "\n# touched\n", encoding="utf-8")
         try:
@@ -199,6 +202,13 @@ def test_cache_key_covers_every_input_folder(project, tmp_path):
         finally:
             path.write_text(original, encoding="utf-8")
     assert chapter.cache_key({}) == before
+    notebook = project / "notebooks" / f"{H100}.md"
+    original = notebook.read_text(encoding="utf-8")
+    notebook.write_text(original + "\n<!-- touched -->\n", encoding="utf-8")
+    try:
+        assert chapter.cache_key({}) == before and Chapter(project, H100).is_stale()
+    finally:
+        notebook.write_text(original, encoding="utf-8")
 
 
 # ---------------------------------------------------------------- missing and failing chapters

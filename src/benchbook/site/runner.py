@@ -177,8 +177,12 @@ class Chapter:
             if isinstance(value, str) and value:
                 path = Path(value) if Path(value).is_absolute() else self.repo / value
                 if path.exists():
-
                     inputs[name] = content_hash(path)
+        for pattern in self.spec.files:  # what the page reads beyond its parameters, declared
+            digest = hashlib.sha256()
+            for path in sorted(self.repo.glob(pattern)):
+                digest.update(path.relative_to(self.repo).as_posix().encode() + b"\0" + path.read_bytes())
+            inputs[pattern] = digest.hexdigest()
         uses = {u: Chapter(self.repo, u).outputs_digest() for u in self.spec.uses if u in studies(self.repo)}
         doc = dict(
             notebook=_sha(self.source.read_bytes()),
