@@ -15,12 +15,18 @@ UV := uv==0.13.8
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
 
-test: lint
-	$(BIN)/python -m pytest
+# Tests run on every CPU (pytest-xdist; JOBS=1 for one process), a module's tests in one worker
+# so its module-scoped builds run once.
+JOBS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadscope
 
-# The inner loop: everything but whole-book builds and browsers (those are marked build/browser).
+test: lint
+	$(PYTEST)
+
+# The inner loop, under two minutes: no book builds, browsers or chapter executions (the
+# markers build, browser and slow); `make test` runs everything.
 test-fast: lint
-	$(BIN)/python -m pytest -m "not build and not browser"
+	$(PYTEST) -m "not build and not browser and not slow"
 
 # pyflakes, pycodestyle, isort, pyupgrade and a complexity budget of 15 (pyproject.toml)
 lint: $(STAMP)

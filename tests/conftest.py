@@ -17,8 +17,13 @@ def execution_store(tmp_path_factory):
     if os.environ.get(store.ENV):
         yield os.environ[store.ENV]
         return
-    os.environ[store.ENV] = str(tmp_path_factory.mktemp("executed"))
-    yield os.environ[store.ENV]
+    # with pytest-xdist each worker has a temporary folder of its own; the store goes beside
+    # them, so the workers share it too (it is safe between processes: benchbook.site.store)
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "executed"
+    folder.mkdir(exist_ok=True)
+    os.environ[store.ENV] = str(folder)
+    yield str(folder)
     del os.environ[store.ENV]
 
 

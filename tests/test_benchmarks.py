@@ -5,6 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # runs the benchmark scripts (make test-fast leaves it out)
+
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -51,6 +51,7 @@ def test_an_undeclared_key_is_found(tmp_path):
     assert declared("fig_row_3") and declared("claims_total") and declared("agents")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", chapters(), ids=lambda s: s.id)
 def test_every_key_a_chapter_glues_is_declared(spec):
     """On the committed data every glue_values key is a literal of the chapter (a key named

@@ -610,6 +610,7 @@ def every_log(tmp_path: Path) -> list[Path]:
     return [*repo_logs(), *docker, *bench.ensure_inputs(tmp_path, 0.4, seed=11), *real_logs()]
 
 
+@pytest.mark.slow
 def test_columnar_and_byte_paths_agree_on_shipped_generated_and_real_logs(tmp_path, monkeypatch):
     paths = every_log(tmp_path)
     assert len(real_logs()) >= 9 or not REAL_LOGS.is_dir()
@@ -641,6 +642,7 @@ def assert_one_table_alike(whole, path: Path) -> None:
         assert used == lines if name != "windows" else used >= lines  # (+ V0 prefix-cache lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columnar", [True, False])
 def test_one_table_read_alone_is_the_same_table(tmp_path, monkeypatch, columnar):
     """`tables=[X]` parses only X's lines and gives X exactly as a read of all four does,

@@ -81,6 +81,7 @@ def _figures():
     yield "strix", [strix.spread_figure(r), strix.serving_figure(strix.serving_curve(r))]
 
 
+@pytest.mark.slow
 def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
     plots.set_theme()
     small = []
@@ -93,6 +94,7 @@ def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
     assert not small, "\n".join(small[:20])
 
 
+@pytest.mark.slow
 def test_the_power_sweep_gives_each_model_its_book_colour():
     from matplotlib.patches import Rectangle
 

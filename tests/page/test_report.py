@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchbook.format import fmt_args
 from benchbook.page.report import html
@@ -85,6 +86,7 @@ def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():
     assert "<img" not in out and "&lt;img src=x" in out
 
 
+@pytest.mark.slow
 def test_downloads_come_as_parquet_too(tmp_path):
     """Every chapter's tidy tables are also in `<bundle>-parquet.zip`: the same rows and
     columns, text as text, numbers as numbers (no formula neutralising: no spreadsheet opens
@@ -263,6 +265,7 @@ def test_the_build_marks_glued_numbers_and_figure_captions_resting_on_an_assumpt
     assert figs[0].source.endswith("\n```") and figs[1].source.endswith("Caption of fig_tpot.\n```")
 
 
+@pytest.mark.slow
 def test_key_results_say_when_the_data_fills_none_of_the_chapter_s_analyses(tmp_path):
     """Only serving lines: the 3090 chapter reads a server log for its start-up lines alone,
     so nothing below is this data's result, and the opening box must not say otherwise; the
@@ -286,6 +289,7 @@ def test_key_results_say_when_the_data_fills_none_of_the_chapter_s_analyses(tmp_
     assert "none of the chapter's analyses" not in key_results(r).data
 
 
+@pytest.mark.slow
 def test_a_download_keeps_its_header_when_the_data_has_no_rows_for_it(tmp_path):
     """On a log of serving lines only, several tidy tables have no rows (failure classes
     without tool-call logs, tokens per kW without a power limit, …). Each is still written
@@ -311,6 +315,7 @@ def test_a_download_keeps_its_header_when_the_data_has_no_rows_for_it(tmp_path):
     assert {("3090-dense-vs-sparse", "failure_classes"), ("power-sweep", "tokens_per_kw")} <= empty
 
 
+@pytest.mark.slow
 def test_the_columns_declared_for_empty_tables_are_those_their_rows_have():
     """The header an empty download gets is the one the same table has with rows."""
     from pathlib import Path

@@ -510,6 +510,7 @@ def test_describe_reads_a_file_once_and_reuses_a_given_result(monkeypatch):
     assert given.config == fresh.config and given.context == fresh.context
 
 
+@pytest.mark.slow
 def test_all_study_files_in_reasonable_time():
     files = sorted(p for p in (ROOT / "data").glob("*/raw/**/*") if p.is_file())
     start = time.perf_counter()

@@ -27,7 +27,7 @@ from benchbook.site.runner import Chapter
 from projects import copy_project
 from realdata import LHL, REAL, needs_shared
 
-pytestmark = needs_shared
+pytestmark = [needs_shared, pytest.mark.slow]  # runs every chapter's analysis on every sample
 
 RAW_CHAPTERS = [c.id for c in chapters() if c.contract is not None and c.id == c.notebook_name]
 DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"

@@ -25,6 +25,8 @@ from benchbook.cli import main
 from benchbook.site.runner import Chapter
 from benchbook.study.folder import write_checksums
 
+pytestmark = pytest.mark.slow  # executes chapter notebooks (make test-fast leaves it out)
+
 BIN = Path(sys.executable).parent
 PAUSE, MARKER, JOURNAL = "BENCHBOOK_TEST_PAUSE", "BENCHBOOK_TEST_MARKER", "BENCHBOOK_TEST_JOURNAL"
 
@@ -32,6 +34,7 @@ NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"', """\
 import os, time
 from pathlib import Path
 from benchbook.study.load import ingest_study
+
 
 def note(word):
     if os.environ.get("BENCHBOOK_TEST_JOURNAL"):

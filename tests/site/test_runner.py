@@ -10,8 +10,11 @@ import projects  # noqa: E402  (tests/ is on sys.path)
 from benchbook.book.paths import ChapterError, find_repo
 from benchbook.site.runner import Chapter, refresh
 
+pytestmark = pytest.mark.slow  # executes chapter notebooks (make test-fast leaves it out)
+
 NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"\nfactor = 2', """\
 from pathlib import Path
+
 value = int(Path(data_dir, "value.txt").read_text()) * factor
 print("value", value)
 """)

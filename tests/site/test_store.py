@@ -14,10 +14,13 @@ import projects
 from benchbook.site import store
 from benchbook.site.runner import Chapter
 
+pytestmark = pytest.mark.slow  # executes chapter notebooks (make test-fast leaves it out)
+
 NOTEBOOK = projects.mini_notebook('data_dir = "data/mini"', """\
 import uuid
 from pathlib import Path
 from benchbook.book.paths import downloads_dir
+
 out = downloads_dir("mini")
 out.mkdir(parents=True, exist_ok=True)
 (out / "value.csv").write_text(Path(data_dir, "value.txt").read_text())

@@ -79,6 +79,7 @@ def test_a_folder_without_the_file_assumes_nothing(tmp_path):
     assert load_assumptions(tmp_path) == [Assumption("x", [1], "w", ())]
 
 
+@pytest.mark.slow
 def test_a_caveat_resting_on_a_generator_s_choice_says_so_first():
     """Derived from assumptions.yml: each data-rule caveat reading an assumed column is marked."""
     from benchbook.chapters.power_sweep import analysis as power_sweep
