@@ -23,6 +23,7 @@ def execution_store(tmp_path_factory):
     folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "executed"
     folder.mkdir(exist_ok=True)
     os.environ[store.ENV] = str(folder)
+    os.environ.setdefault("BENCHBOOK_CACHE_DIR", str(folder.parent / "memo"))  # benchbook.site.memo, not ~/.cache
     yield str(folder)
     del os.environ[store.ENV]
 

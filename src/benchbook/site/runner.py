@@ -38,7 +38,7 @@ from ..book.spec import ChapterSpec
 from ..study import untrusted
 from ..study.folder import content_hash
 from ..study.marks import figure_legend_text, legend_html, marker_html, short
-from . import store
+from . import memo, store
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -484,12 +484,22 @@ def _parameters_cell(path: Path, mtime_ns: int) -> tuple[tuple[str, object], ...
 
 @functools.lru_cache(maxsize=1024)
 def _imported(code: str, package: str, here: str = "") -> tuple[str, ...]:
-    """Modules of `package` that Python source imports (absolute, or relative to module `here`)."""
+    """Modules of `package` that Python source imports (absolute, or relative to module `here`);
+    remembered between processes by the source's content (benchbook.site.memo)."""
+    k = memo.key(package, here, code)
+    known = memo.get(k)
+    if known is None:
+        known = list(_parse_imports(code, package, here))
+        memo.put(k, known)
+    return tuple(known)
+
+
+def _parse_imports(code: str, package: str, here: str) -> tuple[str, ...]:
     try:
         with _AST_LOCK:
             tree = ast.parse(code)
     except SyntaxError:
-        return []
+        return ()
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -522,6 +532,7 @@ def import_closure(roots) -> list[str]:
         todo += _imported(source, "benchbook", base)
         if files[name].name == "__init__.py" and "import_module(" in source:
             todo += [m for m in files if m.startswith(name + ".")]  # a registry of plug-in modules
+    memo.save()
     return sorted(seen)
 
 

@@ -1,0 +1,40 @@
+"""What a module imports is remembered between processes by its content, and a cache folder
+that cannot be written costs nothing but the parse."""
+
+from __future__ import annotations
+
+import json
+
+from benchbook.site import memo, runner
+
+
+def _fresh(monkeypatch, folder):
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(folder))
+    monkeypatch.setattr(memo, "_memo", None)
+    runner._imported.cache_clear()
+
+
+def test_a_second_process_reads_the_imports_instead_of_parsing(tmp_path, monkeypatch):
+    code = "from .x import y\nimport benchbook.format\n\ndef f():\n    from ..study import marks\n"
+    _fresh(monkeypatch, tmp_path)
+    first = runner._imported(code, "benchbook", "benchbook.page.report")
+    assert set(first) >= {"benchbook.page.x", "benchbook.format", "benchbook.study.marks"}
+    memo.save()
+    stored = json.loads((tmp_path / memo.FILE).read_text())
+    assert list(stored.values()) == [list(first)]
+    _fresh(monkeypatch, tmp_path)  # as a new process: only the file is left
+    monkeypatch.setattr(runner, "_parse_imports", lambda *a: (_ for _ in ()).throw(AssertionError("parsed")))
+    assert runner._imported(code, "benchbook", "benchbook.page.report") == first
+    other = code + "import benchbook.cli\n"  # another content is another key: never a stale answer
+    monkeypatch.undo()
+    _fresh(monkeypatch, tmp_path)
+    assert "benchbook.cli" in runner._imported(other, "benchbook", "benchbook.page.report")
+
+
+def test_a_folder_that_cannot_be_written_is_not_used(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    _fresh(monkeypatch, blocker / "cache")  # a folder under a file: cannot be made
+    assert runner._imported("import benchbook.format\n", "benchbook") == ("benchbook.format",)
+    memo.save()
+    assert not (blocker / "cache").exists()
