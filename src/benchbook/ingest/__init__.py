@@ -155,7 +155,6 @@ class Batches:
             yield _redacted(IngestResult(path=str(self.path), format=mod.FORMAT, tables=tables)).tables
         self.result = _redacted(stream.result)
 
-
     def _check_wanted(self, has: list[str]) -> None:
         """An error when tables were named and the file has none of them."""
         if self.tables is not None and not set(self.tables) & set(has):

@@ -109,7 +109,6 @@ def show(fig, summary: str = "Interactive version: hover over a point for its va
     """Display the folded interactive chart in a notebook (an HTML output)."""
     from IPython.display import HTML
 
-
     found = (fig.layout.meta or {}).get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
     legend = legend_html(list(found), found) if found else ""
     return HTML(block(fig, summary) + legend)

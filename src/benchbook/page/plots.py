@@ -130,7 +130,6 @@ def model_colour(name) -> tuple:
     weight format and file type aside, as benchbook.ledger.comparable reads model names)."""
     import zlib
 
-
     palette = sns.color_palette(PALETTE, 10)
     core = model_core(name)
     for i, known in enumerate(BOOK_MODELS):

@@ -178,7 +178,6 @@ def key_results(r):
     each with the ledger's verdict and what it rests on, and the data in one line."""
     from IPython.display import HTML
 
-
     df = rows(r)
     ids = {label: r.claim_ids.get(c, ()) for label, c in zip(df.index, df["claim"])}
     df = marks.with_marks(df, {"this data": ids, "verdict": ids}, r.assumed_why)  # as in the ledger
@@ -248,7 +247,6 @@ def ledger_basis_note(ledger: pd.DataFrame):
     construction on reconstructed files, which rest on a value the generator chose."""
     from IPython.display import Markdown
 
-
     n = basis_counts(ledger)
     parts = []
     checks = n[MEASURED] + n[SELF]
@@ -294,7 +292,6 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
 def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
     """Every table as `<name>.parquet` in one zip (stored: Parquet is compressed already)."""
     import io
-
 
     with zipfile.ZipFile(zpath, "w", zipfile.ZIP_STORED) as zf:
         for name, df in tables.items():
@@ -609,7 +606,6 @@ def sources_html(r) -> HTML:
     each data folder with its hash and links to it and its PROVENANCE.md; the repository and
     how to cite the book."""
     from IPython.display import HTML
-
 
     def link(url, text):
         safe = untrusted.url(url)

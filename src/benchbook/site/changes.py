@@ -187,7 +187,6 @@ def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]
     """The chapter section: the summary sentence and, per key table, the rows that changed."""
     from IPython.display import Markdown, display
 
-
     prev, tables = compare(study, previous_site, current)
     display(Markdown(summary(prev, tables)))
     for name, t in tables.items():

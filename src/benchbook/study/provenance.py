@@ -122,7 +122,6 @@ def repository(repo: Path) -> tuple[str, str] | None:
     (a fork sets its own); None when it names none or not an http(s) address."""
     import yaml
 
-
     try:
         config = yaml.safe_load((Path(repo) / "_config.yml").read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):

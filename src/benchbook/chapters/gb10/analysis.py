@@ -630,7 +630,6 @@ def _objects(path) -> list:
     """The result objects of a bench JSON file: one object, or one per line (JSONL)."""
     import json
 
-
     text = read_text(path)
     try:
         return [json.loads(text)]

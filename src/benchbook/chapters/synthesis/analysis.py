@@ -935,7 +935,6 @@ def findings_html(g: dict) -> str:
     """The same list as HTML, for the intro page (myst-nb pastes HTML from another page)."""
     import html
 
-
     why = getattr(g, "why", {})
     found = [(t, x, _finding_ids(g, t)) for t, x in findings(g)]
     items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}" + (marker_html(ids, why) if ids else "")
@@ -1019,7 +1018,6 @@ ACCEPTANCE_COLUMNS = {"runs.spec_acceptance_length", "runs.spec_acceptance_rate"
 def write_outputs(r: Results, g: dict, folder) -> None:
     """The page's downloads, and its chapter.json: which parts of its prose the data cannot fill."""
     import json
-
 
     write_downloads(downloads(r), folder, "synthesis-tables")
     assumed = {"mtp": [{"id": "acceptance", "why": f"the acceptance length of {g['mtp_label']}"}]} \
