@@ -2,11 +2,23 @@
 the browser tests (Playwright's sync API allows one running instance per thread)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 from benchbook.site import store
 from browser import find_chromium, launch
+
+HERE = Path(__file__).parent
+SLOW_FOLDERS = ("chapters", "tools")  # every test there executes chapter notebooks or data generators
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of SLOW_FOLDERS slow: make test-fast leaves them out."""
+    slow = [HERE / name for name in SLOW_FOLDERS]
+    for item in items:
+        if any(item.path.is_relative_to(folder) for folder in slow):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

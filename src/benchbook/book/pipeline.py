@@ -78,7 +78,6 @@ def _described(data: StudyData, contract: Contract, roles: Roles, entries, keys)
                 mine &= df["run_id"].astype(str).str.endswith(f"#{run.run}")
             n += int(mine.sum())
             if table == "llama_bench" and mine.any():  # one file may hold several builds
-
                 measured = ok_rows(df[mine])
                 builds = max(builds, int(variants(measured).nunique()) if len(measured) else 1)
         rows.append(dict(file=run.file, run=run.run, path=run.path, config=run.config,
@@ -351,7 +350,6 @@ def reconstructed_names(r: ChapterResults):
 
 
 def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
-
     out = []
     for role in contract.roles:
         match = setup.roles.get(role.name)

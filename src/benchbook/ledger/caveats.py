@@ -110,7 +110,6 @@ def _client_idle(sd, runs, threshold: float = 0.05):
 
 
 def _best_of_backends(sd, runs):
-
     lb = ok_rows(sd["llama_bench"])
     builds = variants(lb) if len(lb) else lb.get("config", pd.Series(dtype=object))
     if not len(lb) or builds.nunique() < 2:

@@ -179,10 +179,8 @@ class Chapter:
                 if path.exists():
                     inputs[name] = content_hash(path)
         for pattern in self.spec.files:  # what the page reads beyond its parameters, declared
-            digest = hashlib.sha256()
-            for path in sorted(self.repo.glob(pattern)):
-                digest.update(path.relative_to(self.repo).as_posix().encode() + b"\0" + path.read_bytes())
-            inputs[pattern] = digest.hexdigest()
+            found = sorted(self.repo.glob(pattern))
+            inputs[pattern] = {p.relative_to(self.repo).as_posix(): content_hash(p) for p in found}
         uses = {u: Chapter(self.repo, u).outputs_digest() for u in self.spec.uses if u in studies(self.repo)}
         doc = dict(
             notebook=_sha(self.source.read_bytes()),
@@ -201,15 +199,13 @@ class Chapter:
         info = folder / "chapter.json"
         if not info.is_file():
             return "no outputs"
-        digest = hashlib.sha256(info.read_bytes())
         try:
             names = sorted(str(n) for n in (json.loads(info.read_text(encoding="utf-8")).get("outputs") or {}).values())
         except (ValueError, AttributeError):  # unreadable: the page that reads it says so
             names = []
-        for name in names:
-            path = folder / name
-            digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"absent"))
-        return digest.hexdigest()
+        files = {name: content_hash(folder / name) if (folder / name).is_file() else "absent"
+                 for name in ["chapter.json", *names]}
+        return _sha(json.dumps(files, sort_keys=True).encode())
 
     def imports(self) -> list[str]:
         """benchbook modules the notebook and its chapter module import, transitively, and the chapter
@@ -220,7 +216,7 @@ class Chapter:
             roots.add(self.spec.module)
         # the registry finds chapter folders at run time, so the folders whose data this page
         # reads (and whose contract it applies to that data) are named here
-        roots |= {spec_for(other).module for other in self.spec.reads.values() if spec_for(other).folder}
+        roots |= {spec.module for spec in map(spec_for, self.spec.reads.values()) if spec.folder}
         return import_closure(roots)
 
     def stored_key(self) -> str | None:

@@ -43,7 +43,7 @@ def package_versions() -> dict[str, str]:
 
 
 LOCK = "requirements.lock"  # every package at one version, with hashes (make lock)
-FOOTER_PACKAGES = ("pandas", "numpy", "matplotlib")  # the versions a page's footer names
+FOOTER_PACKAGES = ("pandas", "numpy", "matplotlib")  # the versions a page's footer names (of PACKAGES)
 
 
 def lock_entries(lock: Path) -> list[tuple[Requirement, list[str]]]:
@@ -80,7 +80,7 @@ def environment_words(repo: Path) -> str:
     """The footer's account of the environment: Python and the main packages, and whether
     they are the versions of the project's lock file."""
     have = package_versions()
-    names = ", ".join(f"{n} {have[n] if n in have else version(n)}" for n in ("python", *FOOTER_PACKAGES))
+    names = ", ".join(f"{n} {have[n]}" for n in ("python", *FOOTER_PACKAGES))
     lock = Path(repo) / LOCK
     if not lock.is_file():
         return f"{names} (no {LOCK})"

@@ -799,7 +799,6 @@ def _vram_caveat(r: Results) -> list[dict]:
 
 
 def _decode_caveat(r: Results) -> list[dict]:
-
     out = []
     for short, cid in r.speed_configs().items():
         single, long_ = (r.values.get(f"{short}_decode_single_decode_tps"),

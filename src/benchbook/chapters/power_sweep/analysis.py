@@ -424,7 +424,6 @@ def limits_order(r: Results) -> list[str]:
 
 
 def configs_table(r: Results) -> pd.DataFrame:
-
     rows = []
     for cid, c in r.data.study.configs.items():
         rows.append(dict(config=cid, model=c.get("model"), architecture=c.get("model_arch"),
