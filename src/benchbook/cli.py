@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
 from . import __version__, ingest
 from .book.paths import ChapterError, find_repo
 from .ingest import IngestError
+from .ingest.textio import load_yaml
 from .site.runner import Chapter, studies
 from .study.folder import StudyError, inspect_study, write_checksums
 
@@ -164,7 +163,7 @@ def cmd_needs(args) -> int:
 def cmd_run(args) -> int:
     repo = find_repo()
     chapter = Chapter(repo, args.study)
-    overrides = {name: yaml.safe_load(value) for name, value in args.parameter}
+    overrides = {name: load_yaml(value) for name, value in args.parameter}
     if args.data is not None:
         if not args.data.is_dir():
             raise ChapterError(f"{args.data}: not a folder; expected a data folder like data/{args.study}/")
@@ -403,7 +402,7 @@ def _page_sections(repo: Path, spec, target: Path, params) -> tuple[dict, list[s
 
     try:
         chapter = Chapter(repo, spec.id)
-        return chapter.sections(target, {k: yaml.safe_load(v) for k, v in params}), []
+        return chapter.sections(target, {k: load_yaml(v) for k, v in params}), []
     except ChapterError as exc:
         return {}, [str(exc)]
     except Exception as exc:  # noqa: BLE001 - the user's data reached a chapter bug: say so, no traceback

@@ -23,6 +23,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from ..ingest.textio import load_yaml
+
 FILES = {  # file -> the sections it may hold (entry key -> mapping)
     "platforms.yml": ("platforms",),
     "models.yml": ("models",),
@@ -214,7 +216,7 @@ def _read_yaml(path: Path, problems: list[str]) -> dict | None:
         problems.append(f"{path.name}: missing from {path.parent}")
         return None
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         problems.append(f"{path.name}: not valid YAML: {exc}")
         return None

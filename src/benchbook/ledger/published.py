@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from ..ingest.textio import load_yaml
 from .comparable import FIELDS
 
 # Canonical unit for each printed unit, and the factor to get there.
@@ -203,7 +204,7 @@ def load_published(path: str | Path) -> Published:
     """Read a study's published.yml (tables, claims, the authors' caveats)."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PublishedError(f"{path}: missing; expected the study's published values (published.yml)")
     except yaml.YAMLError as exc:

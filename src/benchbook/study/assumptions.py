@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..ingest.textio import load_yaml
 from .marks import union
 
 FILE = "assumptions.yml"
@@ -47,7 +48,7 @@ def load_assumptions(root: str | Path) -> list[Assumption]:
     if not path.is_file():
         return []
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise AssumptionsError(f"{path}: not valid YAML ({exc})") from exc
     entries = (doc or {}).get("assumptions") if isinstance(doc, dict) else None

@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from ..ingest.textio import load_yaml
+
 MANIFEST = "study.yml"
 CHECKSUMS = "SHA256SUMS"
 TOP_KEYS = {"study", "title", "label", "reconstructed", "description", "sources", "configs", "files", "todo",
@@ -120,7 +122,7 @@ def inspect_study(data_dir: str | Path, *, verify: bool = True) -> tuple[Study |
     if not manifest.is_file():
         return None, [f"{manifest}: missing; expected a study manifest ({MANIFEST})"]
     try:  # bytes: PyYAML reads UTF-8 and UTF-16 by their BOM itself
-        doc = yaml.safe_load(manifest.read_bytes())
+        doc = load_yaml(manifest.read_bytes())
     except yaml.reader.ReaderError as exc:
         return None, [f"{manifest}:byte {exc.position}: not UTF-8 text ({exc.reason}); "
                       "expected a UTF-8 YAML file"]

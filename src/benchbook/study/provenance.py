@@ -13,6 +13,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from .. import __version__
+from ..ingest.textio import load_yaml
 from . import untrusted
 from .folder import content_hash
 
@@ -123,7 +124,7 @@ def repository(repo: Path) -> tuple[str, str] | None:
     import yaml
 
     try:
-        config = yaml.safe_load((Path(repo) / "_config.yml").read_text(encoding="utf-8")) or {}
+        config = load_yaml((Path(repo) / "_config.yml").read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
         return None
     repo_cfg = config.get("repository") or {}

@@ -18,7 +18,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import yaml
 
 from ...analysis import rate_sweep
 from ...analysis.proportions import compare_rates, holm, wilson
@@ -26,6 +25,7 @@ from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
 from ...book.key_figures import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
+from ...ingest.textio import load_yaml
 from ...ingest.tool_failures import CLASS_IDS, LABELS
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats, rule
@@ -100,7 +100,7 @@ def analyse(data_dir, published_file=None, architecture_file=None, confidence: f
     r.values.update(gauntlet_values(r))
     r.values.update(reliability_values(r))
     r.values.update(arch_values(r.arch))
-    r.reference = (yaml.safe_load(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
+    r.reference = (load_yaml(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
     r.rates = rate_sweep.of_chapter(r, r.runs[r.runs["kind"] == "rate"])
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
@@ -135,7 +135,7 @@ def load_architecture(path) -> dict:
     path = Path(path)
     if not path.is_file():
         return {"models": {}, "serving": {}, "sources": {}}
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    doc = load_yaml(path.read_text(encoding="utf-8")) or {}
     return {"models": doc.get("models") or {}, "serving": doc.get("serving") or {}, "sources": doc.get("sources") or {}}
 
 

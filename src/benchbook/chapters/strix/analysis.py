@@ -9,6 +9,7 @@ names that hardware, not Strix Halo.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
@@ -492,11 +493,19 @@ def batched_s(answer_tokens: int, per_agent_tps: float, prompt_tokens: int = 0,
 
 def nearest_sweep(h100_runs: pd.DataFrame, config: str, agents: int) -> pd.Series | None:
     """The H100 sweep run at the measured concurrency nearest `agents` (the lower on a tie)."""
+    return _nearest(_sweep(h100_runs, config), agents)
+
+
+def _sweep(h100_runs: pd.DataFrame, config: str) -> pd.DataFrame:
+    """A configuration's sweep runs by concurrency (a stable sort: ties keep file order)."""
     s = h100_runs[(h100_runs["config"] == config) & (h100_runs["kind"] == "sweep")]
-    if not len(s):
+    return s.sort_values("concurrency", kind="stable")
+
+
+def _nearest(sweep: pd.DataFrame, agents: int) -> pd.Series | None:
+    if not len(sweep):
         return None
-    s = s.sort_values("concurrency")
-    return s.iloc[int(np.argmin((s["concurrency"].astype(float) - agents).abs().to_numpy()))]
+    return sweep.iloc[int(np.argmin((sweep["concurrency"].astype(float) - agents).abs().to_numpy()))]
 
 
 def batched_values(r: Results, agents: int) -> dict[str, float]:
@@ -554,12 +563,18 @@ def _prefill_name(r: Results, prompt: int, source: str) -> str:
 
 
 def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
+    return _strix_timer(r, prompt, source)(n)
+
+
+def _strix_timer(r: Results, prompt: int, source: str):
+    """n -> seconds for n agents one after another (None without the rates it needs): the
+    rates are looked up once, for a curve over many n."""
     _, tg = usual_tests(r.llama)
     gen = r.values.get(f"strix_best_{tg}_tps")
     pre = r.values.get(_prefill_name(r, prompt, source)) if prompt else None
     if not gen or (prompt and not pre):
-        return None
-    return sequential_s(n, r.params["answer_tokens"], gen, prompt, pre)
+        return lambda n: None
+    return lambda n: sequential_s(n, r.params["answer_tokens"], gen, prompt, pre)
 
 
 def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
@@ -584,7 +599,11 @@ def _h100_ids(r: Results, cfg: str, n: int, prompt: int) -> tuple:
 def _h100_time(r: Results, cfg: str, n: int, prompt: int) -> tuple[float | None, int | None]:
     if r.h100_runs is None:
         return None, None
-    row = nearest_sweep(r.h100_runs, cfg, n)
+    return _h100_time_of(r, nearest_sweep(r.h100_runs, cfg, n), prompt)
+
+
+def _h100_time_of(r: Results, row: pd.Series | None, prompt: int) -> tuple[float | None, int | None]:
+    """The batched time at a sweep run (row), and the run's concurrency."""
     if row is None:
         return None, None
     t = batched_s(r.params["answer_tokens"], float(row["per_agent_tps"]), prompt,
@@ -643,23 +662,27 @@ def serving_curve(r: Results) -> pd.DataFrame:
     if len(sweeps) and batched_shown(r):
         top = max(top, int(sweeps.max()))
     rows, ids = [], []
+    batched = batched_shown(r)
+    sweeps = {cfg: _sweep(r.h100_runs, cfg) for cfg in r.h100_configs()} if batched else {}
     for label, prompt, source in _scenarios(r):
+        seq_ids, strix_time = _strix_ids(r, prompt, source), _strix_timer(r, prompt, source)  # same rates at every n
+        h100_ids = functools.cache(lambda cfg, c, prompt=prompt: _h100_ids(r, cfg, c, prompt))
         for n in range(1, top + 1):
-            strix = _strix_time(r, n, prompt, source)
+            strix = strix_time(n)
             if source == "llama-bench" or prompt:
                 seq = r.sequential_label
                 name = seq if source == "llama-bench" else f"{seq}, llama-server prefill"
                 rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None,
                                  sequential=True))
-                ids.append(_strix_ids(r, prompt, source))
-            if source != "llama-bench" or not batched_shown(r):
+                ids.append(seq_ids)
+            if source != "llama-bench" or not batched:
                 continue
             for cfg, (_, lab) in r.h100_configs().items():
-                t, c = _h100_time(r, cfg, n, prompt)
+                t, c = _h100_time_of(r, _nearest(sweeps[cfg], n), prompt)
                 if t is not None:
                     rows.append(dict(prompt_tokens=prompt, agents=n, server=f"{lab} (batched)",
                                      seconds=t, measured_at=c, sequential=False))
-                    ids.append(_h100_ids(r, cfg, n, prompt))
+                    ids.append(h100_ids(cfg, c))  # the sweep run at concurrency c, whatever n
     out = pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
     return with_marks(out, {"seconds": dict(enumerate(ids))}, r.assumed_why)  # for the figure's legend
 
