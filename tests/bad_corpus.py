@@ -350,6 +350,8 @@ def write_study(case: StudyCase, folder: Path) -> Path:
 # known today; a reader that lands later is sampled from data/ or tests/fixtures/ instead.
 SAMPLES: dict[str, bytes] = {
     "vllm-bench-serve": vllm_json(),
+    "bench-spark-meta": (b'{"profile": "fp8", "model": "Qwen/Qwen3.6-27B-FP8", "vllm_version_reported": "0.26.0",\n'
+                         b' "server_config": {"kv_cache_dtype": "fp8", "max_model_len": 131072}}\n'),
     "llama-bench": lb_jsonl(lb_line(), lb_line(**TG)),
     "nvidia-smi-csv": (
         b"index, timestamp, name, power.draw [W], power.limit [W], memory.used [MiB]\n"

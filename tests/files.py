@@ -104,14 +104,21 @@ FORMAT_SAMPLES = {
         "| qwen3moe 30B.A3B Q4_K - Medium | 16.49 GiB | 30.53 B | ROCm | 99 | pp512 | 1000.00 ± 1.00 |\n")),
     "tools.jsonl": ("tool-call-log",
                     '{"session": "s1", "model": "m", "tool": "bash", "target": "ls", "allowed": true}\n'),
+    "meta.json": ("bench-spark-meta", '{"profile": "fp8", "model": "Qwen/Qwen3.6-27B-FP8", "vllm_version_reported": '
+                  '"0.26.0", "server_config": {"kv_cache_dtype": "fp8"}}\n'),
+    "11-rate-sweep.json": ("bench-spark-capacity",
+                           '{"model": "m", "capacity_by_slo_ms": {"2000": null}, "steps": []}\n'),
     "other.csv": ("", "time, power, memory\n10:00, 200, 1000\n"),
     "notes.md": ("", "# Notes\n\nSome text about metrics.\n"),
 }
 
 
 def others(reader: str) -> dict[str, str]:
-    """The samples of every format but this reader's."""
-    return {name: text for name, (owner, text) in FORMAT_SAMPLES.items() if owner != reader}
+    """The samples of every format but this reader's (all the formats of its module)."""
+    from benchbook.ingest import readers
+
+    mine = readers()[reader]
+    return {name: text for name, (owner, text) in FORMAT_SAMPLES.items() if readers().get(owner) is not mine}
 
 
 def assert_sniffs_no_other_format(module, reader: str) -> None:

@@ -3,6 +3,7 @@ data folder and nothing else."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from benchbook.chapters.dense_sparse import analysis as dense_sparse
@@ -25,7 +26,9 @@ def test_the_opening_counts_runs_by_load_pattern_and_names_what_the_files_do_not
     assert words["data_runs"] == ("18 open-loop request-rate runs, 2 fixed-concurrency runs, 2 server logs; "
                                   "2 of these failed")
     assert words["data_models"] == "Qwen/Qwen3.6-35B-A3B-FP8, Qwen/Qwen3.6-27B-FP8"
-    assert words["data_hardware"] == "hardware the files do not name"  # bench JSONs name no GPU
+    # bench JSONs name no GPU; the harness's meta.json beside them does (benchbook new lends it)
+    meta = json.loads((DGX / "qwen-3.6-27b" / "fp8" / "meta.json").read_text(encoding="utf-8"))
+    assert words["data_hardware"] == meta["hardware"]
     assert words["data_dates"] == "between 2026-08-14 and 2026-08-15"  # the JSONs' own dates
     assert "Qwen3.6-27B, INT4 on 2x RTX 3090" in words["writeup_setup"]  # published.yml's, not the data's
 

@@ -538,22 +538,49 @@ def test_a_folder_is_read_whole_and_files_no_reader_knows_are_listed_as_skipped(
     skipped = {Path(s["path"]).name: s["reason"] for s in doc["skipped"]}
     every = {p.name for p in folder.iterdir()}
     assert listed | set(skipped) == every and not listed & set(skipped)  # nothing silently dropped
-    assert "meta.json" in skipped and "11-rate-sweep.json" in skipped and "01-telemetry.csv" in skipped
+    assert {"meta.json", "11-rate-sweep.json"} <= listed  # the harness's own files (ingest.bench_spark)
+    assert "_runner.log" in skipped and "_sanity.txt" in skipped
     assert "console output of `vllm bench serve`" in skipped["09-reasoning.log"]
     assert f"skipped {len(skipped)} file(s) no reader recognises" in printed
-    assert not (tmp_path / "out" / "raw" / "meta.json").exists()  # only what is described is copied
+    assert not (tmp_path / "out" / "raw" / "_sanity.txt").exists()  # only what is described is copied
     assert main(["validate", "--quick", str(tmp_path / "out")]) == 0
 
 
 @needs_shared
+def test_the_runs_beside_a_harness_meta_json_take_its_server_facts_and_say_so(tmp_path):
+    """bench-spark's meta.json states the server (vLLM version, KV dtype, machine) that its
+    bench results do not: `new` lends those facts to the runs in its folder, with a note, and
+    leaves no to-do for them; a run's date stays its own."""
+    folder = DGX / "qwen-3.6-35b-a3b" / "bf16"
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    doc = new("gb10-mtp", tmp_path / "out", [folder])
+    runs = [f for f in doc["files"] if f["path"].endswith(".json") and f.get("kind") == "rate"]
+    assert runs
+    for f in runs:
+        cfg = doc["configs"][f["config"]]
+        assert cfg["engine"] == "vLLM" and cfg["engine_version"] == meta["vllm_version_reported"]
+        assert cfg["kv_dtype"] == meta["server_config"]["kv_cache_dtype"]  # fp8 KV beside BF16 weights
+        assert cfg["platform"] == meta["hardware"] and cfg["quantisation"] == meta["profile"].upper()
+        assert "from meta.json beside it" in f["notes"] and "date" not in f["notes"]
+        own = json.loads((folder / Path(f["path"]).name).read_text(encoding="utf-8"))["date"]
+        assert f["date"] == f"{own[:4]}-{own[4:6]}-{own[6:8]}"  # its own date, not meta.json's
+    assert not [t for t in doc["todo"] if t.split(".")[-1].split(":")[0] in ("engine", "engine_version",
+                                                                             "platform", "kv_dtype")]
+
+
 def test_a_server_that_crashed_at_start_up_is_a_failed_run_and_lends_no_facts(tmp_path):
     doc = new("3090-dense-vs-sparse", tmp_path / "out", [DGX / "qwen-3.6-27b" / "fp8"])
     crash = next(f for f in doc["files"] if f["path"].endswith("_server-crash.log"))
     assert crash["failed"].startswith("the server did not start: RuntimeError: Engine core initialization failed")
     cfg = doc["configs"][crash["config"]]
     assert cfg["model"] == "Qwen/Qwen3.6-27B-FP8"  # the configuration its own content names
-    assert "engine_version" not in cfg and "kv_dtype" not in cfg  # the crashed attempt's facts are not lent
-    assert any(t.startswith(f"configs.{crash['config']}.engine_version:") for t in doc["todo"])
+    # the crashed attempt's own facts are not lent (its log prints the architecture and the
+    # tensor-parallel size; no working run states them) ...
+    assert "architecture" not in cfg and "tensor_parallel" not in cfg
+    # ... and the harness's meta.json lends to the runs that worked, not to the crash
+    assert "meta.json" not in crash.get("notes", "")
+    assert cfg["engine_version"] == "0.26.0" and any("meta.json" in f.get("notes", "") for f in doc["files"]
+                                                     if f["config"] == crash["config"] and f is not crash)
 
 
 def test_a_bench_run_in_which_no_request_completed_is_failed(tmp_path):

@@ -20,3 +20,15 @@ def rate_kind() -> Kind:
 RATE_HOW = ("Run `vllm bench serve --request-rate R` at several R with the same prompts, without "
             "--max-concurrency (kind: rate); add --percentile-metrics ttft,tpot,itl --metric-percentiles "
             "50,95,99 for the p95 the capacity table reads.")
+
+
+def harness_kinds() -> tuple[Kind, ...]:
+    """A benchmark harness's own files beside its runs (bench-spark, benchbook.ingest.bench_spark):
+    its record of the server, which `benchbook new` lends to the runs beside it, and its summary
+    of a request-rate sweep, which a chapter checks like a claim."""
+    return (
+        Kind("harness-meta", "the harness's record of the server it measured (bench-spark meta.json)",
+             ("run_meta",), formats=("bench-spark-meta",)),
+        Kind("harness-summary", "the harness's own summary of a request-rate sweep (bench-spark "
+             "11-rate-sweep.json)", ("harness_steps", "harness_capacity"), formats=("bench-spark-capacity",)),
+    )

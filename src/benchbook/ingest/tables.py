@@ -182,6 +182,42 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("value_num", "float64", "the value as a number, where it is one"),
         ("unit", "string", "unit of value_num"),
     ),
+    # A benchmark harness's record of the server it measured (bench-spark's meta.json), one row
+    # per value: benchbook.ingest.bench_spark.
+    "run_meta": _cols(
+        ("source_file", "string", "the harness's file, relative to the data folder", True),
+        ("key", "string", "the value's key, dotted below the top level (server_config.kv_cache_dtype)", True),
+        ("value", "string", "the value as written (a list as JSON; empty for null)"),
+    ),
+    # A harness's own summary of a request-rate sweep, per step (bench-spark's 11-rate-sweep.json).
+    "harness_steps": _cols(
+        ("source_file", "string", "the summary file, relative to the data folder", True),
+        ("step", "Int64", "the step's place in the summary, from 1", True),
+        ("model", "string", "model as the summary names it"),
+        ("profile", "string", "the harness's profile (precision) name"),
+        ("configured_rps", "float64", "request rate offered, requests/s"),
+        ("achieved_rps", "float64", "requests completed per second"),
+        ("completed", "Int64", "requests completed"),
+        ("total_requests", "Int64", "requests sent"),
+        ("ttft_p50_s", "float64", "median time to first token, s"),
+        ("ttft_p95_s", "float64", "95th percentile time to first token, s"),
+        ("ttft_p99_s", "float64", "99th percentile time to first token, s"),
+        ("output_tps", "float64", "output tokens/s"),
+        ("peak_in_flight", "Int64", "most requests in flight at once"),
+    ),
+    # The same summary's capacity under each p95 TTFT limit: the step it names, or none.
+    "harness_capacity": _cols(
+        ("source_file", "string", "the summary file, relative to the data folder", True),
+        ("limit_s", "float64", "p95 TTFT limit, s", True),
+        ("met", "boolean", "whether any step met the limit (false: the summary's null)", True),
+        ("model", "string", "model as the summary names it"),
+        ("profile", "string", "the harness's profile (precision) name"),
+        ("configured_rps", "float64", "the capacity: the configured rate of the step named, requests/s"),
+        ("achieved_rps", "float64", "that step's achieved rate, requests/s"),
+        ("ttft_p95_s", "float64", "that step's p95 TTFT, s"),
+        ("output_tps", "float64", "that step's output tokens/s"),
+        ("peak_in_flight", "Int64", "that step's most requests in flight"),
+    ),
     # One row per GPU per nvidia-smi sample.
     "gpu_samples": _cols(
         ("source_file", "string", "raw CSV, relative to the data folder", True),

@@ -34,6 +34,7 @@ class Unit:
     kind: str | None = None
     config_id: str | None = None
     load: str | None = None  # the file's own load pattern (benchbook.ingest.load_pattern), bench runs only
+    notes: list = field(default_factory=list)  # where facts not in the file itself came from
 
 
 _GROUP_KEYS = ("model", "quantisation", "engine_version", "backend", "build", "speculative", "platform", "accelerators")

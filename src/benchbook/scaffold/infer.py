@@ -56,6 +56,8 @@ _WANTED = {
     "nvidia-smi-csv": (("date",), ("platform", "accelerators")),
     "tool-call-log": (("date",), ("model",)),
     "gauntlet-csv": (("date",), ("model",)),
+    "bench-spark-meta": ((), ()),
+    "bench-spark-capacity": (("date",), ("model",)),
 }
 _WHY_MISSING = {
     "dataset": "vllm bench serve does not write the dataset into its JSON",
@@ -1233,6 +1235,53 @@ def _gauntlet(facts: FileFacts, tables: _Tables) -> None:
     _models(facts, tables.frames.get("gauntlet", pd.DataFrame()), "model column")
 
 
+def _harness_meta(facts: FileFacts, tables: _Tables) -> None:
+    """bench-spark's meta.json: the server the harness measured (vLLM's reported version, its
+    settings, the machine) and when the run began. `benchbook new` lends these facts to the
+    runs in the same folder that do not state them (scaffold.new), naming meta.json."""
+    meta = tables.frames.get("run_meta", pd.DataFrame())
+    values = dict(zip(meta["key"], meta["value"])) if len(meta) else {}
+    name = facts.path.name
+
+    def put(key: str, value, field_name: str) -> None:
+        if value not in (None, ""):
+            facts.config[key] = Fact(value, f"{field_name} in {name}")
+
+    model = values.get("model")
+    put("model", model and _model_name(model), "model")
+    if values.get("vllm_version_reported") or values.get("vllm_image"):
+        put("engine", "vLLM", "vllm_version_reported" if values.get("vllm_version_reported") else "vllm_image")
+    put("engine_version", values.get("vllm_version_reported"), "vllm_version_reported")
+    quant = _quant_fact(model, "model") if model else None
+    if quant:
+        facts.config["quantisation"] = Fact(quant.value, f"{quant.source} in {name}")
+    else:
+        put("quantisation", (values.get("profile") or "").upper() or None, "profile")
+    put("kv_dtype", values.get("server_config.kv_cache_dtype"), "server_config.kv_cache_dtype")
+    hardware = values.get("hardware")
+    put("platform", hardware, "hardware")
+    chip = re.search(r"\bNVIDIA\s+([A-Z]{1,3}\d{1,4}\w*)", hardware or "")
+    if chip:  # the string names the chip, not how many: the count stays unknown
+        facts.config["accelerators"] = Fact(f"NVIDIA {chip.group(1)}", f"hardware in {name} (no count given)")
+    began = values.get("generated_at") or ""
+    if re.match(r"\d{4}-\d{2}-\d{2}", began):
+        facts.context["date"] = Fact(began[:10], f"generated_at in {name} (the run's start, {began})")
+
+
+def _harness_summary(facts: FileFacts, tables: _Tables) -> None:
+    """bench-spark's sweep summary names the model (its date is left to the user: the summary
+    records none, and the step files beside it are other files)."""
+    for name in ("harness_capacity", "harness_steps"):
+        df = tables.frames.get(name, pd.DataFrame())
+        if len(df):
+            _models(facts, df, f"model in {facts.path.name}")
+            break
+    model = facts.config.get("model")
+    quant = _quant_fact(model.value, "model") if model and isinstance(model.value, str) else None
+    if quant:
+        facts.config["quantisation"] = quant
+
+
 def _models(facts: FileFacts, df: pd.DataFrame, where: str) -> None:
     models = list(dict.fromkeys(df["model"].dropna())) if len(df) and "model" in df else []
     if len(models) == 1:
@@ -1249,4 +1298,6 @@ _HANDLERS = {
     "prometheus-text": _prom,
     "tool-call-log": _tool_calls,
     "gauntlet-csv": _gauntlet,
+    "bench-spark-meta": _harness_meta,
+    "bench-spark-capacity": _harness_summary,
 }

@@ -24,7 +24,7 @@ from ..ingest import detect, readers
 from ..ingest.errors import IngestError
 from ..study.contract import TODO, Contract, kind_for, slug
 from ..study.folder import MANIFEST, StudyError, write_checksums
-from .grouping import Unit, configurations, name_todos, spec_todos
+from .grouping import Unit, configurations, name_todos, same_fact, spec_todos
 from .infer import FileFacts, describe
 
 # Configuration facts: the keys study.yml's configs take from the files.
@@ -65,6 +65,7 @@ def new_study(chapter: str, out_dir, files, log=print) -> Path:
         shutil.rmtree(out)
         raise NewError(problems)
     _pair_power_limits(units)
+    _lend_harness_meta(units)
     _kinds(units, spec.contract)
     configs = configurations(units)
     roles = _roles(units, configs, spec.contract)
@@ -173,6 +174,28 @@ def _pair_power_limits(units: list[Unit]) -> None:
         folder = str(Path(u.path).parent)
         if u.facts.format == "vllm-server-log" and u.context.get("power_limit_w") is None and folder in limits:
             u.context["power_limit_w"] = limits[folder]
+
+
+def _lend_harness_meta(units: list[Unit]) -> None:
+    """The runs beside a harness's meta.json (bench-spark) take the server facts it states and
+    they do not (engine, version, KV dtype, machine), the file entry noting where each came
+    from. Not to a run that names another model or that failed, and never a date: a run's date
+    is its own."""
+    metas = {str(Path(u.path).parent): u for u in units if u.facts.format == "bench-spark-meta"}
+    for u in units:
+        meta = metas.get(str(Path(u.path).parent))
+        if meta is None or u is meta or u.context.get("failed"):  # a crashed start may have had other settings
+            continue
+        theirs, mine = meta.config.get("model"), u.config.get("model")
+        if mine is not None and theirs is not None and not same_fact("model", mine, theirs):
+            continue
+        lent = [k for k, v in meta.config.items() if v is not None and u.config.get(k) is None]
+        for k in lent:
+            u.config[k] = meta.config[k]
+        u.todo = [t for t in u.todo if t.split(":", 1)[0] not in lent]
+        if lent:
+            u.notes.append(f"{', '.join(lent)} from {Path(meta.path).name} beside it (the harness's record of "
+                           "the server), not from this file")
 
 
 def _kinds(units: list[Unit], contract: Contract) -> None:
@@ -344,6 +367,8 @@ def _run_fields(u: Unit, names: set) -> dict:
     names.add(name)
     out["name"] = name
     out.update({k: _plain(u.context[k]) for k in CONTEXT_KEYS if u.context.get(k) is not None})
+    if u.notes:
+        out["notes"] = "; ".join(u.notes)
     return out
 
 

@@ -5,7 +5,7 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE, RATE_HOW, SERVE, rate_kind
+from ...book.kinds import BENCH, CLOSED, ONE, RATE_HOW, SERVE, harness_kinds, rate_kind
 from ...book.spec import KEY_FIGURE_NUMBERS, VERDICTS, ChapterSpec, Headline, resting_on
 from ...ingest import load_pattern
 from ...study.contract import Contract, Kind, Need, Role, Section
@@ -33,7 +33,7 @@ CONTRACT = Contract(
              formats=BENCH, when=(("input_len", "ge", 1024),), loads=ONE),
         Kind("decode-single", "a single-stream decode run", SERVE, needs=("concurrency",), formats=BENCH,
              loads=ONE),
-        rate_kind(),
+        rate_kind(), *harness_kinds(),
         Kind("server-log", "the server's log (start-up facts)", ("boot", "windows"), key="boot",
              formats=("vllm-server-log",)),
         Kind("gpu-memory", "an nvidia-smi log of memory use", ("gpu_samples",), key="gpu", formats=("nvidia-smi",)),

@@ -5,7 +5,7 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE_STREAM, RATE_HOW, SERVE, rate_kind
+from ...book.kinds import BENCH, CLOSED, ONE_STREAM, RATE_HOW, SERVE, harness_kinds, rate_kind
 from ...book.spec import VERDICTS, ChapterSpec, Headline, resting_on
 from ...study.contract import Contract, KeyNumbers, Kind, Need, Role, Section
 
@@ -25,7 +25,7 @@ CONTRACT = Contract(
              formats=BENCH, when=(("concurrency", "set", None),), loads=CLOSED),
         Kind("short-prompts", "a fixed-concurrency run with short prompts", SERVE,
              needs=("concurrency",), key="short{concurrency}", loads=CLOSED),
-        rate_kind(),
+        rate_kind(), *harness_kinds(),
     ),
     sections=(
         Section("single-request", "Single request", (
