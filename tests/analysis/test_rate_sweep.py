@@ -3,9 +3,10 @@
 The DGX Spark harness (../shared/samples/real/dgx-spark-djangodevreng) swept five model and
 precision folders at 0.1-1.0 req/s and wrote its own summary beside the steps,
 `11-rate-sweep.json`, with the capacity by p95-TTFT limit. That summary is read here as plain
-JSON, only to check the module's numbers against the harness's own; the book has no reader
-for it. Where the module goes beyond it (unknown percentiles, failed requests, repeats,
-workloads), the tests build the case from real runs and say what they change.
+JSON, to check the module's numbers against the harness's own independently of the book's
+reader for it (ingest.bench_spark), which `against_harness` uses. Where the module goes
+beyond it (unknown percentiles, failed requests, repeats, workloads), the tests build the
+case from real runs and say what they change.
 """
 
 from __future__ import annotations
@@ -234,3 +235,59 @@ def test_a_tpot_limit_must_hold_too_as_goodput_asks_every_objective():
     assert both["capacity_rps"] == pytest.approx(0.3) and "lower step(s) 0.2 req/s" in both["note"]
     strict = rs.capacity(sweep, limits_s=(2,), tpot_limit_s=0.04).iloc[0]
     assert strict["status"] == "not met at any step" and "p95 TPOT 50.0 ms" in strict["note"]
+
+
+def _harness_tables(folders: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The book's reader on each summary, with the configuration it belongs to."""
+    from benchbook import ingest
+
+    steps, caps = [], []
+    for cfg, path in folders.items():
+        res = ingest.read(path)
+        steps.append(res.tables["harness_steps"].assign(config=cfg))
+        caps.append(res.tables["harness_capacity"].assign(config=cfg))
+    return pd.concat(steps, ignore_index=True), pd.concat(caps, ignore_index=True)
+
+
+def _sweeps(folders) -> rs.RateSweeps:
+    runs, stats = read_runs({f: sweep_files(f) for f in folders})
+    return rs.analyse(runs, stats, None, {f: f for f in folders})
+
+
+@needs_shared
+def test_the_harness_s_summary_is_checked_against_the_steps():
+    """against_harness: every limit of every summary, with the summary's own capacity (read
+    here with json) beside the steps', all agreeing on these files."""
+    sweeps = _sweeps(FOLDERS)
+    steps, caps = _harness_tables({f: DGX / f / "11-rate-sweep.json" for f in FOLDERS})
+    checked = rs.against_harness(sweeps, steps, caps)
+    assert len(checked) == 3 * len(FOLDERS)
+    for f in FOLDERS:
+        theirs = json.loads((DGX / f / "11-rate-sweep.json").read_text())["capacity_by_slo_ms"]
+        mine = checked[checked["config"] == f].set_index("limit_s")
+        for ms, h in theirs.items():
+            row = mine.loc[int(ms) / 1000]
+            assert (row["harness_rps"] == h["configured_rps"]) if h else pd.isna(row["harness_rps"])
+            assert row["verdict"] == "agrees" and row["harness_steps"] == row["steps"] == 6
+    shown = rs.harness_display(sweeps, checked)
+    assert set(shown["verdict"]) == {"agrees"} and "no step" in set(shown["the harness's summary says"])
+
+
+@needs_shared
+def test_a_summary_that_names_another_step_differs(tmp_path):
+    """A summary edited to claim 0.5 req/s under 5 s for the FP8 35B-A3B (its steps give 0.3)
+    is shown as differing, and the other limits still agree."""
+    folder = "qwen-3.6-35b-a3b/fp8"
+    doc = json.loads((DGX / folder / "11-rate-sweep.json").read_text())
+    doc["capacity_by_slo_ms"]["5000"] = dict(doc["steps"][3])
+    edited = tmp_path / "11-rate-sweep.json"
+    edited.write_text(json.dumps(doc))
+    sweeps = _sweeps([folder])
+    checked = rs.against_harness(sweeps, *_harness_tables({folder: edited})).set_index("limit_s")
+    assert checked.loc[5.0, "verdict"] == "differs" and checked.loc[5.0, "harness_rps"] == 0.5
+    assert checked.loc[5.0, "capacity_rps"] == 0.3
+    assert (checked.drop(index=5.0)["verdict"] == "agrees").all()
+
+
+def test_no_summary_no_check():
+    assert rs.against_harness(rs.RateSweeps(), pd.DataFrame(), pd.DataFrame()).empty

@@ -53,6 +53,9 @@ LATENCIES = ("ttft", "tpot", "itl")
 FROM_REQUESTS = {"ttft": "ttft_s", "tpot": "tpot_s"}  # the requests table keeps no single gaps (ITL)
 MET, NOT_MET, UNKNOWN = "met", "not met", "unknown"
 OPEN, CLOSED = "open loop", "closed loop"
+AGREES, DIFFERS = "agrees", "differs"  # a harness's own capacity against the steps' (against_harness)
+HARNESS_COLUMNS = ["config", "source_file", "workload", "sweep", "limit_s", "harness_rps", "status", "capacity_rps",
+                   "steps", "harness_steps", "verdict"]
 
 
 # ---------------------------------------------------------------- the runs as points
@@ -474,6 +477,8 @@ class RateSweeps:
     labels: dict = field(default_factory=dict)  # config -> label on the page
     models: dict = field(default_factory=dict)  # config -> model (its colour in every figure)
     cells: object = None  # marks.Cells of the steps' runs rows: what a data generator chose
+    # a harness's own capacity summary checked against the steps (against_harness)
+    harness: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=HARNESS_COLUMNS))
 
     def ordered(self, frame: pd.DataFrame, then: str = "request_rate") -> pd.DataFrame:
         """Rows in the chapter's order of configurations, then by workload and `then`."""
@@ -508,6 +513,7 @@ def of_chapter(r, runs: pd.DataFrame, labels: dict | None = None) -> RateSweeps:
     out = analyse(runs, r.data["run_stats"], r.data["requests"], labels, models,
                   r.params.get("ttft_limits_s", LIMITS_S), r.params.get("tpot_limit_s"))
     out.cells = r.cells(runs.loc[out.steps.index], "runs") if len(out.steps) else None
+    out.harness = against_harness(out, r.data["harness_steps"], r.data["harness_capacity"])
     if r.has("rate") and not len(out.steps):
         r.sections["rate"] = Missing(r.spec.contract.section("rate"), [
             "runs whose files record an open-loop request rate (request_rate, no max_concurrency)"])
@@ -649,6 +655,9 @@ def glue_values(rs: RateSweeps) -> dict:
         "rate_pairs": len(cap),
         "rate_met": int((cap["status"] == MET).sum()),
         "rate_unknown": int((cap["status"] == UNKNOWN).sum()),
+        "harness_checked": len(rs.harness),
+        "harness_agree": int((rs.harness["verdict"] == AGREES).sum()),
+        "harness_files": int(rs.harness["source_file"].nunique()),
     }
 
 
@@ -657,3 +666,57 @@ def common_glue(common: pd.DataFrame) -> dict:
     per_point = common.drop_duplicates(list(POINT_KEYS)) if len(common) else common
     both = int((per_point["measured"] == "both").sum()) if len(per_point) else 0
     return {"common_points": both, "common_one_sided": len(per_point) - both}
+
+
+# ---------------------------------------------------------------- a harness's own summary, checked
+
+def against_harness(rs: RateSweeps, harness_steps: pd.DataFrame, harness_capacity: pd.DataFrame) -> pd.DataFrame:
+    """A harness's own capacity per limit (bench-spark's 11-rate-sweep.json) set against the
+    capacity this module computes from the step results, as a write-up's claim is checked:
+    per configuration and limit, what the summary says, what the steps give, and whether
+    they agree. The summary's sweep is the computed sweep of that configuration holding the
+    most of its steps' offered rates. Only limits this page computes are checked."""
+    rows = []
+    if not len(harness_capacity) or not len(rs.capacity):
+        return pd.DataFrame(columns=HARNESS_COLUMNS)
+    for (cfg, src), caps in harness_capacity.groupby(["config", "source_file"], sort=False):
+        rates = set(harness_steps.loc[(harness_steps["config"] == cfg) & (harness_steps["source_file"] == src),
+                                      "configured_rps"].dropna().round(6))
+        mine = rs.steps[rs.steps["config"] == cfg]
+        if not len(mine) or not rates:
+            continue
+        overlap = mine.assign(_r=mine["request_rate"].round(6)).groupby("workload")["_r"].agg(
+            lambda r: len(rates & set(r)))
+        workload = overlap.idxmax()
+        for _, h in caps.iterrows():
+            got = rs.capacity[(rs.capacity["config"] == cfg) & (rs.capacity["workload"] == workload)
+                              & (np.isclose(rs.capacity["limit_s"].astype(float), float(h["limit_s"])))]
+            if not len(got):
+                continue
+            g = got.iloc[0]
+            theirs = float(h["configured_rps"]) if bool(h["met"]) else None
+            ours = float(g["capacity_rps"]) if g["status"] == MET else None
+            verdict = (UNKNOWN if g["status"] == UNKNOWN else
+                       AGREES if (theirs is None and ours is None) or (theirs is not None and ours is not None
+                                                                       and math.isclose(theirs, ours)) else DIFFERS)
+            rows.append({"config": cfg, "source_file": src, "workload": workload, "sweep": g["sweep"],
+                         "limit_s": float(h["limit_s"]), "harness_rps": theirs, "status": g["status"],
+                         "capacity_rps": ours, "steps": int(g["steps"]), "harness_steps": len(rates),
+                         "verdict": verdict})
+    return pd.DataFrame(rows, columns=HARNESS_COLUMNS)
+
+
+def harness_display(rs: RateSweeps, checked: pd.DataFrame) -> pd.DataFrame:
+    """The check as a table: the summary's capacity beside this page's, and the verdict."""
+    def rate(v) -> str:
+        return "no step" if v is None or pd.isna(v) else f"{_rps(v)} req/s"
+
+    return table(rs.ordered(checked, "limit_s"), {
+        "configuration": Col("config", lambda v: rs.labels.get(v, v)),
+        "p95 TTFT limit": Col("limit_s", lambda v: f"{v:g} s"),
+        "the harness's summary says": Col("harness_rps", rate),
+        "the step results give": Col(("status", "capacity_rps"), lambda st, v: rate(v) if st != UNKNOWN else st),
+        "steps (summary / this page)": Col(("harness_steps", "steps"), lambda h, s: f"{h} / {s}"),
+        "verdict": Col("verdict"),
+        "summary file": Col("source_file"),
+    })

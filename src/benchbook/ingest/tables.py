@@ -237,6 +237,28 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("temperature_c", "float64", "temperature, °C"),
         ("sm_clock_mhz", "float64", "SM clock, MHz"),
     ),
+    # One row per sample of a harness's power time-series CSV (ingest.power_series), per power
+    # column when the file has several; columns found by name, the notes say which was read as what.
+    "power_samples": _cols(
+        ("source_file", "string", "raw CSV, relative to the data folder", True),
+        ("line", "Int64", "line number in the file (1-based)", True),
+        ("elapsed_s", "float64", "seconds since the series' own start, as the file records them (a column in ms "
+                                 "divided by 1000); empty when the file has timestamps only"),
+        ("timestamp", "datetime64[ns]", "sample time: an ISO 8601 time as printed (local time; a UTC offset is "
+                                        "dropped, the notes name it, so a Z time stays UTC), or epoch seconds as "
+                                        "UTC; empty when the file has elapsed seconds only"),
+        ("power_w", "float64", "power, W (a column in mW or kW converted)", True),
+        ("scope", "string", "what the power column's name says it measures: gpu, cpu, package (processor package "
+                            "or SoC), system (whole machine: system, wall, psu), or unknown (a name such as power_w "
+                            "that says neither; never assumed)", True),
+        ("power_column", "string", "the header name the power was read from (a file with several power columns "
+                                   "gives one row per line per column)", True),
+        ("temperature_c", "float64", "temperature, °C, where the file has a temperature column"),
+        ("sm_clock_mhz", "float64", "SM (graphics) clock, MHz, where present"),
+        ("utilization_pct", "float64", "GPU utilisation, %, where present"),
+        ("memory_used_mib", "float64", "memory used, MiB, where present (a column named in MB, such as "
+                                       "mem_used_mb, is taken as MiB unconverted; the notes say so)"),
+    ),
     # One row per metric sample of a Prometheus text exposition dump.
     "prom_samples": _cols(
         ("source_file", "string", "raw dump, relative to the data folder", True),

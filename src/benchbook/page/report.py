@@ -487,9 +487,13 @@ def prose_conditions(r) -> dict[str, str]:
     - comparable: about the write-up's own results (the data is its setup);
     - other-setup: about data of another setup (it is not);
     - like-data: sets this page's data against a folder it reads as one finding;
-    - kept-apart: says that such a folder is kept apart (pipeline.ChapterResults.kept_apart).
+    - kept-apart: says that such a folder is kept apart (pipeline.ChapterResults.kept_apart);
+    - harness: checks a benchmark harness's own sweep summary (rate_sweep.against_harness).
     """
     out = {}
+    rates = getattr(r, "rates", None)
+    if rates is None or not len(rates.harness):
+        out["harness"] = "the data holds no harness summary of a request-rate sweep"
     if r.comparable:
         out["other-setup"] = "the data is the write-up's setup"
     else:

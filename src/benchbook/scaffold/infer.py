@@ -58,6 +58,7 @@ _WANTED = {
     "gauntlet-csv": (("date",), ("model",)),
     "bench-spark-meta": ((), ()),
     "bench-spark-capacity": (("date",), ("model",)),
+    "power-series-csv": (("date",), ()),
 }
 _WHY_MISSING = {
     "dataset": "vllm bench serve does not write the dataset into its JSON",

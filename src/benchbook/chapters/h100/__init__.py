@@ -82,4 +82,14 @@ PAGES = (
                                 ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
                      VERDICTS),
         headlines=HEADLINES, order=1),
+    # The H100 chapter's notebook on real DGX Spark runs (CC-BY-4.0, data/dgx-spark-dense-vs-moe):
+    # the write-ups' dense-against-MoE comparison on another platform, measured.
+    ChapterSpec("dgx-spark-dense-vs-moe", "h100", "DGX Spark on real runs: dense 27B against MoE 35B-A3B", CONTRACT,
+        notebook="h100-dense-vs-moe-mtp",
+        parameters={"data_dir": "data/dgx-spark-dense-vs-moe", "page": "dgx-spark-dense-vs-moe"},
+        reads={"strix_data_dir": "strix-halo-baseline"},
+        key_numbers=(KeyNumbers("runs", ("run_id",),
+                                ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
+                     VERDICTS),
+        headlines=HEADLINES, order=7),
 )
