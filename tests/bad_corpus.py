@@ -350,6 +350,14 @@ def write_study(case: StudyCase, folder: Path) -> Path:
 # known today; a reader that lands later is sampled from data/ or tests/fixtures/ instead.
 SAMPLES: dict[str, bytes] = {
     "vllm-bench-serve": vllm_json(),
+    "llama-benchy": "\n".join((  # llama-benchy 0.4.0's markdown table (ingest/llama_benchy.py)
+        "| model | test | t/s (total) | t/s (req) | peak t/s | peak t/s (req) | ttfr (ms) | est_ppt (ms) "
+        "| e2e_ttft (ms) |",
+        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| m | pp1024 (c1) | 4453.68 ± 91.47 | 4453.68 ± 91.47 | | | 291.26 ± 4.55 | 221.01 ± 4.55 | 291.26 ± 4.55 |",
+        "| m | tg1024 (c1) | 51.86 ± 0.18 | 51.86 ± 0.18 | 53.67 ± 0.94 | 53.67 ± 0.94 | | | |", "",
+        "llama-benchy (0.4.0)", "date: 2026-08-14 14:34:20 | latency mode: generation", "")).encode(),
+    "power-series-csv": b"elapsed_s,power_w,temp_c\n10,37.12,63\n20,37.43,64\n30,37.74,65\n",
     "bench-spark-meta": (b'{"profile": "fp8", "model": "Qwen/Qwen3.6-27B-FP8", "vllm_version_reported": "0.26.0",\n'
                          b' "server_config": {"kv_cache_dtype": "fp8", "max_model_len": 131072}}\n'),
     "llama-bench": lb_jsonl(lb_line(), lb_line(**TG)),

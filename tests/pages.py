@@ -68,7 +68,7 @@ def nb_tables(nb) -> dict[str, pd.DataFrame]:
 GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}(?:`|[ \t]+)(?:[\w./-]+\.ipynb::)?([A-Za-z_]\w*)")
 # the ledger counts, the independent section, the request-rate sections and the opening on
 # data of another setup
-SHARED_GLUE_MODULES = ("ledger/claims", "ledger/independent", "analysis/rate_sweep", "page/opening")
+SHARED_GLUE_MODULES = ("ledger/claims", "ledger/independent", "analysis/rate_sweep", "analysis/energy", "page/opening")
 
 
 def glue_references(markdown: str) -> set[str]:
@@ -115,3 +115,11 @@ def declared_glue_keys(notebook: Path):
         words |= _literals(path.read_text(encoding="utf-8"))[0]
     nb_words, nb_families = _literals(code)
     return lambda key: key in words or key in nb_words or any(f.match(key) for f in nb_families)
+
+
+def measured_pages() -> set[str]:
+    """Pages that run a chapter's notebook a second time, on measured files of another setup
+    (the registry's specs whose notebook is another page's); the synthesis reads none of them."""
+    from benchbook.book.registry import chapters
+
+    return {s.id for s in chapters() if s.notebook_name != s.id}

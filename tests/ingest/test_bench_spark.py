@@ -79,3 +79,37 @@ def test_broken_json_names_the_line(tmp_path):
     path = write(tmp_path, "meta.json", '{"vllm_version_reported": "0.26.0",\n "server_config": {,}}')
     with pytest.raises(IngestError, match=r"line 2: not valid JSON"):
         ingest.read(path)
+
+
+LOGS = sorted(DGX.glob("*/*/_runner.log")) if DGX.is_dir() else []
+
+
+@needs_shared
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: "/".join(p.parts[-3:-1]))
+def test_every_start_end_and_step_line_of_a_runner_log_is_an_event(path):
+    res = ingest.read(path)
+    ev = res.tables["harness_events"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    theirs = [(n, ln) for n, ln in enumerate(lines, 1) if "── START" in ln or "── END" in ln or "K: rate" in ln]
+    assert res.format == "bench-spark-runner-log" and list(ev["line"]) == [n for n, _ in theirs]
+    assert res.read + res.ignored == sum(1 for ln in lines if ln.strip())
+    for (_, row), (_, ln) in zip(ev.iterrows(), theirs):
+        assert ln.startswith(f"[{row['clock']}]")
+        if row["event"] == "end":
+            assert ln.endswith(f"({int(row['duration_s'])}s) ──")
+    # seconds between a test's START and END are the duration its END line prints
+    for test, g in ev[ev["event"].isin(["start", "end"])].groupby("test"):
+        start, end = g.set_index("event").loc[["start", "end"], "elapsed_s"]
+        assert end - start == g.loc[g["event"] == "end", "duration_s"].iloc[0], test
+    assert ev["elapsed_s"].is_monotonic_increasing
+    wrapped = any(a > b for a, b in zip(ev["clock"], ev["clock"][1:]))
+    assert wrapped == any("midnight" in n for n in res.notes)
+
+
+def test_a_runner_log_line_without_its_clock_is_ignored_with_a_reason(tmp_path):
+    path = write(tmp_path, "_runner.log", "[23:59:50] === bench-spark run ===\n[23:59:55] ── START 01 ──\n"
+                 "stray text\n[00:00:05] ── END 01 (15s) ──\n")
+    res = ingest.read(path)
+    ev = res.tables["harness_events"]
+    assert list(ev["elapsed_s"]) == [5.0, 15.0] and res.reasons["line without the runner's [HH:MM:SS] clock"] == 1
+    assert any("midnight 1 time" in n for n in res.notes)

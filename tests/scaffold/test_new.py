@@ -538,8 +538,9 @@ def test_a_folder_is_read_whole_and_files_no_reader_knows_are_listed_as_skipped(
     skipped = {Path(s["path"]).name: s["reason"] for s in doc["skipped"]}
     every = {p.name for p in folder.iterdir()}
     assert listed | set(skipped) == every and not listed & set(skipped)  # nothing silently dropped
-    assert {"meta.json", "11-rate-sweep.json"} <= listed  # the harness's own files (ingest.bench_spark)
-    assert "_runner.log" in skipped and "_sanity.txt" in skipped
+    # the harness's own files (ingest.bench_spark), its power logs and llama-benchy tables
+    assert {"meta.json", "11-rate-sweep.json", "_runner.log", "01-telemetry.csv", "01-chat.md"} <= listed
+    assert "_sanity.txt" in skipped
     assert "console output of `vllm bench serve`" in skipped["09-reasoning.log"]
     assert f"skipped {len(skipped)} file(s) no reader recognises" in printed
     assert not (tmp_path / "out" / "raw" / "_sanity.txt").exists()  # only what is described is copied

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ingest import load_pattern
-from ..study.contract import Kind
+from ..study.contract import Kind, Need, Section
 
 SERVE = ("runs",)  # the tables of a `vllm bench serve` result
 BENCH = ("vllm-bench-serve",)
@@ -31,4 +31,18 @@ def harness_kinds() -> tuple[Kind, ...]:
              ("run_meta",), formats=("bench-spark-meta",)),
         Kind("harness-summary", "the harness's own summary of a request-rate sweep (bench-spark "
              "11-rate-sweep.json)", ("harness_steps", "harness_capacity"), formats=("bench-spark-capacity",)),
+        Kind("harness-log", "the harness runner's log of when each test ran (bench-spark _runner.log)",
+             ("harness_events",), formats=("bench-spark-runner-log",)),
+        Kind("power", "a power time series logged while the runs ran (a CSV of elapsed seconds or times and "
+             "watts)", ("power_samples",), formats=("power-series-csv",)),
     )
+
+
+def energy_section() -> Section:
+    """Energy per token (benchbook.analysis.energy): runs, a power series over them, and a
+    record that puts both on one clock."""
+    return Section("energy", "Energy per token", (
+        Need(("power",), "a power series logged while the runs ran"),
+        Need(("harness-log",), "the runner's log of when each test ran")),
+        how="Add the power CSV the harness logged per test (kind: power) and its runner log (kind: harness-log) "
+            "beside the bench results.")

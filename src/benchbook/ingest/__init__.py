@@ -29,7 +29,7 @@ from .tables import categorical
 from .textio import GZIP_ERRORS, read_bytes, read_head
 
 # Order matters: more specific sniffers first.
-_READER_MODULES = ("vllm_bench", "bench_spark", "llama_bench", "prometheus", "nvidia_smi",
+_READER_MODULES = ("vllm_bench", "bench_spark", "llama_benchy", "llama_bench", "prometheus", "nvidia_smi",
                    "power_series", "tool_calls", "vllm_log", "gauntlet")
 
 

@@ -19,13 +19,23 @@ a power CSV per test, `_runner.log`, and:
   `harness_capacity`; times in seconds. A chapter checks these against what it computes from
   the per-step results, as it checks a write-up's claims: they are the harness's claims.
 
-Counting: `read` = leaf values (meta) or steps + limits (capacity); a value that is not a
-number where one is expected is ignored with a reason naming the key.
+- `_runner.log`, `bench-spark-runner-log`: the runner's own clock, one `[HH:MM:SS]` line per
+  event: `── START 07 ──`, `── END 07 (722s) ──`, and within the sweep one `K: rate 0.3 req/s,
+  100 prompts` line as each step begins. Table `harness_events`: one row per such line, with
+  its seconds since the log's first line (a time earlier than the one before is taken as the
+  next day: the runs last hours and cross midnight; the notes say how often). The power CSVs
+  count their `elapsed_s` from a test's START line, so these rows place a power sample, and a
+  run, on one clock. The minute-by-minute status lines, the sanity check and the set-up lines
+  are not events: ignored, each with its reason.
+
+Counting: `read` = leaf values (meta), steps + limits (capacity) or events (runner log); a
+value that is not a number where one is expected is ignored with a reason naming the key.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -36,18 +46,29 @@ from .tables import conform
 from .textio import read_text
 
 FORMAT = "bench-spark-meta"
-FORMATS = ("bench-spark-meta", "bench-spark-capacity")
-TABLES = ("run_meta", "harness_steps", "harness_capacity")
+FORMATS = ("bench-spark-meta", "bench-spark-capacity", "bench-spark-runner-log")
+TABLES = ("run_meta", "harness_steps", "harness_capacity", "harness_events")
+RUNNER_LOG = "bench-spark-runner-log"
 
 _META_KEYS = ('"vllm_version_reported"', '"server_config"')
+_RUN_LINE = re.compile(r"^\[\d{2}:\d{2}:\d{2}\] === bench-spark run ===")
+_CLOCK = re.compile(r"^\[(\d{2}):(\d{2}):(\d{2})\] (.*)$")
+_EVENT = re.compile(r"^── (START|END) (\d+) (?:\((\d+)s\) )?──$")
+_STEP = re.compile(r"^K: rate ([0-9.]+) req/s, (\d+) prompts$")
+_IGNORED = ((re.compile(r"^\.\.\. \d+ running: "), "status line (the runner's minute-by-minute progress)"),
+            (re.compile(r"^SANITY: |^Sanity-check"), "sanity check line"),
+            (re.compile(r"^=== "), "run banner line"))
 _STEP_NUMBERS = {"configured_rps": "configured_rps", "achieved_rps": "achieved_rps", "completed": "completed",
                  "total_requests": "total_requests", "ttft_p50_ms": "ttft_p50_s", "ttft_p95_ms": "ttft_p95_s",
                  "ttft_p99_ms": "ttft_p99_s", "output_tps": "output_tps", "peak_concurrent": "peak_in_flight"}
 
 
 def sniff(head: str, path=None) -> bool:
-    """A JSON object with the harness's own keys (never a bench result: no `num_prompts`)."""
+    """A JSON object with the harness's own keys (never a bench result: no `num_prompts`), or
+    the runner's log (its first line `[HH:MM:SS] === bench-spark run ===`)."""
     text = head.lstrip("\ufeff \t\r\n")
+    if _RUN_LINE.match(text):
+        return True
     if not text.startswith("{") or '"num_prompts"' in text:
         return False
     return _form(text) is not None
@@ -64,6 +85,8 @@ def _form(text: str) -> str | None:
 def read(path: Path, run_prefix: str | None = None) -> IngestResult:
     path = Path(path)
     text = read_text(path)
+    if _RUN_LINE.match(text.lstrip("\ufeff \t\r\n")):
+        return _runner_log(path, text)
     form = _form(text)
     try:
         doc = json.loads(text)
@@ -139,3 +162,41 @@ def _numbers(src: dict, names: dict, row: dict, where: str) -> str | None:
             return f"{where}.{key}: {v!r} is not a number"
         row[col] = v / 1000 if key.endswith("_ms") else v
     return None
+
+
+def _runner_log(path: Path, text: str) -> IngestResult:
+    """The runner's events (START, END, sweep steps) on one clock from its first line."""
+    res = IngestResult(path=str(path), format=RUNNER_LOG)
+    rows, first, day, last, wraps = [], None, 0, None, 0
+    for n, raw in enumerate(text.splitlines(), 1):
+        m = _CLOCK.match(raw.strip())
+        if not m:
+            if raw.strip():
+                res.ignore("line without the runner's [HH:MM:SS] clock")
+            continue
+        clock = int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3])
+        if last is not None and clock < last:
+            day, wraps = day + 1, wraps + 1
+        last = clock
+        at = clock + 86400 * day
+        first = at if first is None else first
+        what = m[4].strip()
+        ev, step = _EVENT.match(what), _STEP.match(what)
+        if ev:
+            rows.append({"source_file": str(path), "line": n, "clock": f"{m[1]}:{m[2]}:{m[3]}",
+                         "elapsed_s": float(at - first), "event": ev[1].lower(), "test": ev[2],
+                         "duration_s": float(ev[3]) if ev[3] else None})
+        elif step:
+            test = next((r["test"] for r in reversed(rows) if r["event"] == "start"), None)
+            rows.append({"source_file": str(path), "line": n, "clock": f"{m[1]}:{m[2]}:{m[3]}",
+                         "elapsed_s": float(at - first), "event": "step", "test": test,
+                         "request_rate": float(step[1]), "prompts": int(step[2])})
+        else:
+            res.ignore(next((why for rx, why in _IGNORED if rx.match(what)), "set-up or other runner line"))
+    res.read = len(rows)
+    if wraps:
+        res.notes.append(f"the clock passed midnight {wraps} time(s): a time earlier than the one before "
+                         "is taken as the next day")
+    cols = ["source_file", "line", "clock", "elapsed_s", "event", "test", "duration_s", "request_rate", "prompts"]
+    res.tables["harness_events"] = conform(pd.DataFrame(rows, columns=cols), "harness_events")
+    return res

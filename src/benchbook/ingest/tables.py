@@ -120,6 +120,70 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("error", "string", "why a failed run failed, one line (e.g. terminate called after throwing "
                             "an instance of 'vk::DeviceLostError' — what(): ...); empty when ok"),
     ),
+    # One row per llama-benchy test row (benchbook.ingest.llama_benchy; docs/formats.md): a pp
+    # row and a tg row per test. Every value is a mean with its `_sd`: numpy's population
+    # standard deviation (ddof 0), over runs for the batch values (tps_total and peak_tps at
+    # concurrency > 1) and over every request of every run for the per-request values.
+    "llama_benchy": _cols(
+        ("source_file", "string", "raw file, relative to the data folder", True),
+        ("line", "Int64", "line of the row in the file (1-based; JSON: where its test object starts)", True),
+        ("format", "string", "benchy-md (the markdown table), benchy-json or benchy-csv (--format json/csv)", True),
+        ("source_kind", "string", "console (llama-benchy's console output: its banner or progress lines are in the "
+                                  "file) or results (the results alone, as --save-result writes them, or a copy of "
+                                  "the table with someone's notes around it)", True),
+        ("model", "string", "model as llama-benchy names it (--model: the name sent to the server)"),
+        ("test", "string", "test name as printed: pp{N} or tg{N}, ` @ d{depth}`, ` (c{concurrency})`; "
+                           "ctx_pp / ctx_tg for a context-load pass", True),
+        ("kind", "string", "pp (prompt processing) or tg (token generation)", True),
+        ("context_load", "boolean", "True for a ctx_pp / ctx_tg row: with --enable-prefix-caching and depth > 0, "
+                                    "the pass that sends the depth's context (and a one-character message) before "
+                                    "the timed test"),
+        ("prompt_tokens", "Int64", "--pp of the test: prompt tokens asked for, besides the depth (a tg row: the pp "
+                                   "of its test; empty when the file does not say)"),
+        ("gen_tokens", "Int64", "--tg of the test: max tokens to generate (a pp row: the tg of its test; empty "
+                                "when the file does not say)"),
+        ("depth", "Int64", "--depth of the test: tokens of earlier context sent before the prompt (`@ dN`; 0 "
+                           "without it)", True),
+        ("concurrency", "Int64", "requests sent at once (`(cN)`; 1 where the name has none: llama-benchy adds "
+                                 "it only when a test of the run had concurrency > 1)", True),
+        ("tps_total", "float64", "t/s (total), `t/s` in a table where every test ran at concurrency 1, tokens/s: "
+                                 "pp rows prompt tokens (the server's count when within 20% of pp + depth: the "
+                                 "depth counts, unless prefix caching), tg rows tokens after each request's "
+                                 "first; at concurrency > 1 the batch's tokens over the batch's span (pp: first "
+                                 "start to last first token; tg: first first token to last token), mean over "
+                                 "runs; at concurrency 1 the same as tps_req"),
+        ("tps_total_sd", "float64", "its sd, tokens/s: over runs (concurrency 1: over requests, one per run)"),
+        ("tps_req", "float64", "t/s (req), tokens/s: each request's rate (pp: prompt tokens / est_ppt; tg: tokens "
+                               "after the first / time from the first to the last), mean over every request "
+                               "of every run"),
+        ("tps_req_sd", "float64", "its sd over every request of every run, tokens/s"),
+        ("peak_tps", "float64", "peak t/s (tg rows), tokens/s: most tokens of the batch within any 1 s window "
+                                "(tokens / span when the stream lasted under 1 s), mean over runs"),
+        ("peak_tps_sd", "float64", "its sd over runs, tokens/s"),
+        ("peak_tps_req", "float64", "peak t/s (req) (tg rows), tokens/s: the same for each request, mean over "
+                                    "every request of every run"),
+        ("peak_tps_req_sd", "float64", "its sd over every request of every run, tokens/s"),
+        ("ttfr_s", "float64", "time to first response (pp rows): from sending to the first streamed chunk with "
+                              "a choice (maybe no token yet), seconds; mean over every request of every run"),
+        ("ttfr_sd_s", "float64", "its sd over every request of every run, seconds"),
+        ("est_ppt_s", "float64", "estimated prompt processing time (pp rows): ttfr minus latency_s, floored at "
+                                 "0, seconds; mean over every request of every run"),
+        ("est_ppt_sd_s", "float64", "its sd over every request of every run, seconds"),
+        ("e2e_ttft_s", "float64", "end-to-end time to first token (pp rows): from sending to the first chunk "
+                                  "with content or reasoning text, seconds; mean over every request of every run"),
+        ("e2e_ttft_sd_s", "float64", "its sd over every request of every run, seconds"),
+        ("latency_s", "float64", "the latency llama-benchy measured (--latency-mode) and took off ttfr for est_ppt, "
+                                 "seconds (the console's `Average latency`, the JSON's latency_ms); empty when "
+                                 "the file does not say"),
+        ("runs", "Int64", "timed runs of each test (--runs; one untimed warmup before them): from the command "
+                          "line or the console's `Run k/N`; empty when the file does not say"),
+        ("tool_version", "string", "llama-benchy version as printed (`llama-benchy (0.4.0)`)"),
+        ("date", "string", "llama-benchy's start time as printed, local time (`date:` of its footer or `Date:` "
+                           "of its banner); JSON: its `timestamp`, UTC at the end of the run (ends in Z)"),
+        ("latency_mode", "string", "api, generation or none: how latency_s was measured"),
+        ("command", "string", "the llama-benchy command line as the file prints it (redacted); empty when it "
+                              "does not"),
+    ),
     # One row per periodic engine stats line of a vLLM server log: a window of one stats
     # interval (VLLM_LOG_STATS_INTERVAL, 10 s by default; V0 5 s), measured per log and engine
     # from `gap_s` (ingest.vllm_log.stats_intervals), never assumed.
@@ -188,6 +252,19 @@ SCHEMAS: dict[str, tuple[Column, ...]] = {
         ("source_file", "string", "the harness's file, relative to the data folder", True),
         ("key", "string", "the value's key, dotted below the top level (server_config.kv_cache_dtype)", True),
         ("value", "string", "the value as written (a list as JSON; empty for null)"),
+    ),
+    # A benchmark runner's own events (bench-spark's _runner.log): tests starting and ending,
+    # sweep steps beginning, on one clock.
+    "harness_events": _cols(
+        ("source_file", "string", "the runner's log, relative to the data folder", True),
+        ("line", "Int64", "line number", True),
+        ("clock", "string", "the time printed, HH:MM:SS (the runner's local time; no date)", True),
+        ("elapsed_s", "float64", "seconds since the log's first line (past midnight: the next day)", True),
+        ("event", "string", "start, end (of a test) or step (a sweep step begins)", True),
+        ("test", "string", "the harness's test number, e.g. 07"),
+        ("duration_s", "float64", "the test's length as the END line prints it, s"),
+        ("request_rate", "float64", "a sweep step's offered rate, requests/s"),
+        ("prompts", "Int64", "a sweep step's number of prompts"),
     ),
     # A harness's own summary of a request-rate sweep, per step (bench-spark's 11-rate-sweep.json).
     "harness_steps": _cols(

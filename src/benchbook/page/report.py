@@ -477,7 +477,7 @@ def _assumed_cells(tables: dict[str, pd.DataFrame]) -> dict:
     return out
 
 
-PROSE_TAGS = ("comparable", "other-setup", "like-data", "kept-apart")  # prose_conditions' tags
+PROSE_TAGS = ("comparable", "other-setup", "like-data", "kept-apart", "harness")  # prose_conditions' tags
 
 
 def prose_conditions(r) -> dict[str, str]:

@@ -59,6 +59,8 @@ _WANTED = {
     "bench-spark-meta": ((), ()),
     "bench-spark-capacity": (("date",), ("model",)),
     "power-series-csv": (("date",), ()),
+    "llama-benchy": (("date",), _CORE_CONFIG),
+    "bench-spark-runner-log": (("date",), ()),
 }
 _WHY_MISSING = {
     "dataset": "vllm bench serve does not write the dataset into its JSON",
@@ -141,7 +143,7 @@ def _read(path: Path, result: IngestResult | None) -> _Tables:
 
 
 def _family(fmt: str) -> str:
-    return "llama-bench" if fmt.startswith("llama-bench") else fmt
+    return "llama-bench" if fmt.startswith("llama-bench") else "llama-benchy" if fmt.startswith("benchy-") else fmt
 
 
 def _nothing(facts: FileFacts, tables: _Tables) -> None:
@@ -1250,6 +1252,8 @@ def _harness_meta(facts: FileFacts, tables: _Tables) -> None:
 
     model = values.get("model")
     put("model", model and _model_name(model), "model")
+    if values.get("served_name"):  # the name clients used: llama-benchy prints this one
+        facts.settings["served_name"] = Fact(values["served_name"], f"served_name in {name}")
     if values.get("vllm_version_reported") or values.get("vllm_image"):
         put("engine", "vLLM", "vllm_version_reported" if values.get("vllm_version_reported") else "vllm_image")
     put("engine_version", values.get("vllm_version_reported"), "vllm_version_reported")
@@ -1267,6 +1271,19 @@ def _harness_meta(facts: FileFacts, tables: _Tables) -> None:
     began = values.get("generated_at") or ""
     if re.match(r"\d{4}-\d{2}-\d{2}", began):
         facts.context["date"] = Fact(began[:10], f"generated_at in {name} (the run's start, {began})")
+
+
+def _benchy(facts: FileFacts, tables: _Tables) -> None:
+    """llama-benchy: the model as the server was asked for it (the served name), and the date
+    its run began. The server's engine and machine are not in it."""
+    rows = tables.frames.get("llama_benchy", pd.DataFrame())
+    if not len(rows):
+        return
+    _models(facts, rows, "model column of the results table")
+    dates = rows["date"].dropna().astype(str)
+    day = next((d[:10] for d in dates if re.match(r"\d{4}-\d{2}-\d{2}", d)), None)
+    if day:
+        facts.context["date"] = Fact(day, f"llama-benchy's date line ({dates.iloc[0]})")
 
 
 def _harness_summary(facts: FileFacts, tables: _Tables) -> None:
@@ -1301,4 +1318,5 @@ _HANDLERS = {
     "gauntlet-csv": _gauntlet,
     "bench-spark-meta": _harness_meta,
     "bench-spark-capacity": _harness_summary,
+    "llama-benchy": _benchy,
 }

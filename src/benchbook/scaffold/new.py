@@ -187,6 +187,11 @@ def _lend_harness_meta(units: list[Unit]) -> None:
         if meta is None or u is meta or u.context.get("failed"):  # a crashed start may have had other settings
             continue
         theirs, mine = meta.config.get("model"), u.config.get("model")
+        served = meta.facts.settings.get("served_name")
+        if mine is not None and served is not None and str(mine).lower() == str(served.value).lower():
+            u.config["model"] = mine = theirs  # the name the server was asked by: the model meta.json names
+            u.notes.append(f"model {theirs} from {Path(meta.path).name} beside it, whose served_name is the "
+                           f"name this file prints ({served.value})")
         if mine is not None and theirs is not None and not same_fact("model", mine, theirs):
             continue
         lent = [k for k, v in meta.config.items() if v is not None and u.config.get(k) is None]

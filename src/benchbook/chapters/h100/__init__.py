@@ -5,7 +5,7 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE_STREAM, RATE_HOW, SERVE, harness_kinds, rate_kind
+from ...book.kinds import BENCH, CLOSED, ONE_STREAM, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
 from ...book.spec import VERDICTS, ChapterSpec, Headline, resting_on
 from ...study.contract import Contract, KeyNumbers, Kind, Need, Role, Section
 
@@ -46,6 +46,7 @@ CONTRACT = Contract(
             how="Run `vllm bench serve --max-concurrency N` at several N with the same prompt "
                 "lengths (kind: sweep, with concurrency, input_len and output_len)."),
         Section("rate", "Request rate", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        energy_section(),
         Section("common-points", "Baseline against candidate at common load points", (
             Need(("sweep", "rate", "short-prompts", "prefill"), "bench runs of the baseline", roles=("baseline",)),
             Need(("sweep", "rate", "short-prompts", "prefill"), "bench runs of the candidate", roles=("candidate",))),
@@ -86,8 +87,9 @@ PAGES = (
     # the write-ups' dense-against-MoE comparison on another platform, measured.
     ChapterSpec("dgx-spark-dense-vs-moe", "h100", "DGX Spark on real runs: dense 27B against MoE 35B-A3B", CONTRACT,
         notebook="h100-dense-vs-moe-mtp",
-        parameters={"data_dir": "data/dgx-spark-dense-vs-moe", "page": "dgx-spark-dense-vs-moe"},
-        reads={"strix_data_dir": "strix-halo-baseline"},
+        # no Strix Halo folder: the book's is reconstructed, and measured runs are not set beside it
+        parameters={"data_dir": "data/dgx-spark-dense-vs-moe", "page": "dgx-spark-dense-vs-moe",
+                    "strix_data_dir": None},
         key_numbers=(KeyNumbers("runs", ("run_id",),
                                 ("output_tps", "median_ttft_s", "p99_ttft_s", "cost_per_m")),
                      VERDICTS),
