@@ -227,3 +227,45 @@ def test_measured_h100_data_keeps_the_reconstructed_strix_folder_apart(tmp_path)
     # the write-up's two reconstructed folders together: compared as before
     both = analyse()
     assert both.kept_apart("strix_data_dir") is None and "moe-gen-ratio" in set(key_results(both)["claim"])
+
+
+# ---- the book's page on measured DGX Spark runs (data/dgx-spark-dense-vs-moe, CC-BY-4.0)
+
+DGX_PAGE = ROOT / "data" / "dgx-spark-dense-vs-moe"
+
+
+def test_the_dgx_spark_page_s_numbers_are_its_raw_files():
+    """Every number the page's rate, harness and energy sections show, against the raw files
+    read here with json and csv only: the steps' output rates, the harness summaries' capacity,
+    each run's output tokens; no section rests on a reconstructed folder."""
+    import csv
+
+    r = h100.analyse(DGX_PAGE, None, DATA / "published.yml")
+    assert not r.comparable and r.strix is None and not r.assumed
+    assert r.has("rate") and r.has("energy") and not r.has("strix")
+    raw = DGX_PAGE / "raw"
+    for _, step in r.rates.steps.iterrows():
+        obj = json.loads((DGX_PAGE / step["source_file"]).read_text())
+        assert step["output_tps"] == pytest.approx(obj["output_throughput"], rel=1e-12)
+        assert step["request_rate"] == obj["request_rate"]
+    checked = r.rates.harness
+    assert len(checked) == 6 and set(checked["verdict"]) == {"agrees"}
+    for _, row in checked.iterrows():
+        summary = json.loads((DGX_PAGE / row["source_file"]).read_text())
+        theirs = summary["capacity_by_slo_ms"][f"{row['limit_s'] * 1000:.0f}"]
+        assert (row["harness_rps"] == theirs["configured_rps"]) if theirs else math.isnan(row["harness_rps"])
+    e = r.energy
+    assert len(e) == 20 and e["covered"].all()  # tests 07-11 of both models, the sweep's six steps each
+    for _, row in e.iterrows():
+        obj = json.loads((DGX_PAGE / row["source_file"]).read_text())
+        assert row["output_tokens"] == obj["total_output_tokens"] and row["window_s"] == pytest.approx(obj["duration"])
+        with open(DGX_PAGE / row["series_file"], newline="") as fh:
+            watts = [float(x["power_w"]) for x in csv.DictReader(fh)]
+        assert min(watts) <= row["mean_power_w"] <= max(watts)
+    glued = h100.glue_values(r)
+    assert glued["energy_runs"] == 20 and glued["harness_agree"] == glued["harness_checked"] == 6
+    meta = {m: json.loads((raw / m / "fp8" / "meta.json").read_text()) for m in ("qwen-3.6-27b", "qwen-3.6-35b-a3b")}
+    for cid in r.configs_in_order():
+        c = r.config(cid)
+        folder = "qwen-3.6-35b-a3b" if "35b" in cid else "qwen-3.6-27b"
+        assert c["engine_version"] == meta[folder]["vllm_version_reported"] and c["model"] == meta[folder]["model"]

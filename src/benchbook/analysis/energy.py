@@ -182,18 +182,33 @@ SCOPE_WORDS = {"gpu": "the GPU's draw", "system": "the whole system's draw", "pa
 
 
 def display(e: pd.DataFrame, labels: dict) -> pd.DataFrame:
-    """The energy table: per run covered, the window, mean power, energy and tokens per J / kWh."""
+    """The energy table: per run covered, its length, mean power, energy and tokens per J / kWh
+    (how each was covered and placed: basis_display)."""
     ok = e[e["covered"]]
     return table(ok, {
         "configuration": Col("config", lambda v: labels.get(v, v)),
-        "run": Col("source_file", lambda v: PurePosixPath(str(v)).name),
+        "run": Col("source_file", _run_name),
         "run length": Col("window_s", lambda v: f"{v:,.0f} s"),
         "mean power": Col("mean_power_w", lambda v: f"{v:,.1f} W"),
         "energy": Col("energy_j", lambda v: f"{v / 3600:,.2f} Wh"),
         "output tokens": Col("output_tokens", lambda v: f"{int(v):,}"),
         "tokens per joule": Col("tokens_per_j", lambda v: f"{v:,.2f}"),
         "tokens per kWh": Col("tokens_per_kwh", lambda v: fmt_rate(v, 0)),
+    })
+
+
+def basis_display(e: pd.DataFrame, labels: dict) -> pd.DataFrame:
+    """Per run: the power series, what it measures, how it covers the run (or why it does not)
+    and where the run was placed on its clock."""
+    return table(e, {
+        "configuration": Col("config", lambda v: labels.get(v, v)),
+        "run": Col("source_file", _run_name),
+        "power series": Col("series_file", lambda v: PurePosixPath(str(v)).name),
         "power": Col("scope", lambda v: SCOPE_WORDS.get(v, v)),
         "how the series covers the run": Col("why"),
         "where the run is placed": Col("basis"),
     })
+
+
+def _run_name(path) -> str:
+    return re.sub(r"\.json(\.gz)?$", "", PurePosixPath(str(path)).name)
