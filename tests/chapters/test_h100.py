@@ -269,3 +269,14 @@ def test_the_dgx_spark_page_s_numbers_are_its_raw_files():
         c = r.config(cid)
         folder = "qwen-3.6-35b-a3b" if "35b" in cid else "qwen-3.6-27b"
         assert c["engine_version"] == meta[folder]["vllm_version_reported"] and c["model"] == meta[folder]["model"]
+
+
+def test_no_single_stream_figure_comes_from_a_busier_run():
+    """The DGX Spark runs have no concurrency-1 run: the key figures leave single-stream decode,
+    TTFT and prefill unmeasured and say why, rather than quoting the concurrency-25 run."""
+    r = h100.analyse(DGX_PAGE, None, DATA / "published.yml")
+    k = h100.key_figures(r)
+    assert len(k) == 2 and k["single_stream_decode_tps"].isna().all() and k["ttft_s"].isna().all()
+    assert k["prefill_tps"].isna().all() and k["best_aggregate_tps"].notna().all()
+    basis = k["decode_basis"]
+    assert basis.str.contains("concurrency 25").all() and basis.str.startswith("not measured").all()

@@ -470,29 +470,39 @@ def key_figures(r: Results) -> pd.DataFrame:
         one = sweep.iloc[0]
         best = sweep.loc[sweep["output_tps"].idxmax()]
         top = cells.union("output_tps", sweep.index)  # the best is chosen among every sweep run
+        # one stream only from a concurrency-1 run: a busier run's TPOT and TTFT include the
+        # other requests' share of each step and their queue
+        single = pd.notna(one["concurrency"]) and int(one["concurrency"]) == 1
+        nan = float("nan")
         pre = runs[runs["kind"] == "prefill"]
         if len(pre):
             prefill, prefill_tokens, pre_note = float(pre["prefill_tps"].iloc[0]), float(pre["input_len"].iloc[0]), \
                 "prefill from the one-token prefill run"
             pre_ids = cells.at(pre.index[0], "prefill_tps")
-        else:
+        elif single:
             prefill, prefill_tokens, pre_note = float(one["prefill_tps"]), float(one["input_len"]), \
-                f"prefill as input / TTFT of the concurrency-{int(one['concurrency'])} sweep run (no prefill run)"
+                "prefill as input / TTFT of the concurrency-1 sweep run (no prefill run)"
             pre_ids = cells.at(one.name, "prefill_tps")
+        else:
+            prefill, prefill_tokens, pre_ids = nan, nan, ()
+            pre_note = f"no prefill run and no concurrency-1 run (the lowest is {int(one['concurrency'])}): " \
+                       "single-stream decode, TTFT and prefill not measured"
         price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
         rows.append(key_figure_row(
             STUDY, cid, c,
-            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), cells.at(one.name, "median_tpot_s")),
-            acceptance_length=Shown(float(one["spec_acceptance_length"]) if speculative(c) else float("nan"),
-                                    cells.at(one.name, "spec_acceptance_length")),
-            ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
-            ttft_input_tokens=float(one["input_len"]),
+            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]) if single else nan,
+                                           cells.at(one.name, "median_tpot_s") if single else ()),
+            acceptance_length=Shown(float(one["spec_acceptance_length"]) if speculative(c) and single else nan,
+                                    cells.at(one.name, "spec_acceptance_length") if single else ()),
+            ttft_s=Shown(float(one["median_ttft_s"]) if single else nan,
+                         cells.at(one.name, "median_ttft_s") if single else ()),
+            ttft_input_tokens=float(one["input_len"]) if single else nan,
             best_aggregate_tps=Shown(float(best["output_tps"]), top),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
             cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
-            anchor="concurrency", label=r.label(cid), decode_context_tokens=decode_context(one),
-            decode_basis=f"1 / median TPOT, concurrency {int(one['concurrency'])}, "
-                         f"{int(one['input_len']):,}-token prompts",
+            anchor="concurrency", label=r.label(cid), decode_context_tokens=decode_context(one) if single else nan,
+            decode_basis=f"1 / median TPOT, concurrency 1, {int(one['input_len']):,}-token prompts" if single else
+                         f"not measured: the lowest-concurrency sweep run is at concurrency {int(one['concurrency'])}",
             prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
