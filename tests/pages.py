@@ -68,7 +68,8 @@ def nb_tables(nb) -> dict[str, pd.DataFrame]:
 GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}(?:`|[ \t]+)(?:[\w./-]+\.ipynb::)?([A-Za-z_]\w*)")
 # the ledger counts, the independent section, the request-rate sections and the opening on
 # data of another setup
-SHARED_GLUE_MODULES = ("ledger/claims", "ledger/independent", "analysis/rate_sweep", "analysis/energy", "page/opening")
+SHARED_GLUE_MODULES = ("ledger/claims", "ledger/independent", "analysis/rate_sweep", "analysis/energy",
+                       "analysis/closed_loop", "page/opening")
 
 
 def glue_references(markdown: str) -> set[str]:

@@ -264,6 +264,10 @@ def test_the_dgx_spark_page_s_numbers_are_its_raw_files():
         assert min(watts) <= row["mean_power_w"] <= max(watts)
     glued = h100.glue_values(r)
     assert glued["energy_runs"] == 20 and glued["harness_agree"] == glued["harness_checked"] == 6
+    # llama-benchy's tests 01-06 of both models: one generation row per raw `| ... | tgN (cK) |` line
+    tg_lines = sum(1 for p in raw.glob("*/fp8/0[1-6]-*.md") for ln in p.read_text(encoding="utf-8").splitlines()
+                   if ln.startswith("|") and " tg" in ln.split("|")[2])
+    assert glued["closed_points"] == tg_lines == int((r.closed["kind"] == "tg").sum()) > 0
     meta = {m: json.loads((raw / m / "fp8" / "meta.json").read_text()) for m in ("qwen-3.6-27b", "qwen-3.6-35b-a3b")}
     for cid in r.configs_in_order():
         c = r.config(cid)

@@ -46,3 +46,17 @@ def energy_section() -> Section:
         Need(("harness-log",), "the runner's log of when each test ran")),
         how="Add the power CSV the harness logged per test (kind: power) and its runner log (kind: harness-log) "
             "beside the bench results.")
+
+
+def closed_loop_kind() -> Kind:
+    """llama-benchy's pp/tg tests at fixed concurrencies against a server (ingest.llama_benchy)."""
+    return Kind("closed-loop", "llama-benchy's prefill and generation tests at fixed concurrencies",
+                ("llama_benchy",), formats=("benchy-",))
+
+
+def closed_loop_section() -> Section:
+    """Decode and prefill by concurrency from closed-loop tests (benchbook.analysis.closed_loop)."""
+    return Section("closed-loop", "Decode and prefill by concurrency (llama-benchy)", (
+        Need(("closed-loop",), "llama-benchy tests"),),
+        how="Add llama-benchy's output (its markdown table, a .md or the console .log, or --format json) "
+            "beside the bench results (kind: closed-loop).")

@@ -5,7 +5,18 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE_STREAM, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
+from ...book.kinds import (
+    BENCH,
+    CLOSED,
+    ONE_STREAM,
+    RATE_HOW,
+    SERVE,
+    closed_loop_kind,
+    closed_loop_section,
+    energy_section,
+    harness_kinds,
+    rate_kind,
+)
 from ...book.spec import VERDICTS, ChapterSpec, Headline, resting_on
 from ...study.contract import Contract, KeyNumbers, Kind, Need, Role, Section
 
@@ -25,7 +36,7 @@ CONTRACT = Contract(
              formats=BENCH, when=(("concurrency", "set", None),), loads=CLOSED),
         Kind("short-prompts", "a fixed-concurrency run with short prompts", SERVE,
              needs=("concurrency",), key="short{concurrency}", loads=CLOSED),
-        rate_kind(), *harness_kinds(),
+        rate_kind(), *harness_kinds(), closed_loop_kind(),
     ),
     sections=(
         Section("single-request", "Single request", (
@@ -46,6 +57,7 @@ CONTRACT = Contract(
             how="Run `vllm bench serve --max-concurrency N` at several N with the same prompt "
                 "lengths (kind: sweep, with concurrency, input_len and output_len)."),
         Section("rate", "Request rate", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        closed_loop_section(),
         energy_section(),
         Section("common-points", "Baseline against candidate at common load points", (
             Need(("sweep", "rate", "short-prompts", "prefill"), "bench runs of the baseline", roles=("baseline",)),

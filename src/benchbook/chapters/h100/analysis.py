@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...analysis import energy, rate_sweep
+from ...analysis import closed_loop, energy, rate_sweep
 from ...analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ...book import pipeline
@@ -43,6 +43,7 @@ class Results(pipeline.ChapterResults):
     common: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=rate_sweep.COMMON_COLUMNS))
     # ^ baseline and candidate at common load points
     energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=energy.COLUMNS))  # per token
+    closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=closed_loop.COLUMNS))  # llama-benchy
 
     @property
     def strix(self):
@@ -89,6 +90,7 @@ def analyse(data_dir, strix_data_dir=None, published_file=None, price_per_hour=N
             "an hourly price for this hardware (the write-up's price applies to its own H100 only)"])
     _load_points(r)
     r.energy = energy.of_chapter(r)
+    r.closed = closed_loop.points(r.data["llama_benchy"], r.configs_in_order())
     pipeline.finish(r, caveats=_caveats)
     return r
 
@@ -408,6 +410,8 @@ def glue_values(r: Results) -> dict:
         out.update(rate_sweep.common_glue(r.common))
     if r.has("energy"):
         out.update(energy.glue_values(r.energy))
+    if r.has("closed-loop"):
+        out.update(closed_loop.glue_values(r.closed))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
@@ -442,7 +446,8 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     out = {"runs": r.runs, "requests": r.data["requests"], "run_stats": r.data["run_stats"],
            "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
            "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
-           "common_points": r.common.drop(columns="rows"), "energy": r.energy}
+           "common_points": r.common.drop(columns="rows"), "energy": r.energy,
+           "closed_loop": r.closed}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
