@@ -109,7 +109,8 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
             where = folder / str(outputs.get(name, ""))
             frame = _csv(folder, outputs.get(name), columns)
             if name == "key_figures" and name in outputs:
-                run.key_figures, run.has_key_figures = conform_key_figures(frame, study), True
+                # its rows belong to this page, whose notebook may be another page's (they link here)
+                run.key_figures, run.has_key_figures = conform_key_figures(frame, study).assign(study=study), True
             elif name != "key_figures":
                 setattr(run, "ledger" if name == "claims" else name, frame)
         if not run.has_key_figures:
@@ -494,6 +495,7 @@ def overview(r: Results) -> pd.DataFrame:
         cost = fmt_money(x["cost_per_m"], x["currency"]) if x["currency"] else "–"
         rows.append({
             "configuration": ln(x["label"] or x["config"]),
+            "data": ln(data_status(r, x["study"])),
             "platform": ln(_platform_name(r.facts, x)),
             "decode t/s (1 stream)": ln(fmt_rate(x["single_stream_decode_tps"], 1)),
             "% of decode ceiling": ln(pct),
@@ -505,6 +507,14 @@ def overview(r: Results) -> pd.DataFrame:
     return _mark(r, pd.DataFrame(rows), {"decode t/s (1 stream)": "decode", "% of decode ceiling": "share",
                                          "TTFT (input)": "ttft", "best aggregate t/s": "aggregate",
                                          "cost per M output tokens": "cost", "tokens per kWh": "kwh"})
+
+
+def data_status(r: Results, study: str) -> str:
+    """Whether a page's own data folder is measured or reconstructed, as its outputs say."""
+    run = next((c for c in r.runs if c.study == study), None)
+    if run is None or not run.data:
+        return "unknown"
+    return "reconstructed" if run.reconstructed else "measured"
 
 
 def _platform_name(facts: Facts, x) -> str:
