@@ -159,9 +159,10 @@ def of_runs(runs: pd.DataFrame, events: pd.DataFrame, power: pd.DataFrame) -> pd
 
 
 def of_chapter(r) -> pd.DataFrame:
-    """A chapter's energy per token (`r`: its pipeline.ChapterResults with `runs`); the section
+    """A chapter's energy per token (`r`: its pipeline.ChapterResults; every bench run of its
+    data with a configuration, whatever its kind); the section
     the files allow but none of whose runs a series covers is marked missing, with why."""
-    out = of_runs(r.runs, r.data["harness_events"], r.data["power_samples"])
+    out = of_runs(r.data["runs"], r.data["harness_events"], r.data["power_samples"])
     if r.has("energy") and not out["covered"].any():
         why = "; ".join(dict.fromkeys(out["why"])) if len(out) else (
             "bench runs whose test the runner's log and a power series of the same folder and test both show")

@@ -5,7 +5,7 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE, RATE_HOW, SERVE, harness_kinds, rate_kind
+from ...book.kinds import BENCH, CLOSED, ONE, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
 from ...book.spec import KEY_FIGURE_NUMBERS, VERDICTS, ChapterSpec, Headline, resting_on
 from ...ingest import load_pattern
 from ...study.contract import Contract, Kind, Need, Role, Section
@@ -69,6 +69,7 @@ CONTRACT = Contract(
             Need(("tool-calls",), "tool-call logs of two or more models", min_configs=2),),
             how="Add tool-call logs of a second model."),
         Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        energy_section(),
     ),
 )
 

@@ -5,7 +5,7 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, RATE_HOW, SERVE, harness_kinds, rate_kind
+from ...book.kinds import BENCH, CLOSED, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
 from ...book.spec import KEY_FIGURE_NUMBERS, VERDICTS, ChapterSpec, Headline, resting_on
 from ...study.contract import Contract, Kind, Need, Role, Section
 
@@ -75,6 +75,7 @@ CONTRACT = Contract(
             Need(("server-log",), "the MTP server's log", roles=("mtp",))),
             how="Add the start-up logs of both the vanilla and the MTP server."),
         Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        energy_section(),
     ),
 )
 

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...analysis import rate_sweep
+from ...analysis import energy, rate_sweep
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_seconds, platform_short
@@ -79,6 +79,7 @@ class Results(pipeline.ChapterResults):
     lines: pd.DataFrame = field(default_factory=pd.DataFrame)
     labels: dict = field(default_factory=dict)  # value-name key (old, fresh, van, mtp) -> label
     rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
+    energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=energy.COLUMNS))  # per token
 
     def test_label(self, test: str) -> str:
         """'A: 512/512, 1 client': the test's workload as this data ran it."""
@@ -274,6 +275,7 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
     r.value_ids = value_ids(r)
     runs = r.data["runs"]
     r.rates = rate_sweep.of_chapter(r, runs[runs["kind"] == "rate"])
+    r.energy = energy.of_chapter(r)
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
@@ -837,6 +839,17 @@ def ingest_table(r: Results) -> pd.DataFrame:
     return r.data.report[["file", "format", "read", "ignored", "reasons"]]
 
 
+def _shared_sections_glue(r: Results) -> dict:
+    """The numbers of the sections every vLLM chapter shares (request-rate sweeps, energy per
+    token), when the data shows them."""
+    out = {}
+    if r.has("rate"):
+        out.update(rate_sweep.glue_values(r.rates))
+    if r.has("energy"):
+        out.update(energy.glue_values(r.energy))
+    return out
+
+
 def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the chapter's prose, each computed only when its data is
     there; the prose that quotes it is tagged with its section and dropped without it."""
@@ -883,8 +896,7 @@ def glue_values(r: Results) -> dict:
     _acceptance_values(r, out)
     if r.has("mtp-boot"):
         mtp_costs(r, out)
-    if r.has("rate"):
-        out.update(rate_sweep.glue_values(r.rates))
+    out.update(_shared_sections_glue(r))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     cons = r.ledger[r.ledger["kind"] == "consistency"]
     out["consistency_total"] = len(cons)
@@ -962,7 +974,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
             "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
             "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r),
-            "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity}
+            "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity, "energy": r.energy}
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
