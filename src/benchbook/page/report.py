@@ -588,11 +588,14 @@ def software(versions: dict):
     return Markdown("Software: " + ", ".join(f"{untrusted.md(k)} {untrusted.md(v)}" for k, v in versions.items()) + ".")
 
 
-def download_links(page: str, files: dict[str, str]):
-    """The chapter's download links (MyST `{download}` roles), for the page's own folder."""
+def download_links(page: str, files: dict[str, str], tables: dict[str, pd.DataFrame] | None = None):
+    """The chapter's download links (MyST `{download}` roles), for the page's own folder; with
+    `tables` (the downloads), a CSV whose table has no row on this data is not offered."""
     from IPython.display import Markdown
 
-    links = ", ".join(f"{{download}}`{untrusted.md(label)} <{page}/{name}>`" for label, name in files.items())
+    empty = {f"{k}.csv" for k, df in (tables or {}).items() if df is not None and not len(df)}
+    links = ", ".join(f"{{download}}`{untrusted.md(label)} <{page}/{name}>`" for label, name in files.items()
+                      if name not in empty)
     return Markdown(f"The chapter's tidy tables: {links}.")
 
 
