@@ -626,12 +626,17 @@ def not_holding(r: Results) -> pd.DataFrame:
     """Every ledger row of every chapter that does not hold, each linking to its row on the
     chapter's page (report.anchor), with what the verdict rests on."""
 
-    rows, ids = [], {}
+    rows, ids, seen = [], {}, set()
     for run in r.runs:
         if run.status != "ok" or run.ledger is None:
             continue
         bad = run.ledger[run.ledger["verdict"] == claims_mod.FAILS]
         for _, row in bad.iterrows():
+            # a second page of a notebook checks the same write-up: a claim it fails on the
+            # write-up's own numbers is listed once, from the first page
+            if (row["id"], row["claim"], row["published"], row["recomputed"]) in seen:
+                continue
+            seen.add((row["id"], row["claim"], row["published"], row["recomputed"]))
             ids[len(rows)] = run.assumed_claims.get(row["id"], ())  # as its chapter's ledger marks it
             rows.append({"chapter": run.study, "claim id": _link(run.study, anchor(row["id"]), row["id"]),
                          "claim": row["claim"], "published": row["published"], "recomputed": row["recomputed"],
