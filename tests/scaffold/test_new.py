@@ -588,3 +588,33 @@ def test_a_bench_run_in_which_no_request_completed_is_failed(tmp_path):
     path = bench(tmp_path, "x.json", completed=0, failed=3)
     doc = new("h100-dense-vs-moe-mtp", tmp_path / "out", [path])
     assert doc["files"][0]["failed"] == "no request completed (of 3 sent)"
+
+
+@needs_shared
+def test_the_harness_s_power_logs_are_dated_by_its_runner_s_clock(tmp_path):
+    """A power CSV records elapsed seconds only: it is dated by its test's START line in
+    _runner.log, on the clock that began at meta.json's generated_at (the 27B's run crosses
+    midnight), and says so; the sweep summary by its END line; no other date is asked."""
+    import re
+    from datetime import datetime, timedelta
+
+    folder = DGX / "qwen-3.6-27b" / "fp8"
+    doc = new("gb10-mtp", tmp_path / "out", [folder])
+    began = datetime.fromisoformat(json.loads((folder / "meta.json").read_text())["generated_at"])
+    marks, day, last = {}, 0, None
+    for line in (folder / "_runner.log").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\[(\d\d):(\d\d):(\d\d)\] ── (START|END) (\d+)", line)
+        if m:
+            clock = int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3])
+            day += last is not None and clock < last
+            last = clock
+            marks[(m[4], m[5])] = (began.date() + timedelta(days=day)).isoformat()
+    dated = {Path(f["path"]).name: f for f in doc["files"]}
+    for name, f in dated.items():
+        if name.endswith("-telemetry.csv"):
+            assert f["date"] == marks[("START", name[:2])] and f"from the START {name[:2]} line" in f["notes"], name
+    assert dated["11-rate-sweep.json"]["date"] == marks[("END", "11")]
+    assert dated["_runner.log"]["date"] == began.date().isoformat()
+    assert len({f["date"] for n, f in dated.items() if n.endswith("-telemetry.csv")}) == 2  # past midnight
+    # the only date left to ask: the crashed server's log, whose lines print no year
+    assert [t for t in doc["todo"] if ".date:" in t] and all("no year" in t for t in doc["todo"] if ".date:" in t)

@@ -1271,6 +1271,7 @@ def _harness_meta(facts: FileFacts, tables: _Tables) -> None:
     began = values.get("generated_at") or ""
     if re.match(r"\d{4}-\d{2}-\d{2}", began):
         facts.context["date"] = Fact(began[:10], f"generated_at in {name} (the run's start, {began})")
+        facts.settings["generated_at"] = Fact(began, f"generated_at in {name}")
 
 
 def _benchy(facts: FileFacts, tables: _Tables) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -21,6 +22,8 @@ from ..book.key_figures import speculative
 from ..book.registry import get
 from ..book.spec import ChapterSpec
 from ..ingest import detect, readers
+from ..ingest import read as ingest_read
+from ..ingest.bench_spark import log_first_clock
 from ..ingest.errors import IngestError
 from ..study.contract import TODO, Contract, kind_for, slug
 from ..study.folder import MANIFEST, StudyError, write_checksums
@@ -66,6 +69,7 @@ def new_study(chapter: str, out_dir, files, log=print) -> Path:
         raise NewError(problems)
     _pair_power_limits(units)
     _lend_harness_meta(units)
+    _dates_from_the_runner(out, units)
     _kinds(units, spec.contract)
     configs = configurations(units)
     roles = _roles(units, configs, spec.contract)
@@ -201,6 +205,52 @@ def _lend_harness_meta(units: list[Unit]) -> None:
         if lent:
             u.notes.append(f"{', '.join(lent)} from {Path(meta.path).name} beside it (the harness's record of "
                            "the server), not from this file")
+
+
+def _dates_from_the_runner(out: Path, units: list[Unit]) -> None:
+    """Dates a harness's files do not print, from its runner's clock (bench-spark): the
+    runner log's first line is the run's start, whose date meta.json's `generated_at` gives
+    (used only when the two times agree within a minute: one clock); a power CSV began at its
+    test's START line and the sweep summary was written at its test's END, so each is dated by
+    the day of the run that line falls on. Each such date's file entry says where it came from."""
+    by_folder: dict[str, dict[str, Unit]] = {}
+    for u in units:
+        by_folder.setdefault(str(Path(u.path).parent), {})[u.facts.format] = u
+    for folder, found in by_folder.items():
+        meta, log = found.get("bench-spark-meta"), found.get("bench-spark-runner-log")
+        began = meta and meta.facts.context.get("date") and meta.facts.settings.get("generated_at")
+        if not (began and log):
+            continue
+        start = datetime.fromisoformat(str(began.value))
+        events = ingest_read(out / log.path).tables["harness_events"]
+        first = datetime.strptime(
+            f"{start.date()} {log_first_clock(out / log.path)}", "%Y-%m-%d %H:%M:%S").replace(tzinfo=start.tzinfo)
+        if abs((first - start).total_seconds()) > 60:
+            continue  # not one clock, or not this run's log
+
+        def date_of(seconds: float) -> str:
+            return (first + timedelta(seconds=seconds)).date().isoformat()
+
+        log_name = Path(log.path).name
+        _date(log, first.date().isoformat(), f"its first line is the run's start, {start.isoformat()} "
+                                              f"(generated_at in {Path(meta.path).name})")
+        for u in units:
+            if str(Path(u.path).parent) != folder or u.context.get("date") is not None:
+                continue
+            test = re.match(r"(\d+)-", Path(u.path).name)
+            kind = {"power-series-csv": "start", "bench-spark-capacity": "end"}.get(u.facts.format)
+            at = events[(events["event"] == kind) & (events["test"] == test[1])] if test and kind else events[:0]
+            if len(at) == 1:
+                line = int(at["line"].iloc[0])
+                _date(u, date_of(float(at["elapsed_s"].iloc[0])),
+                      f"the {kind.upper()} {test[1]} line of {log_name} (line {line}), on the runner's clock "
+                      f"that began {start.isoformat()}")
+
+
+def _date(u: Unit, day: str, why: str) -> None:
+    u.context["date"] = day
+    u.todo = [t for t in u.todo if not t.startswith("date:")]
+    u.notes.append(f"date {day} from {why}")
 
 
 def _kinds(units: list[Unit], contract: Contract) -> None:

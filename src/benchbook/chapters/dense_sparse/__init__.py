@@ -5,7 +5,18 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, ONE, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
+from ...book.kinds import (
+    BENCH,
+    CLOSED,
+    ONE,
+    RATE_HOW,
+    SERVE,
+    closed_loop_kind,
+    closed_loop_section,
+    energy_section,
+    harness_kinds,
+    rate_kind,
+)
 from ...book.spec import KEY_FIGURE_NUMBERS, VERDICTS, ChapterSpec, Headline, resting_on
 from ...ingest import load_pattern
 from ...study.contract import Contract, Kind, Need, Role, Section
@@ -33,7 +44,7 @@ CONTRACT = Contract(
              formats=BENCH, when=(("input_len", "ge", 1024),), loads=ONE),
         Kind("decode-single", "a single-stream decode run", SERVE, needs=("concurrency",), formats=BENCH,
              loads=ONE),
-        rate_kind(), *harness_kinds(),
+        rate_kind(), *harness_kinds(), closed_loop_kind(),
         Kind("server-log", "the server's log (start-up facts)", ("boot", "windows"), key="boot",
              formats=("vllm-server-log",)),
         Kind("gpu-memory", "an nvidia-smi log of memory use", ("gpu_samples",), key="gpu", formats=("nvidia-smi",)),
@@ -69,6 +80,7 @@ CONTRACT = Contract(
             Need(("tool-calls",), "tool-call logs of two or more models", min_configs=2),),
             how="Add tool-call logs of a second model."),
         Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        closed_loop_section(),
         energy_section(),
     ),
 )

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ...analysis import energy, rate_sweep
+from ...analysis import closed_loop, energy, rate_sweep
 from ...analysis.proportions import compare_rates, holm, wilson
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
@@ -63,6 +63,7 @@ class Results(pipeline.ChapterResults):
     reference: list = field(default_factory=list)
     rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
     energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=energy.COLUMNS))  # per token
+    closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=closed_loop.COLUMNS))  # llama-benchy
 
     @property
     def configs(self) -> dict:
@@ -104,6 +105,7 @@ def analyse(data_dir, published_file=None, architecture_file=None, confidence: f
     r.reference = (load_yaml(Path(published_file).read_text(encoding="utf-8")) or {}).get("reference") or []
     r.rates = rate_sweep.of_chapter(r, r.runs[r.runs["kind"] == "rate"])
     r.energy = energy.of_chapter(r)
+    r.closed = closed_loop.points(r.data["llama_benchy"], list(r.rates.labels))
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     return r
@@ -887,6 +889,8 @@ def glue_values(r: Results) -> dict:
         out.update(rate_sweep.glue_values(r.rates))
     if r.has("energy"):
         out.update(energy.glue_values(r.energy))
+    if r.has("closed-loop"):
+        out.update(closed_loop.glue_values(r.closed))
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     return out
@@ -975,7 +979,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "recovery": recovery(r), "kv_check": kv_check(r),
         "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
         "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
-        "energy": r.energy,
+        "energy": r.energy, "closed_loop": r.closed,
     }
 
 

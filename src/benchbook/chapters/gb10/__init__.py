@@ -5,7 +5,17 @@ meets and its headlines; analysis.py computes the page."""
 
 from __future__ import annotations
 
-from ...book.kinds import BENCH, CLOSED, RATE_HOW, SERVE, energy_section, harness_kinds, rate_kind
+from ...book.kinds import (
+    BENCH,
+    CLOSED,
+    RATE_HOW,
+    SERVE,
+    closed_loop_kind,
+    closed_loop_section,
+    energy_section,
+    harness_kinds,
+    rate_kind,
+)
 from ...book.spec import KEY_FIGURE_NUMBERS, VERDICTS, ChapterSpec, Headline, resting_on
 from ...study.contract import Contract, Kind, Need, Role, Section
 
@@ -26,7 +36,7 @@ CONTRACT = Contract(
              when=(("input_len", "eq", i), ("output_len", "eq", o), ("concurrency", "eq", c)), loads=CLOSED)
         for t, (i, o, c) in zip("abcd", ((512, 512, 1), (8192, 256, 4), (2048, 512, 16), (2048, 256, 2)))
     ) + (
-        rate_kind(), *harness_kinds(),
+        rate_kind(), *harness_kinds(), closed_loop_kind(),
         Kind("server-log", "the server's log", ("boot", "windows", "spec_decode"), key="log",
              formats=("vllm-server-log",)),
         Kind("metrics", "dumps of the server's /metrics", ("prom_samples",), key="metrics",
@@ -75,6 +85,7 @@ CONTRACT = Contract(
             Need(("server-log",), "the MTP server's log", roles=("mtp",))),
             how="Add the start-up logs of both the vanilla and the MTP server."),
         Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
+        closed_loop_section(),
         energy_section(),
     ),
 )

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...analysis import energy, rate_sweep
+from ...analysis import closed_loop, energy, rate_sweep
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...format import config_label, fmt_seconds, platform_short
@@ -80,6 +80,7 @@ class Results(pipeline.ChapterResults):
     labels: dict = field(default_factory=dict)  # value-name key (old, fresh, van, mtp) -> label
     rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
     energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=energy.COLUMNS))  # per token
+    closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=closed_loop.COLUMNS))  # llama-benchy
 
     def test_label(self, test: str) -> str:
         """'A: 512/512, 1 client': the test's workload as this data ran it."""
@@ -276,6 +277,7 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
     runs = r.data["runs"]
     r.rates = rate_sweep.of_chapter(r, runs[runs["kind"] == "rate"])
     r.energy = energy.of_chapter(r)
+    r.closed = closed_loop.points(r.data["llama_benchy"], list(r.rates.labels))
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
@@ -847,6 +849,8 @@ def _shared_sections_glue(r: Results) -> dict:
         out.update(rate_sweep.glue_values(r.rates))
     if r.has("energy"):
         out.update(energy.glue_values(r.energy))
+    if r.has("closed-loop"):
+        out.update(closed_loop.glue_values(r.closed))
     return out
 
 
@@ -974,7 +978,8 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
             "windows": r.data["windows"], "spec_decode": r.data["spec_decode"], "boot": r.data["boot"],
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
             "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r),
-            "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity, "energy": r.energy}
+            "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity, "energy": r.energy,
+            "closed_loop": r.closed}
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
