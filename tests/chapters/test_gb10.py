@@ -232,3 +232,26 @@ def test_the_write_up_s_data_has_no_rate_runs_and_says_so():
     r = gb10.analyse(DATA, DATA / "published.yml")
     assert not r.has("rate") and "--request-rate" in r.missing("rate").text()
     assert "rate_steps" not in gb10.glue_values(r)
+
+
+def test_energy_and_llama_benchy_of_whole_harness_folders(tmp_path):
+    """Whole DGX Spark harness folders through `new`: the GB10 chapter shows energy per token
+    for every bench run a power log of its test covers, and llama-benchy's decode points, one
+    per raw `tgN (cK)` line of the .md tables (their .log copies shown once)."""
+    from realdata import DGX, REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8")
+    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "vanilla"})
+    r = gb10.analyse(data, DATA / "published.yml")
+    assert r.has("energy") and r.has("closed-loop")
+    results = [p for f in folders for p in (DGX / f).glob("[01][0-9]-*.json")
+               if "date" in json.loads(p.read_text(encoding="utf-8"))]
+    assert len(r.energy) == len(results) == 20 and r.energy["covered"].all()
+    tg = sum(1 for f in folders for p in (DGX / f).glob("0[1-6]-*.md")
+             for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("|") and " tg" in ln.split("|")[2])
+    assert int((r.closed["kind"] == "tg").sum()) == tg and r.closed["source_file"].str.endswith(".md").all()
+    glued = gb10.glue_values(r)
+    assert glued["energy_runs"] == 20 and glued["closed_points"] == tg
+    assert {"energy", "closed_loop"} <= set(gb10.downloads(r))
