@@ -23,8 +23,11 @@ def test_the_opening_counts_runs_by_load_pattern_and_names_what_the_files_do_not
     r = dense_sparse.analyse(out, DATA / "3090-dense-vs-sparse" / "published.yml")
     words = opening_words(r)
     # 6 steps + 3 workloads per model are open loop; 10-monday-peak is capped at 25; one crash log each
-    assert words["data_runs"] == ("18 open-loop request-rate runs, 2 fixed-concurrency runs, 2 server logs; "
-                                  "2 of these failed")
+    folders = [DGX / "qwen-3.6-35b-a3b" / "fp8", DGX / "qwen-3.6-27b" / "fp8"]
+    power = sum(len(list(f.glob("*-telemetry.csv"))) for f in folders)
+    benchy = sum(len(list(f.glob("0[1-6]-*.md"))) + len(list(f.glob("0[1-6]-*.log"))) for f in folders)
+    assert words["data_runs"] == ("18 open-loop request-rate runs, 2 fixed-concurrency runs, 2 server logs, "
+                                  f"{power} power logs, {benchy} llama-benchy test files; 2 of these failed")
     assert words["data_models"] == "Qwen/Qwen3.6-35B-A3B-FP8, Qwen/Qwen3.6-27B-FP8"
     # bench JSONs name no GPU; the harness's meta.json beside them does (benchbook new lends it)
     meta = json.loads((DGX / "qwen-3.6-27b" / "fp8" / "meta.json").read_text(encoding="utf-8"))

@@ -19,7 +19,8 @@ _RUNS = {load_pattern.SINGLE: "single-stream", load_pattern.CONCURRENCY: "fixed-
          load_pattern.RATE: "open-loop request-rate", load_pattern.ALL_AT_ONCE: "all-at-once",
          load_pattern.UNKNOWN: "bench"}
 _FILES = {"vllm-server-log": "server log", "nvidia-smi-csv": "nvidia-smi log", "prometheus-text": "/metrics dump",
-          "tool-call-log": "tool-call log", "gauntlet-csv": "gauntlet file"}
+          "tool-call-log": "tool-call log", "gauntlet-csv": "gauntlet file", "power-series-csv": "power log",
+          **{f"benchy-{form}": "llama-benchy test file" for form in ("md", "log", "json", "csv")}}
 
 
 def opening_words(r) -> dict[str, str]:
@@ -67,8 +68,9 @@ def _runs(r) -> str:
             parts.append(f"{n} {_RUNS.get(pattern, pattern)} run{'s' if n != 1 else ''}")
     report = r.data.report  # one row per file read, with the format its reader detected
     formats = report["format"].astype(str) if "format" in report else pd.Series(dtype=str)
-    for fmt, word in _FILES.items():
-        n = int((formats == fmt).sum())
+    counts = formats.map(_FILES).value_counts()
+    for word in dict.fromkeys(_FILES.values()):  # in _FILES' order, a word once for all its formats
+        n = int(counts.get(word, 0))
         if n:
             parts.append(f"{n} {word}{'s' if n != 1 else ''}")
     failed = sum(1 for run in r.data.study.run_entries() if run.context.get("failed"))
