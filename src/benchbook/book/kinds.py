@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis import closed_loop, energy, rate_sweep
 from ..ingest import load_pattern
 from ..study.contract import Kind, Need, Section
 
@@ -60,3 +61,17 @@ def closed_loop_section() -> Section:
         Need(("closed-loop",), "llama-benchy tests"),),
         how="Add llama-benchy's output (its markdown table, a .md or the console .log, or --format json) "
             "beside the bench results (kind: closed-loop).")
+
+
+def shared_glue(r) -> dict:
+    """The numbers of the sections the vLLM chapters share (request-rate sweeps, energy per
+    token, llama-benchy's closed loop), each when the data shows it (`r`: a chapter's results
+    with `rates`, `energy` and `closed`)."""
+    out = {}
+    if r.has("rate"):
+        out.update(rate_sweep.glue_values(r.rates))
+    if r.has("energy"):
+        out.update(energy.glue_values(r.energy))
+    if r.has("closed-loop"):
+        out.update(closed_loop.glue_values(r.closed))
+    return out

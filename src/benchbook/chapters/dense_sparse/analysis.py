@@ -24,6 +24,7 @@ from ...analysis.proportions import compare_rates, holm, wilson
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
 from ...book.key_figures import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
+from ...book.kinds import shared_glue
 from ...format import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
 from ...ingest.textio import load_yaml
 from ...ingest.tool_failures import CLASS_IDS, LABELS
@@ -885,12 +886,7 @@ def glue_values(r: Results) -> dict:
     _glue_prefill(r, out)
     _glue_kv(r, out)
     _glue_reliability(r, out)
-    if r.has("rate"):
-        out.update(rate_sweep.glue_values(r.rates))
-    if r.has("energy"):
-        out.update(energy.glue_values(r.energy))
-    if r.has("closed-loop"):
-        out.update(closed_loop.glue_values(r.closed))
+    out.update(shared_glue(r))
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     return out

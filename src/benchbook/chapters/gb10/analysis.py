@@ -21,6 +21,7 @@ import pandas as pd
 from ...analysis import closed_loop, energy, rate_sweep
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
+from ...book.kinds import shared_glue
 from ...format import config_label, fmt_seconds, platform_short
 from ...ingest import load_pattern
 from ...ingest.prometheus import counter_delta
@@ -841,19 +842,6 @@ def ingest_table(r: Results) -> pd.DataFrame:
     return r.data.report[["file", "format", "read", "ignored", "reasons"]]
 
 
-def _shared_sections_glue(r: Results) -> dict:
-    """The numbers of the sections every vLLM chapter shares (request-rate sweeps, energy per
-    token), when the data shows them."""
-    out = {}
-    if r.has("rate"):
-        out.update(rate_sweep.glue_values(r.rates))
-    if r.has("energy"):
-        out.update(energy.glue_values(r.energy))
-    if r.has("closed-loop"):
-        out.update(closed_loop.glue_values(r.closed))
-    return out
-
-
 def glue_values(r: Results) -> dict:
     """Numbers and words quoted in the chapter's prose, each computed only when its data is
     there; the prose that quotes it is tagged with its section and dropped without it."""
@@ -900,7 +888,7 @@ def glue_values(r: Results) -> dict:
     _acceptance_values(r, out)
     if r.has("mtp-boot"):
         mtp_costs(r, out)
-    out.update(_shared_sections_glue(r))
+    out.update(shared_glue(r))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     cons = r.ledger[r.ledger["kind"] == "consistency"]
     out["consistency_total"] = len(cons)

@@ -20,6 +20,7 @@ from ...analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, u
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
+from ...book.kinds import shared_glue
 from ...format import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 from ...ingest import load_pattern
 from ...ledger import claims as claims_mod
@@ -404,14 +405,9 @@ def glue_values(r: Results) -> dict:
         for key, col in (("sweep_input_len", "input_len"), ("sweep_output_len", "output_len")):
             lens = sweeps_[col].dropna().astype(int).unique()
             out[key] = f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}"
-    if r.has("rate"):
-        out.update(rate_sweep.glue_values(r.rates))
+    out.update(shared_glue(r))
     if r.has("common-points"):
         out.update(rate_sweep.common_glue(r.common))
-    if r.has("energy"):
-        out.update(energy.glue_values(r.energy))
-    if r.has("closed-loop"):
-        out.update(closed_loop.glue_values(r.closed))
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
