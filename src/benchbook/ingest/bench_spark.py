@@ -201,11 +201,3 @@ def _runner_log(path: Path, text: str) -> IngestResult:
     res.tables["harness_events"] = conform(pd.DataFrame(rows, columns=cols), "harness_events")
     return res
 
-
-def log_first_clock(path: Path) -> str | None:
-    """The HH:MM:SS of a runner log's first clocked line (the run's start)."""
-    for line in read_text(path).splitlines():
-        m = _CLOCK.match(line.strip())
-        if m:
-            return f"{m[1]}:{m[2]}:{m[3]}"
-    return None

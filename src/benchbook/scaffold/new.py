@@ -23,7 +23,6 @@ from ..book.registry import get
 from ..book.spec import ChapterSpec
 from ..ingest import detect, readers
 from ..ingest import read as ingest_read
-from ..ingest.bench_spark import log_first_clock
 from ..ingest.errors import IngestError
 from ..study.contract import TODO, Contract, kind_for, slug
 from ..study.folder import MANIFEST, StudyError, write_checksums
@@ -223,8 +222,12 @@ def _dates_from_the_runner(out: Path, units: list[Unit]) -> None:
             continue
         start = datetime.fromisoformat(str(began.value))
         events = ingest_read(out / log.path).tables["harness_events"]
-        first = datetime.strptime(
-            f"{start.date()} {log_first_clock(out / log.path)}", "%Y-%m-%d %H:%M:%S").replace(tzinfo=start.tzinfo)
+        if not len(events):
+            continue
+        # the log's first line: its first event's clock less the seconds since that line
+        h, m, sec = (int(x) for x in events["clock"].iloc[0].split(":"))
+        of_day = (h * 3600 + m * 60 + sec - float(events["elapsed_s"].iloc[0])) % 86400
+        first = datetime.combine(start.date(), datetime.min.time(), start.tzinfo) + timedelta(seconds=of_day)
         if abs((first - start).total_seconds()) > 60:
             continue  # not one clock, or not this run's log
 
