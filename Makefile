@@ -15,10 +15,10 @@ UV := uv==0.13.8
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
 
-# Tests run on every CPU (pytest-xdist; JOBS=1 for one process), a module's tests in one worker
-# so its module-scoped builds run once.
+# Tests run on every CPU (pytest-xdist; JOBS=1 for one process); the tests that share a build or
+# an executed chapter run in one worker, so it is made once (tests/conftest.py, group_of).
 JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadscope
+PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 test: lint
 	$(PYTEST)
