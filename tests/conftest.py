@@ -14,6 +14,7 @@ HERE = Path(__file__).parent
 SLOW_FOLDERS = ("chapters", "tools")  # every test there executes chapter notebooks or data generators
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (it names each test by its group)
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of SLOW_FOLDERS slow (make test-fast leaves them out), and keep the tests
     that share a costly fixture in one pytest-xdist worker (`--dist loadgroup`, see group_of)."""
