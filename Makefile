@@ -16,7 +16,7 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build book
 
 # Tests run on every CPU (pytest-xdist; JOBS=1 for one process); the tests that share a build or
-# an executed chapter run in one worker, so it is made once (tests/conftest.py, group_of).
+# an executed chapter run in one worker, so it is made once (tests/worker_groups.py).
 JOBS ?= auto
 PYTEST := $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
