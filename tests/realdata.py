@@ -104,8 +104,7 @@ def make(chapter: str, variant: str, root: Path) -> Path:
 
 def dgx(chapter: str, root: Path, folders: tuple[str, ...], roles: dict[str, str] | None = None) -> Path:
     """A data folder `new` makes from whole DGX Spark harness folders ('qwen-3.6-27b/fp8'),
-    with the roles `new` leaves to the user set as a user would (folder -> role); a
-    configuration whose role is left open stays a to-do."""
+    with roles set as a user would (folder -> role; None: the user leaves it open, a to-do)."""
     out = root / f"{chapter}-dgx-{len(folders)}"
     new_study(chapter, out, [DGX / f for f in folders], log=lambda msg: None)
     if roles:
@@ -116,8 +115,10 @@ def dgx(chapter: str, root: Path, folders: tuple[str, ...], roles: dict[str, str
             stem = f"qwen3-6-{model.removeprefix('qwen-3.6-')}-{quant}"
             hit = [cid for cid in doc["configs"] if cid == stem or cid.startswith(stem + "-")]
             assert len(hit) == 1, (folder, list(doc["configs"]))
-            doc["configs"][hit[0]]["role"] = role
+            doc["configs"][hit[0]]["role"] = role or "TODO"
             doc["todo"] = [t for t in doc.get("todo", []) if not t.startswith(f"configs.{hit[0]}.role:")]
+            if role is None:
+                doc["todo"].append(f"configs.{hit[0]}.role: left open by the user")
         path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
         write_checksums(out)
     return out

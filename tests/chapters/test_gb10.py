@@ -197,23 +197,25 @@ def test_book_builds_with_the_chapter(tmp_path):
 
 
 def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
-    """Whole DGX Spark harness folders: `new` makes the FP8 35B-A3B the control; the user
-    gives the 27B the role vanilla and leaves the NVFP4 folder's role open, so its runs wait.
-    The section shows the two configurations' sweeps, and the capacity of each main sweep
-    is the harness's own (11-rate-sweep.json, read here as plain JSON)."""
+    """Whole DGX Spark harness folders: `new` makes the FP8 35B-A3B the vanilla configuration
+    (the write-up's setup for it); the user gives the 27B the role control and leaves the
+    NVFP4 folder's role open, so its runs wait. The section shows the two configurations'
+    sweeps, and the capacity of each main sweep is the harness's own (11-rate-sweep.json,
+    read here as plain JSON)."""
     from realdata import DGX, REAL, dgx
 
     if not REAL.is_dir():
         pytest.skip("../shared/samples/real is not here")
     folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8", "qwen-3.6-35b-a3b/nvfp4")
-    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "vanilla"})
+    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "control", "qwen-3.6-35b-a3b/nvfp4": None})
     r = gb10.analyse(data, DATA / "published.yml")
     assert r.has("rate") and not r.has("mtp")
     labels = list(r.rates.labels)
     assert labels == [r.roles.first("control"), r.roles.first("vanilla")]
     assert set(r.rates.steps["config"]) == set(labels)  # the NVFP4 runs wait for their role
+    assert "35B-A3B-FP8" in r.config(r.roles.first("vanilla"))["model"]
     cap = r.rates.capacity
-    for cid, folder in zip(labels, folders):
+    for cid, folder in zip(labels, folders[1::-1]):
         main = cap[(cap["config"] == cid) & (cap["steps"] == 7)].set_index("limit_s")
         theirs = json.loads((DGX / folder / "11-rate-sweep.json").read_text())["capacity_by_slo_ms"]
         for ms, h in theirs.items():
@@ -243,7 +245,7 @@ def test_energy_and_llama_benchy_of_whole_harness_folders(tmp_path):
     if not REAL.is_dir():
         pytest.skip("../shared/samples/real is not here")
     folders = ("qwen-3.6-35b-a3b/fp8", "qwen-3.6-27b/fp8")
-    data = dgx(STUDY, tmp_path, folders, {"qwen-3.6-27b/fp8": "vanilla"})
+    data = dgx(STUDY, tmp_path, folders)  # the 35B-A3B FP8 vanilla (the write-up's setup), the 27B other
     r = gb10.analyse(data, DATA / "published.yml")
     assert r.has("energy") and r.has("closed-loop")
     results = [p for f in folders for p in (DGX / f).glob("[01][0-9]-*.json")
@@ -255,3 +257,73 @@ def test_energy_and_llama_benchy_of_whole_harness_folders(tmp_path):
     glued = gb10.glue_values(r)
     assert glued["energy_runs"] == 20 and glued["closed_points"] == tg
     assert {"energy", "closed_loop"} <= set(gb10.downloads(r))
+
+
+# ---- the book's page on measured DGX Spark runs (data/dgx-spark-measured, CC-BY-4.0)
+
+MEASURED = ROOT / "data" / "dgx-spark-measured"
+
+
+def _benchy_cells(path: Path, test: str) -> list[str]:
+    """The cells of the row of `test` ('tg1024 (c1)') in a llama-benchy markdown table, read here."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) > 2 and cells[1] == test:
+            return cells
+    raise AssertionError(f"{path.name}: no row {test}")
+
+
+def test_the_measured_dgx_spark_page_s_numbers_are_its_raw_files():
+    """The five Qwen3.6 folders: the write-up's model without MTP is the vanilla configuration,
+    the rest are shown where every configuration is; every number the rate, llama-benchy,
+    energy and beside sections show equals the raw files read here with json and a split."""
+    import csv
+
+    r = gb10.analyse(MEASURED, DATA / "published.yml")
+    assert r.comparability.role_ok("vanilla") and not r.comparability.role_ok("other") and not r.comparable
+    assert not r.assumed and not r.has("mtp") and not r.has("control")
+    assert all(r.has(s) for s in ("rate", "closed-loop", "energy", "beside"))
+    raw = MEASURED / "raw"
+    meta = {p.parent.relative_to(raw).as_posix(): json.loads(p.read_text()) for p in raw.glob("*/*/meta.json")}
+    assert len(meta) == 5
+    for cid in r.data.study.configs:
+        folder = next(f for f, m in meta.items() if m["model"] == r.config(cid)["model"])
+        assert r.config(cid)["engine_version"] == meta[folder]["vllm_version_reported"]
+        assert r.roles.of_config[cid] == ("vanilla" if folder == "qwen-3.6-35b-a3b/fp8" else "other")
+    for _, step in r.rates.steps.iterrows():
+        obj = json.loads((MEASURED / step["source_file"]).read_text())
+        assert step["output_tps"] == pytest.approx(obj["output_throughput"], rel=1e-12)
+    tg_lines = sum(1 for p in raw.glob("*/*/0[1-6]-*.md") for ln in p.read_text(encoding="utf-8").splitlines()
+                   if ln.startswith("|") and " tg" in ln.split("|")[2])
+    assert int((r.closed["kind"] == "tg").sum()) == tg_lines == 125
+    e = r.energy
+    assert len(e) == 50 and e["covered"].all()  # tests 07-11 of five configurations, six sweep steps each
+    for _, row in e.iterrows():
+        obj = json.loads((MEASURED / row["source_file"]).read_text())
+        assert row["output_tokens"] == obj["total_output_tokens"]
+        with open(MEASURED / row["series_file"], newline="") as fh:
+            watts = [float(x["power_w"]) for x in csv.DictReader(fh)]
+        assert min(watts) <= row["mean_power_w"] <= max(watts)
+    # the write-up's test A beside the vanilla folder's one-request chat test, never judged
+    a = r.beside.set_index("test").loc["A"]
+    chat = raw / "qwen-3.6-35b-a3b" / "fp8" / "01-chat.md"
+    assert a["decode_tps_total"] == float(_benchy_cells(chat, "tg1024 (c1)")[2].split("±")[0])
+    assert a["ttfr_s"] * 1000 == pytest.approx(float(_benchy_cells(chat, "pp1024 (c1)")[6].split("±")[0]))
+    mtp_table = next(t for t in load_published(DATA / "published.yml").tables if t.id == "mtp")
+    assert a["published_output_tps"] == mtp_table.rows[0][1]  # "A: Output tok/s", the vanilla column
+    assert r.beside["comparable"].str.startswith("not comparable: ").all()
+    assert "prompts of 1,024 tokens against 512" in a["comparable"]
+
+
+def test_the_write_up_s_runs_are_set_beside_only_on_its_setup(tmp_path):
+    """On the write-up's own folder (tests A-D, no llama-benchy) and on a folder whose vanilla
+    configuration is another model, the beside section is absent and says why."""
+    r = gb10.analyse(DATA, DATA / "published.yml")
+    assert not r.has("beside") and "llama-benchy" in r.missing("beside").text()
+    from realdata import REAL, dgx
+
+    if not REAL.is_dir():
+        pytest.skip("../shared/samples/real is not here")
+    other = dgx(STUDY, tmp_path, ("qwen-3.6-27b/fp8",), {"qwen-3.6-27b/fp8": "vanilla"})
+    r = gb10.analyse(other, DATA / "published.yml")
+    assert not r.has("beside") and "Qwen3.6-27B-FP8" in r.missing("beside").text()

@@ -276,11 +276,19 @@ def test_the_dgx_spark_page_s_numbers_are_its_raw_files():
 
 
 def test_no_single_stream_figure_comes_from_a_busier_run():
-    """The DGX Spark runs have no concurrency-1 run: the key figures leave single-stream decode,
-    TTFT and prefill unmeasured and say why, rather than quoting the concurrency-25 run."""
+    """The DGX Spark runs have no concurrency-1 bench run: the key figures take one stream from
+    llama-benchy's concurrency-1 tests (its generation rate, time to first response and prompt
+    rate, read here from the markdown table) and never from the concurrency-25 run."""
     r = h100.analyse(DGX_PAGE, None, DATA / "published.yml")
     k = h100.key_figures(r)
-    assert len(k) == 2 and k["single_stream_decode_tps"].isna().all() and k["ttft_s"].isna().all()
-    assert k["prefill_tps"].isna().all() and k["best_aggregate_tps"].notna().all()
-    basis = k["decode_basis"]
-    assert basis.str.contains("concurrency 25").all() and basis.str.startswith("not measured").all()
+    assert len(k) == 2 and k["best_aggregate_tps"].notna().all()
+    assert k["decode_basis"].str.startswith("llama-benchy's generation rate, one request").all()
+    assert not k["decode_basis"].str.contains("concurrency 25").any()
+    for _, row in k.iterrows():
+        folder = "qwen-3.6-35b-a3b" if "35b" in row["config"] else "qwen-3.6-27b"
+        table = (DGX_PAGE / "raw" / folder / "fp8" / "01-chat.md").read_text(encoding="utf-8").splitlines()
+        cells = {c[1]: c for c in ([x.strip() for x in ln.strip().strip("|").split("|")] for ln in table
+                                   if ln.startswith("| qwen"))}
+        assert row["single_stream_decode_tps"] == float(cells["tg1024 (c1)"][3].split("±")[0])
+        assert row["ttft_s"] * 1000 == pytest.approx(float(cells["pp1024 (c1)"][6].split("±")[0]))
+        assert row["prefill_tps"] == float(cells["pp1024 (c1)"][2].split("±")[0]) and row["ttft_input_tokens"] == 1024

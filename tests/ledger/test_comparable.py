@@ -130,9 +130,14 @@ def test_a_role_absent_from_the_data_is_comparable():
     assert m.comparable and m.data == "absent" and got.comparable
 
 
-def test_a_role_the_setup_does_not_name_is_not_compared():
-    got = compare_setup(SETUP, {"d": H100_DENSE, "z": {"platform": "A100"}}, {"d": "baseline", "z": "other"})
-    assert "other" not in got.roles and got.role_ok("other")
+def test_a_role_the_setup_does_not_name_makes_the_data_only_partly_the_write_ups():
+    """Configurations beyond the write-up's (role other) are not its setup, even on its
+    platform: a folder of the write-up's model plus four others is no replication."""
+    got = compare_setup(SETUP, {"d": H100_DENSE, "z": {"platform": "A100"}, "y": H100_DENSE},
+                        {"d": "baseline", "z": "other", "y": "other"})
+    assert not got.role_ok("other") and got.roles["other"].claim == "nothing in this role"
+    assert got.roles["other"].data == "a model it does not name, on A100; Qwen/Qwen3.6-27B-FP8 on NVIDIA H100 80GB HBM3"
+    assert got.role_ok("baseline") and got.any_comparable and not got.comparable
 
 
 def test_a_config_matches_the_best_of_several_entries():

@@ -79,7 +79,7 @@ def test_an_existing_empty_folder_is_accepted(tmp_path):
                               "d.json": (100, 256, 1, "decode-single")}),
     ("gb10-mtp", {"a.json": (512, 512, 1, "test-a"), "b.json": (8192, 256, 4, "test-b"),
                   "c.json": (2048, 512, 16, "test-c"), "d.json": (2048, 256, 2, "test-d"),
-                  "x.json": (100, 3, 8, None)}),
+                  "x.json": (100, 3, 8, "other-bench")}),  # another workload: listed, compared with nothing
 ])
 def test_kinds_by_the_chapter_s_conditions(tmp_path, chapter, cases):
     files = [bench(tmp_path / "in", name, i, o, c) for name, (i, o, c, _) in cases.items()]
@@ -133,6 +133,34 @@ def test_every_pick_rule_and_rules_that_wait_for_another_role():
     assert _roles([], {"x": config("m", speculative="mtp"), "y": config("m"), "z": config("n", speculative="")},
                   plain) == {"y": "control", "z": "control", "x": "first"}
     assert _roles([], {}, plain) == {}
+
+
+def test_rules_by_the_write_up_s_setup_and_by_another_role_s_model():
+    """'setup' picks the write-up's platform, model and weights for the role; 'not-model-of'
+    waits for that role and then takes other models; 'a+b' needs both. With no setup (outside
+    a project) the rule 'setup' picks nothing."""
+    def config(model, quant, speculative=None, platform="DGX Spark NVIDIA GB10"):
+        return {"facts": {"model": model, "quantisation": quant, "platform": platform, "speculative": speculative},
+                "units": [SimpleNamespace(kind="sweep")]}
+
+    setup = {"vanilla": {"platform": ["DGX Spark", "GB10"], "model": "Qwen3.6-35B-A3B", "quantisation": "FP8"},
+             "control": {"platform": "GB10", "model": "Qwen3.5-35B-A3B", "quantisation": "FP8"}}
+    contract = Contract(roles=(
+        Role("control", "c", "", pick=("setup+plain", "plain+not-model-of:mtp")),
+        Role("vanilla", "v", "", pick=("model-of:mtp+plain", "setup+plain")),
+        Role("mtp", "m", "", pick=("speculative",)), Role("other", "o", "", max=None, pick=("rest",))), kinds=())
+    five = {"bf16": config("Qwen/Qwen3.6-35B-A3B", "BF16"), "fp8": config("Qwen/Qwen3.6-35B-A3B-FP8", "FP8"),
+            "h100": config("Qwen/Qwen3.6-35B-A3B-FP8", "FP8", platform="H100"),
+            "dense": config("Qwen/Qwen3.6-27B-FP8", "FP8")}
+    assert _roles([], five, contract, setup) == {"fp8": "vanilla", "bf16": "other", "h100": "other",
+                                                 "dense": "other"}
+    assert _roles([], five, contract) == {c: "other" for c in five}  # no setup: nothing by 'setup'
+    with_mtp = {"old": config("Qwen/Qwen3.5-35B-A3B-FP8", "FP8"), "mtp": config("Qwen/Qwen3.6-27B", "BF16", "mtp"),
+                "van": config("Qwen/Qwen3.6-27B", "BF16"), "x": config("org/X", "BF16")}
+    # control: the setup's model first; without it, a plain model other than the MTP one
+    assert _roles([], with_mtp, contract, setup) == {"old": "control", "mtp": "mtp", "van": "vanilla", "x": "other"}
+    del with_mtp["old"]
+    assert _roles([], with_mtp, contract, setup) == {"mtp": "mtp", "van": "vanilla", "x": "control"}
 
 
 def test_runs_of_one_model_are_one_configuration(tmp_path):
@@ -214,7 +242,7 @@ def test_a_single_fixed_rate_run_is_kind_rate(tmp_path):
 
 def test_a_run_without_a_kind_is_a_to_do_until_the_to_do_is_dropped(tmp_path, capsys):
     out = tmp_path / "out"
-    doc = new("gb10-mtp", out, [bench(tmp_path, "x.json", 100, 3, 8, model=MOE)])
+    doc = new("power-sweep", out, [bench(tmp_path, "x.json", 100, 3, 8, model=MOE)])  # it reads logs only
     assert "kind" not in doc["files"][0]
     assert main(["validate", str(out)]) == 0  # what `new` wrote, validate accepts: the to-do is listed
     assert "to do: files[0].kind: no kind of this chapter matches" in capsys.readouterr().out
@@ -268,7 +296,9 @@ def test_real_logs_roles_by_model_and_by_speculative_decoding(tmp_path):
               [LOGS / "club-3090_105_2x3090_vllm0.20.1_mtp.log", LOGS / "vllm_43295_mtp-slow.log"])
     for c in doc["configs"].values():
         spec = str(c.get("speculative") or "none").lower() != "none"
-        assert c["role"] == ("mtp" if spec else "control"), c
+        # a log that names no model is neither the MTP model without MTP nor another model:
+        # it is not guessed to be the control, only shown where every configuration is
+        assert c["role"] == ("mtp" if spec else "other" if not c.get("model") else "control"), c
     assert set(kinds_by_name(doc).values()) == {"server-log"}
 
 
@@ -501,7 +531,18 @@ def test_open_loop_rate_runs_are_never_single_stream_runs(tmp_path, capsys):
     assert "study.yml gives concurrency 1, but the file records an open-loop request rate" in err
 
 
-def test_a_closed_loop_run_is_offered_only_kinds_that_take_it(tmp_path):
+def test_a_closed_loop_run_is_offered_only_kinds_that_take_it(tmp_path, monkeypatch):
+    """The GB10 chapter without its kind for other workloads ('other-bench'): a closed-loop
+    run no kind takes is offered the closed-loop kinds, never 'rate'."""
+    import dataclasses
+
+    from benchbook.book.registry import get
+    from benchbook.scaffold import new as new_module
+
+    spec = get("gb10-mtp")
+    kinds = tuple(k for k in spec.contract.kinds if k.name != "other-bench")
+    narrow = dataclasses.replace(spec, contract=dataclasses.replace(spec.contract, kinds=kinds))
+    monkeypatch.setattr(new_module, "get", lambda chapter: narrow)
     doc = new("gb10-mtp", tmp_path / "out", [bench(tmp_path, "x.json", 100, 3, 25, model=MOE)])
     todo = next(t for t in doc["todo"] if t.startswith("files[0].kind"))
     assert "load concurrency" in todo and "test-a" in todo and "rate" not in todo.split("choose one of:")[1]

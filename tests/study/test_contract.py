@@ -284,7 +284,7 @@ def test_describe_lists_roles_kinds_and_sections():
 
 
 SPECS = [c for c in chapters() if c.contract is not None]
-PICK_RULES = {"first", "second", "rest", "moe", "dense", "speculative", "plain"}
+PICK_RULES = {"first", "second", "rest", "moe", "dense", "speculative", "plain", "setup"}
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
@@ -307,11 +307,11 @@ def test_registry_contract_is_consistent(spec):
         assert all(op in C._OPS for _, op, _ in k.when), k.name
     for r in con.roles:
         assert r.max is None or r.min <= r.max
-        for rule in r.pick:
+        for rule in (part for both in r.pick for part in both.split("+")):
             if rule.startswith("kind:"):
                 assert rule[5:] in kinds, (r.name, rule)
-            elif rule.startswith("model-of:"):
-                assert rule[9:] in roles, (r.name, rule)
+            elif rule.startswith(("model-of:", "not-model-of:")):
+                assert rule.split(":", 1)[1] in roles, (r.name, rule)
             else:
                 assert rule in PICK_RULES, (r.name, rule)
     assert con.default_role is None or con.default_role in roles

@@ -73,3 +73,27 @@ def glue_values(pts: pd.DataFrame) -> dict:
             "closed_configs": int(pts["config"].nunique()),
             "closed_concurrency": ", ".join(str(int(c)) for c in sorted(set(conc))) if len(conc) else "none",
             "closed_runs": ", ".join(str(int(n)) for n in sorted(set(pts["runs"].dropna()))) or "not stated"}
+
+
+def single_stream(pts: pd.DataFrame, config: str) -> dict | None:
+    """One stream's decode rate, time to first response and prefill rate from `config`'s
+    concurrency-1 llama-benchy tests: the generation point with the least context while it
+    decodes (prompt, depth and half the answer), and the prefill point printed beside it (same
+    file, prompt and depth). For key figures of data without a concurrency-1 bench run; None
+    without a concurrency-1 generation point."""
+    mine = pts[(pts["config"] == config) & (pts["concurrency"] == 1)]
+    tg = mine[(mine["kind"] == "tg") & mine["tps_req"].notna()]
+    if not len(tg):
+        return None
+    depth = tg["depth"].fillna(0).astype(float)
+    context = tg["prompt_tokens"].astype(float) + depth + (tg["gen_tokens"].fillna(1).astype(float) - 1) / 2
+    best = tg.loc[context.idxmin()]
+    pp = mine[(mine["kind"] == "pp") & (mine["source_file"] == best["source_file"])
+              & (mine["prompt_tokens"] == best["prompt_tokens"]) & (mine["depth"].fillna(0) == depth[best.name])]
+    first = pp.iloc[0] if len(pp) else None
+    nan = float("nan")
+    return {"decode_tps": float(best["tps_req"]), "context": float(context[best.name]),
+            "prompt": float(best["prompt_tokens"]) + float(depth[best.name]),
+            "file": PurePosixPath(str(best["source_file"])).name, "test": str(best["test"]),
+            "ttfr_s": nan if first is None or pd.isna(first["ttfr_s"]) else float(first["ttfr_s"]),
+            "prefill_tps": nan if first is None or pd.isna(first["tps_total"]) else float(first["tps_total"])}

@@ -31,3 +31,19 @@ def downloads_dir(study: str, repo: Path | None = None) -> Path:
     An output, never a parameter: parameters that name paths are inputs and are hashed.
     """
     return (repo or find_repo()) / STUDIES_DIR / study
+
+
+def writeup_file(chapter: str, folder) -> Path | None:
+    """The write-up's published.yml for a folder of `chapter`: the folder's own if it has one,
+    else the one of that chapter's data in this project (a user's folder rarely carries the
+    write-up's numbers, but its comparability, and `benchbook new`'s roles, are judged
+    against them); None outside a project."""
+    own = Path(folder) / "published.yml"
+    if own.is_file():
+        return own
+    try:
+        repo = find_repo()
+    except ChapterError:
+        return None
+    path = repo / "data" / chapter / "published.yml"
+    return path if path.is_file() else None

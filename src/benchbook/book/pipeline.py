@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..analysis.llama import ok_rows, variants
 from ..analysis.serving import DERIVED as serving
-from ..book.paths import ChapterError, find_repo
+from ..book.paths import writeup_file
 from ..ledger import claims as claims_mod
 from ..ledger.caveats import authors_caveats
 from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, owner
@@ -247,7 +247,7 @@ def start(chapter: str, data_dir, published_file=None, params: dict | None = Non
             other[param] = None
             continue
         other[param] = load(folder, other_spec.contract)
-        theirs = _published_of(other_spec.id, folder)
+        theirs = writeup_file(other_spec.id, folder)
         their_setup = load_published(theirs).setup if theirs is not None else {}
         other_setups[param] = compare_setup(their_setup, other[param].study.configs,
                                             other[param].roles.of_config)
@@ -297,22 +297,6 @@ def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[s
         if hits:
             out[section.id] = hits
     return out
-
-
-def _published_of(chapter: str, folder) -> Path | None:
-    """The write-up's published.yml for another chapter's folder: the folder's own if it
-    has one, else the one of that chapter's data in this project (a user's folder rarely
-    carries the write-up's numbers, but its comparability is judged against them)."""
-    own = Path(folder) / "published.yml"
-    if own.is_file():
-        return own
-
-    try:
-        repo = find_repo()
-    except ChapterError:
-        return None
-    path = repo / "data" / chapter / "published.yml"
-    return path if path.is_file() else None
 
 
 def gate(r: ChapterResults) -> Gate:

@@ -137,8 +137,9 @@ def compare_setup(setup: dict | None, configs: dict, roles_of: dict[str, str]) -
     """Each role of the setup against the data's configurations with that role.
 
     A role the setup names but the data lacks is comparable (nothing of it can be computed,
-    and the ledger says 'not in the data'); a role of the data the setup does not name is
-    not the write-up's and so not compared.
+    and the ledger says 'not in the data'); a role of the data the setup does not name
+    (further configurations, 'other') is not the write-up's: not comparable, so such data is at
+    most partly the write-up's setup.
     """
     if not setup:
         return Comparability(declared=False)
@@ -157,6 +158,11 @@ def compare_setup(setup: dict | None, configs: dict, roles_of: dict[str, str]) -
                 reasons.append(f"{cid}: {', '.join(best)}")
         data = "; ".join(dict.fromkeys(describe(c) for c in mine.values()))  # each setup once
         out.roles[role] = RoleMatch(role, not reasons, data, claim, "; ".join(reasons))
+    for role in dict.fromkeys(r for r in roles_of.values() if r not in setup):
+        # configurations beyond the write-up's ('other'): the data is then only partly its setup
+        mine = [configs.get(c, {}) for c, r in roles_of.items() if r == role]
+        out.roles[role] = RoleMatch(role, False, "; ".join(dict.fromkeys(describe(c) for c in mine)),
+                                    "nothing in this role", "not one of the write-up's configurations")
     return out
 
 

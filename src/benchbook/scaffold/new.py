@@ -19,11 +19,14 @@ from pathlib import Path
 import yaml
 
 from ..book.key_figures import speculative
+from ..book.paths import writeup_file
 from ..book.registry import get
 from ..book.spec import ChapterSpec
 from ..ingest import detect, readers
 from ..ingest import read as ingest_read
 from ..ingest.errors import IngestError
+from ..ledger.comparable import FIELDS, field_matches
+from ..ledger.published import load_published
 from ..study.contract import TODO, Contract, kind_for, slug
 from ..study.folder import MANIFEST, StudyError, write_checksums
 from .grouping import Unit, configurations, name_todos, same_fact, spec_todos
@@ -71,7 +74,7 @@ def new_study(chapter: str, out_dir, files, log=print) -> Path:
     _dates_from_the_runner(out, units)
     _kinds(units, spec.contract)
     configs = configurations(units)
-    roles = _roles(units, configs, spec.contract)
+    roles = _roles(units, configs, spec.contract, _writeup_setup(spec, out))
     doc = _manifest(spec, out, units, configs, roles)
     if skipped:
         doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
@@ -279,23 +282,33 @@ _BUILD_KEYS = {"backend", "build", "engine_version", "serve_args"}
 _BY_ORDER = ("first", "second", "rest")
 
 
-def _roles(units: list[Unit], configs: dict[str, dict], contract: Contract) -> dict[str, str]:
-    """Each configuration's role by the contract's pick rules (see contract.Role.pick)."""
-    picker = _RolePicker(configs)
+def _roles(units: list[Unit], configs: dict[str, dict], contract: Contract, setup: dict | None = None
+           ) -> dict[str, str]:
+    """Each configuration's role by the contract's pick rules (see contract.Role.pick); `setup`:
+    the write-up's, per role, for the rule 'setup'."""
+    picker = _RolePicker(configs, setup or {})
     for _ in range(len(contract.roles) + 1):  # rules that refer to other roles wait for them
         for role in contract.roles:
             for rule in role.pick:
                 if rule not in _BY_ORDER and picker.room(role):
-                    picker.take(role, picker.matching(rule))
+                    picker.take(role, picker.matching(rule, role.name))
     picker.by_order(contract.roles)
     return picker.roles
+
+
+def _writeup_setup(spec: ChapterSpec, out: Path) -> dict:
+    """The write-up's setup per role (published.yml), for the pick rule 'setup'; none outside
+    a project or for a chapter without a write-up."""
+    path = writeup_file(spec.id, out) if spec.writeup else None
+    return load_published(path).setup if path is not None else {}
 
 
 class _RolePicker:
     """The roles given so far, and which free configurations each pick rule matches."""
 
-    def __init__(self, configs: dict[str, dict]):
+    def __init__(self, configs: dict[str, dict], setup: dict):
         self.configs = configs
+        self.setup = setup
         self.kinds = {cid: {u.kind for u in g["units"]} for cid, g in configs.items()}
         self.roles: dict[str, str] = {}
 
@@ -318,18 +331,36 @@ class _RolePicker:
     def speculative(self, cid) -> bool:
         return bool(speculative(self.configs[cid]["facts"]))
 
-    def matching(self, rule: str) -> list[str]:
-        """The free configurations a rule by content picks; none for a rule it does not know."""
+    def of_role(self, role: str) -> list[str]:
+        return [c for c, r in self.roles.items() if r == role]
+
+    def writeup_like(self, cid, role: str) -> bool:
+        """The configuration is the write-up's setup for `role` (platform, model, weights)."""
+        entries = self.setup.get(role) or []
+        entries = entries if isinstance(entries, list) else [entries]
+        facts = self.configs[cid]["facts"]
+        return any(all(field_matches(facts, f, e[f]) for f in FIELDS if f in e) for e in entries)
+
+    def matching(self, rule: str, role: str) -> list[str]:
+        """The free configurations a rule by content picks; none for a rule it does not know.
+        'a+b' picks those both rules pick."""
+        if "+" in rule:
+            found = [set(self.matching(part, role)) for part in rule.split("+")]
+            return [c for c in self.free() if all(c in f for f in found)]
+        if rule.startswith(("model-of:", "not-model-of:")):
+            other = self.of_role(rule.split(":", 1)[1])
+            if not other or not self.model(other[0]):
+                return []  # no configuration of that role yet: nothing to compare with
+            same = rule.startswith("model-of:")
+            return [c for c in self.free() if self.model(c) and (self.model(c) == self.model(other[0])) == same]
         if rule.startswith("kind:"):
             return [c for c in self.free() if rule[5:] in self.kinds[c]]
-        if rule.startswith("model-of:"):
-            other = [c for c, r in self.roles.items() if r == rule[9:]]
-            return [c for c in self.free() if other and self.model(c) and self.model(c) == self.model(other[0])]
         tests = {
             "moe": lambda c: _MOE.search(self.model(c)),
             "dense": lambda c: self.model(c) and not _MOE.search(self.model(c)),
             "speculative": self.speculative,
             "plain": lambda c: not self.speculative(c),
+            "setup": lambda c: self.writeup_like(c, role),
         }
         test = tests.get(rule)
         return [c for c in self.free() if test(c)] if test else []

@@ -64,8 +64,10 @@ class Role:
     # How `benchbook new` picks this role's configurations, in order of the rules:
     # 'kind:<k>' those with files of kind k; 'first', 'second' by order of appearance;
     # 'rest' all not yet given a role; 'moe' / 'dense' by the model name ('-A3B' = MoE);
-    # 'speculative' / 'plain' by speculative decoding; 'model-of:<role>' the same model as
-    # that role's configuration. A configuration no rule picks is left as a TODO.
+    # 'speculative' / 'plain' by speculative decoding; 'model-of:<role>' ('not-model-of:<role>')
+    # the same model as (another model than) that role's configuration, once it has one;
+    # 'setup' the write-up's platform, model and weights for this role (published.yml's setup);
+    # 'a+b' those both rules pick. A configuration no rule picks is left as a TODO.
     pick: tuple[str, ...] = ()
 
 

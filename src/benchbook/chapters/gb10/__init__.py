@@ -24,10 +24,12 @@ CONTRACT = Contract(
         Role("old-stack", "old", "the control model on the earlier software stack (the write-up: "
              "Qwen3.5-35B-A3B FP8 on a two-week-old vLLM nightly, DGX Spark)", pick=("model-of:control",)),
         Role("control", "fresh", "the control model on the current stack (the write-up: Qwen3.5-35B-A3B "
-             "FP8 on a fresh nightly)", pick=("plain",)),
+             "FP8 on a fresh nightly)", pick=("setup+plain", "plain+not-model-of:mtp")),
         Role("vanilla", "van", "the model under test without speculative decoding (the write-up: "
-             "Qwen3.6-35B-A3B FP8)", pick=("model-of:mtp",)),
+             "Qwen3.6-35B-A3B FP8)", pick=("model-of:mtp+plain", "setup+plain")),
         Role("mtp", "mtp", "the model under test with MTP speculative decoding", pick=("speculative",)),
+        Role("other", "{config}", "further configurations, shown in the tables of the sections every "
+             "configuration has (request-rate sweeps, llama-benchy, energy per token)", max=None, pick=("rest",)),
     ),
     kinds=tuple(
         Kind(f"test-{t}", f"workload {t.upper()} of `vllm bench serve` ({i}/{o}, {c} client"
@@ -36,7 +38,12 @@ CONTRACT = Contract(
              when=(("input_len", "eq", i), ("output_len", "eq", o), ("concurrency", "eq", c)), loads=CLOSED)
         for t, (i, o, c) in zip("abcd", ((512, 512, 1), (8192, 256, 4), (2048, 512, 16), (2048, 256, 2)))
     ) + (
-        rate_kind(), *harness_kinds(), closed_loop_kind(),
+        rate_kind(),
+        Kind("other-bench", "a fixed-concurrency `vllm bench serve` run of another workload than tests A-D "
+             "(listed with the runs, and under energy per token where a power log covers it)", SERVE,
+             needs=("concurrency",), key="c{concurrency}", formats=BENCH, when=(("concurrency", "set", None),),
+             loads=CLOSED),
+        *harness_kinds(), closed_loop_kind(),
         Kind("server-log", "the server's log", ("boot", "windows", "spec_decode"), key="log",
              formats=("vllm-server-log",)),
         Kind("metrics", "dumps of the server's /metrics", ("prom_samples",), key="metrics",
@@ -87,6 +94,10 @@ CONTRACT = Contract(
         Section("rate", "Request-rate sweeps", (Need(("rate",), "runs at a fixed request rate"),), how=RATE_HOW),
         closed_loop_section(),
         energy_section(),
+        Section("beside", "The write-up's runs beside this data", (
+            Need(("closed-loop",), "llama-benchy tests of the vanilla configuration", roles=("vanilla",)),),
+            how="Add llama-benchy tests of the write-up's model without MTP (role vanilla), on its platform "
+                "and weights."),
     ),
 )
 
@@ -97,15 +108,23 @@ CONTRACT = resting_on(CONTRACT, {s: ("runs.output_tps", "runs.mean_ttft_s") for 
     "boot": ("boot.value_num",), "mtp-boot": ("boot.value_num",)})
 
 
+HEADLINES = (
+    Headline("headline-c-throughput", "Output throughput, 16 clients (test C), {mtp} against {vanilla}"),
+    Headline("headline-c-ttft", "Mean time to first token, test C, {mtp} against {vanilla}"),
+    Headline("a-gain-prose", "Output throughput, one client (test A), {mtp} against {vanilla}"),
+    Headline("b-throughput-prose", "Output throughput, long prompts (test B), {mtp} against {vanilla}"),
+    Headline("kv-growth", "KV pool, {control} ÷ {old-stack}"),
+    Headline("mtp-kv-drop", "KV pool, {mtp} against {vanilla}"),
+)
+
+
 PAGES = (
     ChapterSpec("gb10-mtp", "gb10", "DGX Spark (GB10): Qwen3.6 and MTP", CONTRACT,
-        key_numbers=(KEY_FIGURE_NUMBERS, VERDICTS), headlines=(
-            Headline("headline-c-throughput",
-                     "Output throughput, 16 clients (test C), {mtp} against {vanilla}"),
-            Headline("headline-c-ttft", "Mean time to first token, test C, {mtp} against {vanilla}"),
-            Headline("a-gain-prose", "Output throughput, one client (test A), {mtp} against {vanilla}"),
-            Headline("b-throughput-prose", "Output throughput, long prompts (test B), {mtp} against {vanilla}"),
-            Headline("kv-growth", "KV pool, {control} ÷ {old-stack}"),
-            Headline("mtp-kv-drop", "KV pool, {mtp} against {vanilla}"),
-        ), order=4),
+        key_numbers=(KEY_FIGURE_NUMBERS, VERDICTS), headlines=HEADLINES, order=4),
+    # The chapter's notebook on real DGX Spark runs (CC-BY-4.0, data/dgx-spark-measured): the
+    # write-up's model without MTP (role vanilla) beside four other Qwen3.6 weight formats.
+    ChapterSpec("dgx-spark-measured", "gb10", "DGX Spark on measured runs: Qwen3.6 in five weight formats",
+        CONTRACT, notebook="gb10-mtp",
+        parameters={"data_dir": "data/dgx-spark-measured", "page": "dgx-spark-measured"},
+        key_numbers=(KEY_FIGURE_NUMBERS, VERDICTS), headlines=HEADLINES, order=8),
 )

@@ -33,10 +33,13 @@ from ...page.opening import opening_words
 from ...study.contract import Missing
 from ...study.marks import MARKS, Col, Glued, Shown, rows_table, table, union
 from . import CONTRACT as GB10
+from . import beside
 
 STUDY = "gb10-mtp"
 TESTS = ("a", "b", "c", "d")
-ROLE_KEYS = {r.name: r.key for r in GB10.roles}  # role -> value-name key (old, fresh, van, mtp)
+# role -> value-name key (old, fresh, van, mtp); configurations of role 'other' enter only the
+# sections every configuration has (rate sweeps, llama-benchy, energy), never tests A-D's
+ROLE_KEYS = {r.name: r.key for r in GB10.roles if "{" not in r.key}
 KEY_ROLES = {v: k for k, v in ROLE_KEYS.items()}
 # metric -> (label, higher is better, seconds?)
 METRICS = {
@@ -82,6 +85,7 @@ class Results(pipeline.ChapterResults):
     rates: rate_sweep.RateSweeps = field(default_factory=rate_sweep.RateSweeps)  # the request-rate sweeps
     energy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=energy.COLUMNS))  # per token
     closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=closed_loop.COLUMNS))  # llama-benchy
+    beside: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=beside.COLUMNS))  # write-up vs nearest
 
     def test_label(self, test: str) -> str:
         """'A: 512/512, 1 client': the test's workload as this data ran it."""
@@ -272,14 +276,18 @@ def analyse(data_dir, published_file=None, noise_factor=1.0, within_pct=2.0, str
     r.groups = group_table(r.runs)
     r.boot = boot_table(r.data)
     r.lines = spec_lines(r.data)
-    r.labels = {ROLE_KEYS[role]: config_label(cid, r.config(cid)) for cid, role in r.roles.of_config.items()}
+    r.labels = {ROLE_KEYS[role]: config_label(cid, r.config(cid)) for cid, role in r.roles.of_config.items()
+                if role in ROLE_KEYS}
     r.values = compute_values(r.runs, r.groups, r.boot, prom_values(r.data), r.lines)
     r.value_ids = value_ids(r)
     runs = r.data["runs"]
     r.rates = rate_sweep.of_chapter(r, runs[runs["kind"] == "rate"])
     r.energy = energy.of_chapter(r)
     r.closed = closed_loop.points(r.data["llama_benchy"], list(r.rates.labels))
+    vanilla = [cid for cid, role in r.roles.of_config.items() if role == "vanilla"]
+    r.beside = beside.table(r.closed, vanilla, GB10, r.published)
     _refine_sections(r)
+    _refine_beside(r)
     pipeline.finish(r, caveats=_caveats)
     r.ledger["within rounding"] = [within_rounding(c) for c in r.published.claims]
     return r
@@ -312,6 +320,20 @@ def _refine_sections(r: Results) -> None:
                 lacks("mtp-boot", f"{fact} in the start-up lines of the {KEY_ROLES[cfg]} server")
     if r.sections.get("mtp") is None and not len(decision(r)):
         lacks("mtp", "a test both the vanilla and the MTP configuration ran")
+
+
+def _refine_beside(r: Results) -> None:
+    """The write-up's runs are set beside this data's only on its setup (role vanilla)."""
+    if r.sections.get("beside") is not None:
+        return
+    if not r.comparability.role_ok("vanilla"):
+        why = ("the vanilla configuration on the write-up's platform, model and weights "
+               f"(here: {r.comparability.roles['vanilla'].data})")
+    elif not len(r.beside):
+        why = "a published test of the vanilla configuration and a llama-benchy test to set beside it"
+    else:
+        return
+    r.sections["beside"] = Missing(r.spec.contract.section("beside"), [why])
 
 
 def within_rounding(claim: dict) -> str:
@@ -967,7 +989,33 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
             "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r),
             "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity, "energy": r.energy,
-            "closed_loop": r.closed}
+            "closed_loop": r.closed, "writeup_beside": r.beside}
+
+
+def _benchy_key_figures(r: Results, cid: str, c: dict) -> dict | None:
+    """A configuration without test A (another harness's runs): one stream from its
+    concurrency-1 llama-benchy tests, the best aggregate from its fixed-concurrency `vllm bench
+    serve` runs (as the other chapters: an open-loop run's output follows its offered rate);
+    None without a concurrency-1 llama-benchy generation test."""
+    one = closed_loop.single_stream(r.closed, cid)
+    if one is None:
+        return None
+    nan = float("nan")
+    bench = r.data["runs"]
+    bench = bench[(bench["config"] == cid) & bench["output_tps"].notna() & bench["concurrency"].notna()]
+    best = bench.loc[bench["output_tps"].idxmax()] if len(bench) else None
+    return key_figure_row(
+        STUDY, cid, c, single_stream_decode_tps=one["decode_tps"], acceptance_length=nan,
+        ttft_s=one["ttfr_s"], ttft_input_tokens=one["prompt"],
+        best_aggregate_tps=nan if best is None else float(best["output_tps"]),
+        best_aggregate_concurrency=nan if best is None else float(best["concurrency"]),
+        anchor="decode-and-prefill-by-concurrency-llama-benchy", label=config_label(cid, c),
+        decode_context_tokens=one["context"],
+        decode_basis=f"llama-benchy's generation rate, one request ({one['test']} in {one['file']}, prefill left out)",
+        prefill_tps=one["prefill_tps"], prefill_tokens=one["prompt"],
+        notes=f"first-token time as llama-benchy's time to first response ({one['file']}); best aggregate: "
+              + ("no fixed-concurrency vllm bench serve run" if best is None
+                 else f"{best['name']}, concurrency {int(best['concurrency'])}"))
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
@@ -986,6 +1034,8 @@ def key_figures(r: Results) -> pd.DataFrame:
         runs = r.runs[r.runs["config"] == cid]
         a = runs[(runs["kind"] == "test-a") & (runs["concurrency"] == 1) & runs["median_tpot_s"].notna()]
         if not len(a):
+            if (row := _benchy_key_figures(r, cid, c)) is not None:
+                rows.append(row)
             continue
         one = a.iloc[0]
         best = runs.loc[runs["output_tps"].idxmax()]

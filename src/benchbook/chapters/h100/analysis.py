@@ -452,6 +452,31 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
 
+def _single_stream(one, single: bool, benchy: dict | None, cells, spec: bool) -> dict:
+    """The key figures of one stream: from the concurrency-1 sweep run `one`, else from
+    llama-benchy's concurrency-1 tests (`benchy`, closed_loop.single_stream), else unmeasured,
+    with the lowest concurrency the sweep ran at. Never from a busier run: its TPOT and TTFT
+    hold the other requests' share of each step and their queue."""
+    nan = float("nan")
+    if single:
+        tpot = cells.at(one.name, "median_tpot_s")
+        return dict(single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]), tpot),
+                    acceptance_length=Shown(float(one["spec_acceptance_length"]) if spec else nan,
+                                            cells.at(one.name, "spec_acceptance_length")),
+                    ttft_s=Shown(float(one["median_ttft_s"]), cells.at(one.name, "median_ttft_s")),
+                    ttft_input_tokens=float(one["input_len"]), decode_context_tokens=decode_context(one),
+                    decode_basis=f"1 / median TPOT, concurrency 1, {int(one['input_len']):,}-token prompts")
+    if benchy is not None:
+        return dict(single_stream_decode_tps=benchy["decode_tps"], acceptance_length=nan, ttft_s=benchy["ttfr_s"],
+                    ttft_input_tokens=benchy["prompt"], decode_context_tokens=benchy["context"],
+                    decode_basis=f"llama-benchy's generation rate, one request ({benchy['test']} in "
+                                 f"{benchy['file']}, prefill left out)")
+    lowest = int(one["concurrency"])
+    return dict(single_stream_decode_tps=nan, acceptance_length=nan, ttft_s=nan, ttft_input_tokens=nan,
+                decode_context_tokens=nan,
+                decode_basis=f"not measured: the lowest-concurrency sweep run is at concurrency {lowest}")
+
+
 def key_figures(r: Results) -> pd.DataFrame:
     """One row per configuration with sweep runs: single-stream decode, TTFT, best aggregate, cost.
 
@@ -486,24 +511,21 @@ def key_figures(r: Results) -> pd.DataFrame:
             pre_ids = cells.at(one.name, "prefill_tps")
         else:
             prefill, prefill_tokens, pre_ids = nan, nan, ()
-            pre_note = f"no prefill run and no concurrency-1 run (the lowest is {int(one['concurrency'])}): " \
-                       "single-stream decode, TTFT and prefill not measured"
+            pre_note = f"no prefill run and no concurrency-1 run (the lowest is {int(one['concurrency'])})"
+        # without a concurrency-1 bench run, one stream from llama-benchy's concurrency-1 tests
+        benchy = None if single else closed_loop.single_stream(r.closed, cid)
+        if benchy is not None:
+            pre_note += f"; one stream from llama-benchy ({benchy['file']}: time to first response and prompt rate)"
+            prefill, prefill_tokens, pre_ids = benchy["prefill_tps"], benchy["prompt"], ()
+        elif not single:
+            pre_note += ": single-stream decode, TTFT and prefill not measured"
         price = f"; cost at {r.price} {r.currency}/h ({r.price_source})" if r.price is not None else "; not priced"
         rows.append(key_figure_row(
-            STUDY, cid, c,
-            single_stream_decode_tps=Shown(1.0 / float(one["median_tpot_s"]) if single else nan,
-                                           cells.at(one.name, "median_tpot_s") if single else ()),
-            acceptance_length=Shown(float(one["spec_acceptance_length"]) if speculative(c) and single else nan,
-                                    cells.at(one.name, "spec_acceptance_length") if single else ()),
-            ttft_s=Shown(float(one["median_ttft_s"]) if single else nan,
-                         cells.at(one.name, "median_ttft_s") if single else ()),
-            ttft_input_tokens=float(one["input_len"]) if single else nan,
+            STUDY, cid, c, **_single_stream(one, single, benchy, cells, speculative(c)),
             best_aggregate_tps=Shown(float(best["output_tps"]), top),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
             cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
-            anchor="concurrency", label=r.label(cid), decode_context_tokens=decode_context(one) if single else nan,
-            decode_basis=f"1 / median TPOT, concurrency 1, {int(one['input_len']):,}-token prompts" if single else
-                         f"not measured: the lowest-concurrency sweep run is at concurrency {int(one['concurrency'])}",
+            anchor="concurrency", label=r.label(cid),
             prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))
