@@ -432,3 +432,21 @@ def test_book_counts_are_of_distinct_statements_and_say_which_could_have_failed(
     assert n["claims_checked"] == 2 and n["claims_checked_hold"] == 1  # gap's own twin does not hold
     assert n["claims_constructed"] == 1 and n["claims_distinct_not_derivable"] == 1
     assert n["claims_distinct_not_comparable"] == 1
+
+
+def test_a_configuration_two_pages_computed_from_the_same_runs_is_listed_once():
+    """The DGX Spark runs feed the H100 and the GB10 notebooks: the 27B FP8 measured once is
+    one row; the same model with other numbers (another run) stays."""
+    from benchbook.book.key_figures import conform_key_figures
+    from benchbook.chapters.synthesis.analysis import once
+
+    row = dict(study="dgx-spark-dense-vs-moe", platform="DGX Spark", config="a", model="Qwen/Qwen3.6-27B-FP8",
+               quantisation="FP8", single_stream_decode_tps=7.8, ttft_s=1.9, ttft_input_tokens=1024.0,
+               best_aggregate_tps=49.0, best_aggregate_concurrency=25.0, acceptance_length=float("nan"),
+               cost_per_m=float("nan"), currency="", power_w=float("nan"), power_kind="", anchor="x")
+    kf = conform_key_figures(pd.DataFrame([row, {**row, "study": "dgx-spark-measured", "config": "b"},
+                                           {**row, "study": "dgx-spark-measured", "config": "c",
+                                            "single_stream_decode_tps": 7.9}]), "t")
+    got = once(kf)
+    assert list(got["study"]) == ["dgx-spark-dense-vs-moe", "dgx-spark-measured"]
+    assert list(got["config"]) == ["a", "c"]

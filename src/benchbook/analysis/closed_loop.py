@@ -19,6 +19,7 @@ import pandas as pd
 from ..format import fmt_rate
 from ..study.marks import Col, table
 
+ANCHOR = "decode-and-prefill-by-concurrency-llama-benchy"  # the section's heading id on a chapter page
 COLUMNS = ["config", "source_file", "test", "kind", "prompt_tokens", "gen_tokens", "depth", "concurrency",
            "tps_total", "tps_total_sd", "tps_req", "tps_req_sd", "ttfr_s", "runs"]
 

@@ -1009,7 +1009,7 @@ def _benchy_key_figures(r: Results, cid: str, c: dict) -> dict | None:
         ttft_s=one["ttfr_s"], ttft_input_tokens=one["prompt"],
         best_aggregate_tps=nan if best is None else float(best["output_tps"]),
         best_aggregate_concurrency=nan if best is None else float(best["concurrency"]),
-        anchor="decode-and-prefill-by-concurrency-llama-benchy", label=config_label(cid, c),
+        anchor=closed_loop.ANCHOR, label=config_label(cid, c),
         decode_context_tokens=one["context"],
         decode_basis=f"llama-benchy's generation rate, one request ({one['test']} in {one['file']}, prefill left out)",
         prefill_tps=one["prefill_tps"], prefill_tokens=one["prompt"],

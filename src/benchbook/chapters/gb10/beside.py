@@ -83,9 +83,8 @@ def _differences(tg: pd.Series | None, prompt: int, answer: int, clients: int) -
     if _size(tg) != prompt:
         out.append(f"prompts of {_size(tg):,} tokens against {prompt:,}")
     if not pd.isna(tg["gen_tokens"]) and int(tg["gen_tokens"]) != answer:
-        out.append(f"answers of {int(tg['gen_tokens']):,} tokens against {answer:,}")
-    out.append("llama-benchy's generation rate leaves prefill out, vllm bench serve's output throughput "
-               "counts it")
+        out.append(f"answers of {int(tg['gen_tokens']):,} against {answer:,}")
+    out.append("another tool (generation timed without prefill)")
     return "not comparable: " + "; ".join(out)
 
 

@@ -525,7 +525,7 @@ def key_figures(r: Results) -> pd.DataFrame:
             best_aggregate_tps=Shown(float(best["output_tps"]), top),
             best_aggregate_concurrency=Shown(float(best["concurrency"]), top),
             cost_per_m=Shown(float(best["cost_per_m"]), top), currency=r.currency if r.price is not None else "",
-            anchor="concurrency", label=r.label(cid),
+            anchor="concurrency" if benchy is None else closed_loop.ANCHOR, label=r.label(cid),
             prefill_tps=Shown(prefill, pre_ids), prefill_tokens=prefill_tokens,
             notes=pre_note + "; best aggregate over the sweep runs" + price,
         ))

@@ -201,7 +201,7 @@ def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="ope
     root = Path(studies_dir) if studies_dir else find_repo() / STUDIES_DIR
     runs = [read_chapter(study, root / study) for study in get(STUDY).uses]
     frames = [r.key_figures for r in runs if r.key_figures is not None and len(r.key_figures)]
-    kf = pd.concat(frames, ignore_index=True) if frames else \
+    kf = once(pd.concat(frames, ignore_index=True)) if frames else \
         conform_key_figures(pd.DataFrame(columns=list(KEY_FIGURES)), STUDY)
     lim = _add_cost_and_energy(facts, limits(facts, kf), rate, api_price)  # (no rows: still its columns)
     prov, seen = [], set()
@@ -220,6 +220,20 @@ def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="ope
         rate=rate, provenance=pd.DataFrame(prov), versions={"code": code_version(), **package_versions()},
         ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS), assumed=assumed, assumed_why=why,
     )
+
+
+# what one measurement of a configuration is: two pages that ran on the same raw files (the
+# DGX Spark runs under the H100 and the GB10 notebooks) give the same numbers for it
+SAME_RUNS = ["platform", "model", "quantisation", "kv_dtype", "speculative", "single_stream_decode_tps", "ttft_s",
+             "best_aggregate_tps", "best_aggregate_concurrency", "prefill_tps"]
+
+
+def once(kf: pd.DataFrame) -> pd.DataFrame:
+    """Key figures with a configuration two pages computed from the same runs listed once
+    (from the first page in the synthesis's `uses`): equal platform, model, weights and
+    measured numbers."""
+    key = kf[SAME_RUNS].astype(str)
+    return kf[~key.duplicated(keep="first")].reset_index(drop=True)
 
 
 def _rate(facts: Facts, usd_per_eur, fx_date) -> cost_mod.Rate | None:
