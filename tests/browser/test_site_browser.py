@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchbook.book.registry import chapters
 from benchbook.ledger.published import load_published
 from benchbook.site import changes
 from benchbook.site.runner import Chapter
@@ -45,18 +46,27 @@ pytestmark = pytest.mark.build
 
 # ---------------------------------------------------------------- the published tree
 
+# A notebook's second pages (the same notebook on measured files: Strix Halo and DGX Spark on
+# real runs) are left out of the published book: its two versions execute every page twice, and
+# those pages are the chapters' own HTML on other data, built strictly in tests/e2e/test_build.py.
+SECOND_PAGES = {f"studies/{c.id}" for c in chapters() if c.notebook_name != c.id}
+
+
 def copy_project(dest: Path) -> Path:
-    """The project's book inputs, with book/publish.md added to the table of contents."""
+    """The project's book inputs, with book/publish.md added to the table of contents and a
+    notebook's second pages left out (SECOND_PAGES)."""
     for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
     shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
                     ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "*.lock", "h100-*"))
     toc = yaml.safe_load((dest / "_toc.yml").read_text())
+    for part in toc["parts"]:
+        part["chapters"] = [c for c in part["chapters"] if c.get("file") not in SECOND_PAGES]
     files = [c.get("file") for part in toc["parts"] for c in part["chapters"]]
     if "publish" not in files:
         toc["parts"][-1]["chapters"].append({"file": "publish"})
-        (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     return dest
 
 

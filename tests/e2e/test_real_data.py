@@ -31,7 +31,7 @@ VERDICTS = {"holds", "does not hold", "not derivable", "not comparable"}
 @pytest.fixture(scope="module", params=["close", "other", "harness"])
 def built(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"real-{request.param}")
-    project = copy_project(root)
+    project = copy_project(root, chapters=[*FOLDERS, "synthesis"])  # the chapters these folders are for
     folders = {c: make(c, request.param, root / "mydata") for c in FOLDERS}
     for chapter, folder in folders.items():
         assert cli(["validate", str(folder)]) == 0, (chapter, folder)
