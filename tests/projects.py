@@ -18,7 +18,7 @@ ROOT = Path(__file__).parents[1]
 PAGES = ("methods", "reproduce")
 
 
-def _ignore_generated(folder: str, names: list[str]) -> list[str]:
+def ignore_generated(folder: str, names: list[str]) -> list[str]:
     if Path(folder).name == "studies":  # executed notebooks and their downloads
         return [n for n in names if n != ".gitkeep"]
     return [n for n in names if n in ("_build", ".ipynb_checkpoints") or n.endswith((".lock", ".run.json"))]
@@ -34,7 +34,7 @@ def copy_project(dest: Path, chapters: list[str] | None = None, pages: tuple[str
     shutil.copy2(ROOT / "_config.yml", dest / "_config.yml")
     shutil.copytree(ROOT / "notebooks", dest / "notebooks")
     shutil.copytree(ROOT / "data", dest / "data")
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True, ignore=_ignore_generated)
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True, ignore=ignore_generated)
     if chapters is None:
         shutil.copy2(ROOT / "_toc.yml", dest / "_toc.yml")
         return dest

@@ -32,6 +32,7 @@ from benchbook.site import changes
 from benchbook.site.runner import Chapter
 from browser import serve
 from pages import measured_pages
+from projects import ignore_generated
 
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
@@ -58,8 +59,7 @@ def copy_project(dest: Path) -> Path:
     for name in ("_config.yml", "_toc.yml", "notebooks", "data"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    shutil.copytree(ROOT / "book", dest / "book", symlinks=True,
-                    ignore=shutil.ignore_patterns("_build", "*.ipynb", "*.run.json", "*.lock", "h100-*"))
+    shutil.copytree(ROOT / "book", dest / "book", symlinks=True, ignore=ignore_generated)  # as a fresh clone
     toc = yaml.safe_load((dest / "_toc.yml").read_text())
     for part in toc["parts"]:
         part["chapters"] = [c for c in part["chapters"] if c.get("file") not in SECOND_PAGES]
@@ -67,6 +67,10 @@ def copy_project(dest: Path) -> Path:
     if "publish" not in files:
         toc["parts"][-1]["chapters"].append({"file": "publish"})
     (dest / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    intro = dest / "book" / "intro.md"  # its table of studies, without the pages left out
+    lines = intro.read_text(encoding="utf-8").splitlines(keepends=True)
+    intro.write_text("".join(ln for ln in lines if not any(f"{{doc}}`{p}`" in ln for p in SECOND_PAGES)),
+                     encoding="utf-8")
     return dest
 
 
