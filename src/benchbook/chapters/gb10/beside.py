@@ -3,7 +3,7 @@
 Data of the write-up's setup for the model under test (role vanilla: its platform, model and
 weights) may come from another harness, whose tests are not the write-up's A-D. Then no
 published number can be checked, but a reader still wants them side by side. Each published
-test is set beside the llama-benchy point of the vanilla configuration at the same
+test is set beside the llama-benchy point of the vanilla configuration at the nearest
 concurrency whose prompt is closest in size, with every difference named: the workload, and
 the tool (llama-benchy times generation and prefill apart; `vllm bench serve`'s output
 throughput is a whole run's output tokens over its duration, prefill included). The verdict is
@@ -23,8 +23,7 @@ from ...study.contract import Contract
 METRICS = {"output_tps": "output t/s", "mean_ttft_s": "mean TTFT"}
 COLUMNS = ["test", "prompt_tokens", "answer_tokens", "clients", "published_output_tps", "published_mean_ttft",
            "config", "decode_file", "decode_concurrency", "decode_prompt_tokens", "decode_answer_tokens",
-           "decode_tps_total",
-           "prefill_file", "prefill_concurrency", "prefill_prompt_tokens", "ttfr_s", "comparable"]
+           "decode_tps_total", "prefill_file", "prefill_concurrency", "prefill_prompt_tokens", "ttfr_s", "comparable"]
 
 
 def workloads(contract: Contract) -> dict[str, tuple[int, int, int]]:
