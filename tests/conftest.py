@@ -39,6 +39,7 @@ def pytest_collection_finish(session):
         worker_groups.write(session.items)
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown when it is not loaded
 def pytest_xdist_make_scheduler(config, log):
     """With `--dist loadgroup` (make test): the tests that share a module's build in one
     worker, the others wherever there is room. Other modes are pytest-xdist's own."""
