@@ -153,7 +153,7 @@ def compare_setup(setup: dict | None, configs: dict, roles_of: dict[str, str]) -
             continue
         reasons = []
         for cid, cfg in mine.items():
-            best = min((_differences(cfg, e) for e in entries), key=len)
+            best = differences(cfg, entries)
             if best:
                 reasons.append(f"{cid}: {', '.join(best)}")
         data = "; ".join(dict.fromkeys(describe(c) for c in mine.values()))  # each setup once
@@ -168,6 +168,13 @@ def compare_setup(setup: dict | None, configs: dict, roles_of: dict[str, str]) -
 
 def _differences(config: dict, entry: dict) -> list[str]:
     return [f"{name} differs" for name in FIELDS if name in entry and not field_matches(config, name, entry[name])]
+
+
+def differences(config: dict, entries) -> list[str]:
+    """How a configuration differs from the nearest of a role's setup entries (one mapping or a
+    list); empty when it is one of them (also what `benchbook new`'s pick rule 'setup' asks)."""
+    entries = entries if isinstance(entries, list) else [entries]
+    return min((_differences(config, e) for e in entries), key=len)
 
 
 def owner(prefixes, name: str, fallback=None):

@@ -25,7 +25,7 @@ from ..book.spec import ChapterSpec
 from ..ingest import detect, readers
 from ..ingest import read as ingest_read
 from ..ingest.errors import IngestError
-from ..ledger.comparable import FIELDS, field_matches
+from ..ledger.comparable import differences
 from ..ledger.published import load_published
 from ..study.contract import TODO, Contract, kind_for, slug
 from ..study.folder import MANIFEST, StudyError, write_checksums
@@ -336,10 +336,7 @@ class _RolePicker:
 
     def writeup_like(self, cid, role: str) -> bool:
         """The configuration is the write-up's setup for `role` (platform, model, weights)."""
-        entries = self.setup.get(role) or []
-        entries = entries if isinstance(entries, list) else [entries]
-        facts = self.configs[cid]["facts"]
-        return any(all(field_matches(facts, f, e[f]) for f in FIELDS if f in e) for e in entries)
+        return bool(self.setup.get(role)) and not differences(self.configs[cid]["facts"], self.setup[role])
 
     def matching(self, rule: str, role: str) -> list[str]:
         """The free configurations a rule by content picks; none for a rule it does not know.
