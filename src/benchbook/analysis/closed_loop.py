@@ -98,3 +98,12 @@ def single_stream(pts: pd.DataFrame, config: str) -> dict | None:
             "file": PurePosixPath(str(best["source_file"])).name, "test": str(best["test"]),
             "ttfr_s": nan if first is None or pd.isna(first["ttfr_s"]) else float(first["ttfr_s"]),
             "prefill_tps": nan if first is None or pd.isna(first["tps_total"]) else float(first["tps_total"])}
+
+
+def single_stream_figures(one: dict) -> dict:
+    """The key-figures columns of one stream (benchbook.book.key_figures) from
+    `single_stream`'s result; llama-benchy records no speculative acceptance."""
+    return dict(single_stream_decode_tps=one["decode_tps"], acceptance_length=float("nan"), ttft_s=one["ttfr_s"],
+                ttft_input_tokens=one["prompt"], decode_context_tokens=one["context"],
+                decode_basis=f"llama-benchy's generation rate, one request ({one['test']} in {one['file']}, "
+                             "prefill left out)")

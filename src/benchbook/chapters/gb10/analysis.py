@@ -1005,13 +1005,10 @@ def _benchy_key_figures(r: Results, cid: str, c: dict) -> dict | None:
     bench = bench[(bench["config"] == cid) & bench["output_tps"].notna() & bench["concurrency"].notna()]
     best = bench.loc[bench["output_tps"].idxmax()] if len(bench) else None
     return key_figure_row(
-        STUDY, cid, c, single_stream_decode_tps=one["decode_tps"], acceptance_length=nan,
-        ttft_s=one["ttfr_s"], ttft_input_tokens=one["prompt"],
+        STUDY, cid, c, **closed_loop.single_stream_figures(one),
         best_aggregate_tps=nan if best is None else float(best["output_tps"]),
         best_aggregate_concurrency=nan if best is None else float(best["concurrency"]),
         anchor=closed_loop.ANCHOR, label=config_label(cid, c),
-        decode_context_tokens=one["context"],
-        decode_basis=f"llama-benchy's generation rate, one request ({one['test']} in {one['file']}, prefill left out)",
         prefill_tps=one["prefill_tps"], prefill_tokens=one["prompt"],
         notes=f"first-token time as llama-benchy's time to first response ({one['file']}); best aggregate: "
               + ("no fixed-concurrency vllm bench serve run" if best is None

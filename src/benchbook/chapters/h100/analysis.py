@@ -467,10 +467,7 @@ def _single_stream(one, single: bool, benchy: dict | None, cells, spec: bool) ->
                     ttft_input_tokens=float(one["input_len"]), decode_context_tokens=decode_context(one),
                     decode_basis=f"1 / median TPOT, concurrency 1, {int(one['input_len']):,}-token prompts")
     if benchy is not None:
-        return dict(single_stream_decode_tps=benchy["decode_tps"], acceptance_length=nan, ttft_s=benchy["ttfr_s"],
-                    ttft_input_tokens=benchy["prompt"], decode_context_tokens=benchy["context"],
-                    decode_basis=f"llama-benchy's generation rate, one request ({benchy['test']} in "
-                                 f"{benchy['file']}, prefill left out)")
+        return closed_loop.single_stream_figures(benchy)
     lowest = int(one["concurrency"])
     return dict(single_stream_decode_tps=nan, acceptance_length=nan, ttft_s=nan, ttft_input_tokens=nan,
                 decode_context_tokens=nan,
