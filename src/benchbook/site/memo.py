@@ -1,7 +1,9 @@
-"""What each source file imports, remembered between processes by the file's content.
+"""What each source file imports, and what a build needs of each notebook, remembered
+between processes by the file's content.
 
 Every build checks each chapter's cache key, which follows the imports of the library's
-modules; parsing them all took a third of a build that changed nothing. A result is keyed
+modules and reads each notebook's parameters; parsing them all took a third of a build that
+changed nothing. A result is keyed
 by a hash of the source and the module's name, so it can never be stale. It is kept in the
 user's cache folder (BENCHBOOK_CACHE_DIR, else $XDG_CACHE_HOME/benchbook or
 ~/.cache/benchbook); a folder that cannot be written is simply not used.

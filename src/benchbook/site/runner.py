@@ -111,9 +111,15 @@ class Chapter:
             raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
         return _parsed_notebook(self.source, self.source.stat().st_mtime_ns)
 
+    def _outline(self) -> tuple[tuple[str, ...], str]:
+        """What a build needs of the notebook: its parameters cells and its code."""
+        if not self.source.is_file():
+            raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
+        return _notebook_outline(self.source, self.source.stat().st_mtime_ns)
+
     def _cell_defaults(self) -> dict:
         """The literal defaults of the notebook's parameters cell."""
-        self._parsed()  # a missing notebook is a ChapterError naming the known studies
+        self._outline()  # a missing notebook is a ChapterError naming the known studies
         return copy.deepcopy(dict(_parameters_cell(self.source, self.source.stat().st_mtime_ns)))
 
     def defaults(self) -> dict:
@@ -211,8 +217,7 @@ class Chapter:
     def imports(self) -> list[str]:
         """benchbook modules the notebook and its chapter module import, transitively, and the chapter
         folders of the data folders it reads."""
-        code = "\n".join(c.source for c in self._parsed().cells if c.cell_type == "code")
-        roots = set(_imported(code, "benchbook"))
+        roots = set(_imported(self._outline()[1], "benchbook"))
         if self.spec.folder:
             roots.add(self.spec.module)
         # the registry finds chapter folders at run time, so the folders whose data this page
@@ -224,11 +229,10 @@ class Chapter:
         """The key the executed notebook was made with; None if it or its downloads are gone."""
         if not self.output.is_file():
             return None
-        try:
-            nb = nbformat.read(self.output, as_version=4)
+        try:  # the metadata only: validating the whole notebook took a tenth of a no-op build
+            meta = json.loads(self.output.read_bytes())["metadata"].get("benchbook", {})
         except Exception:  # a damaged output is simply stale
             return None
-        meta = nb.metadata.get("benchbook", {})
         if not all((self.repo / f).is_file() for f in meta.get("outputs", [])):
             return None
         return meta.get("cache_key")
@@ -353,13 +357,13 @@ def this_interpreter_kernel():
     yield
 
 
-def default_parameters(nb, where: Path) -> dict:
-    """Names and literal default values of the cell tagged `parameters`."""
-    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+def default_parameters(cells: tuple[str, ...], where: Path) -> dict:
+    """Names and literal default values of the cell tagged `parameters` (`cells`: the sources
+    of every cell so tagged)."""
     if len(cells) != 1:
         raise ChapterError(f"{where}: expected exactly one cell tagged 'parameters', found {len(cells)}")
     params = {}
-    for node in ast.parse(cells[0].source).body:
+    for node in ast.parse(cells[0]).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
                 params[node.targets[0].id] = ast.literal_eval(node.value)
@@ -476,8 +480,33 @@ def _parsed_notebook(path: Path, mtime_ns: int):
 
 
 @functools.lru_cache(maxsize=64)
+def _notebook_outline(path: Path, mtime_ns: int) -> tuple[tuple[str, ...], str]:
+    """The sources of a notebook's cells tagged `parameters`, and its code cells joined:
+    what a build's cache keys need. Remembered between processes by the file's content and
+    jupytext's version (benchbook.site.memo): parsing every notebook took a tenth of a build
+    that changed nothing."""
+    text = path.read_text(encoding="utf-8")
+    k = memo.key("notebook-outline", _jupytext_version(), path.suffix, text)
+    known = memo.get(k)
+    if known is None:
+        cells = _parsed_notebook(path, mtime_ns).cells
+        known = [[c.source for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])],
+                 "\n".join(c.source for c in cells if c.cell_type == "code")]
+        memo.put(k, known)
+        memo.save()
+    return tuple(known[0]), known[1]
+
+
+@functools.cache
+def _jupytext_version() -> str:
+    from importlib.metadata import version
+
+    return version("jupytext")
+
+
+@functools.lru_cache(maxsize=64)
 def _parameters_cell(path: Path, mtime_ns: int) -> tuple[tuple[str, object], ...]:
-    return tuple(default_parameters(_parsed_notebook(path, mtime_ns), path).items())
+    return tuple(default_parameters(_notebook_outline(path, mtime_ns)[0], path).items())
 
 
 @functools.lru_cache(maxsize=1024)

@@ -138,7 +138,7 @@ def _configure(app, config) -> None:
                 where[key] = [i for i in items if str(i).strip().removesuffix(".html") != SWITCHER]
 
 
-def _stamp(app) -> None:
+def _stamp(app, builder=None) -> None:
     app.benchbook_stamp = build_stamp(find_repo(Path(app.srcdir)))
 
 
@@ -206,7 +206,7 @@ def redirect_page(target: str, icon: str = "data:,") -> str:
 
 def setup(app):
     app.connect("config-inited", _configure)
-    app.connect("builder-inited", _stamp)
+    app.connect("write-started", _stamp)  # not on a build that writes nothing
     app.connect("html-page-context", _page)
     app.connect("html-page-context", _dedupe_scripts, priority=900)  # after the themes add theirs
     app.connect("build-finished", _front_page, priority=900)  # after sphinx-external-toc's
