@@ -38,3 +38,32 @@ def test_a_folder_that_cannot_be_written_is_not_used(tmp_path, monkeypatch):
     assert runner._imported("import benchbook.format\n", "benchbook") == ("benchbook.format",)
     memo.save()
     assert not (blocker / "cache").exists()
+
+
+NOTEBOOK = """# %% tags=["parameters"]
+data_dir = "data/a"
+agents = 4
+
+# %%
+from benchbook import format
+"""
+
+
+def test_a_second_process_reads_a_notebook_s_parameters_without_parsing_it(tmp_path, monkeypatch):
+    nb = tmp_path / "chapter.py"
+    nb.write_text(NOTEBOOK)
+    _fresh(monkeypatch, tmp_path / "cache")
+    runner._notebook_outline.cache_clear()
+    params, code = runner._notebook_outline(nb, nb.stat().st_mtime_ns)
+    assert runner.default_parameters(params, nb) == {"data_dir": "data/a", "agents": 4}
+    assert "from benchbook import format" in code
+    _fresh(monkeypatch, tmp_path / "cache")  # as a new process: only the file is left
+    runner._notebook_outline.cache_clear()
+    monkeypatch.setattr(runner, "_parsed_notebook", lambda *a: (_ for _ in ()).throw(AssertionError("parsed")))
+    assert runner._notebook_outline(nb, nb.stat().st_mtime_ns) == (params, code)
+    nb.write_text(NOTEBOOK.replace("agents = 4", "agents = 8"))  # new content, new key: never stale
+    monkeypatch.undo()
+    _fresh(monkeypatch, tmp_path / "cache")
+    runner._notebook_outline.cache_clear()
+    params, _ = runner._notebook_outline(nb, nb.stat().st_mtime_ns)
+    assert runner.default_parameters(params, nb)["agents"] == 8
