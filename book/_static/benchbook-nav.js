@@ -22,3 +22,36 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
   else bind();
 })();
+
+// Phone first: below 600 px a chapter's introduction (the paragraphs between its title and its
+// key results) is cut to a few lines (benchbook.css), with a button that shows it whole, so
+// the key results come within the first two screens. Without JavaScript the text is whole.
+(function () {
+  var phone = window.matchMedia("(max-width: 600px)");
+  function shorten() {
+    var box = document.querySelector(".benchbook-key-results");
+    var cell = box && box.closest("div.cell");
+    var section = cell && cell.parentElement;
+    if (!section || !phone.matches) return;
+    var intro = [];
+    for (var el = cell.previousElementSibling; el && el.tagName === "P"; el = el.previousElementSibling) {
+      intro.unshift(el);
+    }
+    if (!intro.length || intro.reduce(function (h, p) { return h + p.offsetHeight; }, 0) < 160) return;
+    intro.forEach(function (p) { p.classList.add("benchbook-intro"); });
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "benchbook-intro-toggle";
+    button.setAttribute("aria-expanded", "false");
+    button.textContent = "Read the whole introduction";
+    button.addEventListener("click", function () {
+      var open = section.classList.toggle("benchbook-intro-short") === false;
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Shorten the introduction" : "Read the whole introduction";
+    });
+    intro[intro.length - 1].after(button);
+    section.classList.add("benchbook-intro-short");
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shorten);
+  else shorten();
+})();

@@ -411,3 +411,77 @@ def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
                 if s.get("type") == "application/json" and "Aggregate output" in s.text)
     names = [t["name"] for t in json.loads(data)["data"]]
     assert names[0].endswith("(partly assumed)") and not names[1].endswith("assumed)")
+
+
+# ---------------------------------------------------------------- the built book in a browser
+
+PHONE = (390, 844)  # width and height of one phone screen
+
+
+def _chapters(project: Path) -> list[str]:
+    return [p.stem for p in sorted((project / "book/_build/html/studies").glob("*.html")) if p.stem != "synthesis"]
+
+
+@pytest.mark.browser
+def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_screens(built, browser):
+    project, _ = built
+    width, height = PHONE
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        cut = 0
+        for name in _chapters(project):
+            page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
+            rows = page.locator(".benchbook-key-results tbody tr")
+            if name not in measured_pages():
+                assert rows.count() >= 3, name
+            for i in range(rows.count()):
+                row = rows.nth(i)
+                verdict, result = row.locator("td.benchbook-verdict"), row.locator("td").first
+                box = verdict.bounding_box()
+                # the whole card, verdict first, inside the viewport's width and the first two screens
+                assert box["y"] < result.bounding_box()["y"], (name, i)
+                card = row.bounding_box()
+                assert card["x"] >= 0 and card["x"] + card["width"] <= width, (name, i, card)
+                assert card["y"] + card["height"] <= 2 * height, (name, i, card)
+                for label in ("this data", "write-up"):  # each value shown under its column's name
+                    cell = row.locator(f'td[data-label="{label}"]')
+                    assert cell.evaluate("td => getComputedStyle(td, '::before').content") not in ("none", ""), \
+                        (name, i, label)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+            button = page.locator("button.benchbook-intro-toggle")
+            if button.count():  # a long introduction is cut behind a button that shows it whole
+                cut += 1
+                intro = page.locator("p.benchbook-intro")
+                clipped = intro.first.evaluate("p => p.scrollHeight > p.clientHeight + 1")
+                assert clipped or not intro.last.is_visible(), name
+                button.click()
+                assert button.get_attribute("aria-expanded") == "true"
+                assert intro.last.is_visible()
+                assert intro.first.evaluate("p => p.scrollHeight <= p.clientHeight + 1"), name
+                assert button.bounding_box()["height"] >= 44  # a tap target
+        assert cut >= 3  # the reconstructed chapters' introductions are longer than a phone screen's third
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
+    """The README's first way to look at the book is to open index.html: the ledger's sorting and
+    filtering and the interactive charts must work from file://, where Chromium runs no module."""
+    project, _ = built
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    errors = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((project / "book/_build/html/studies" / f"{STUDY}.html").as_uri())
+        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        page.goto((project / "book/_build/html/studies/power-sweep.html").as_uri())
+        fold = page.locator("details:has(div.benchbook-plotly)").first
+        fold.locator("summary").click()
+        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=15000)
+        assert not errors, errors
+    finally:
+        context.close()

@@ -199,7 +199,7 @@ def key_results(r):
         df = df.assign(result=[f'<a href="#{anchor(c)}">{untrusted.html(untrusted.visible(t))}</a>'
                                for t, c in zip(df["result"], df["claim"])])
         shown = df.drop(columns=["claim"]).rename(columns={"basis": "rests on"})
-        body = html(shown, None, markup=("result",)).data
+        body = cell_labels(html(shown, None, markup=("result",)).data, list(shown.columns))
     elif r.sections and all(m is not None for m in r.sections.values()):
         body = ("<p>This data holds none of the write-up's headline numbers, and none of the chapter's "
                 "analyses can be made from it: each section below says what it would need.</p>")
@@ -208,6 +208,15 @@ def key_results(r):
                 "below show its own results.</p>")
     return HTML(f'<div class="admonition tip benchbook-key-results"><p class="admonition-title">Key results</p>'
                 f"{line}{body}</div>")
+
+
+def cell_labels(table_html: str, columns: list[str]) -> str:
+    """Each body cell of a table html() made names its column (`data-label`), so a phone can
+    show the rows one under another, each value under its label (benchbook.css)."""
+    def label(m: re.Match) -> str:
+        return f'{m.group(0)} data-label="{untrusted.html(str(columns[int(m.group(1))]))}"'
+
+    return re.sub(r'<td id="T_[0-9a-f]+_row\d+_col(\d+)"', label, table_html)
 
 
 LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]

@@ -6,8 +6,9 @@
   package ships (`plotly.offline.get_plotlyjs()`).
 
 Both are copied into the site's _static folder, so nothing is fetched from elsewhere.
-`static/benchbook-enhance.js` (shipped here, not in book/_static, where Jupyter Book would
-add it a second time as a classic script) loads each library only on pages that need it.
+`static/benchbook-enhance.js` (shipped with the library, so every book built with it has it)
+loads each library only on pages that need it. All of them are classic scripts, which a page
+opened from disk (file://) runs: Chromium blocks module scripts there.
 The tables and the charts' data are plain HTML first: without JavaScript every row is
 still there and the static figure stays, and the Content-Security-Policy needs no inline
 script.
@@ -15,8 +16,11 @@ script.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+
+from sphinx.errors import ExtensionError
 
 from .. import __version__
 
@@ -25,13 +29,36 @@ DATATABLES = {"dt_bundle.js": "datatables.js", "dt_bundle.css": "datatables.css"
 PLOTLY = "plotly.min.js"
 
 
+# The bundle's last statement, `export{A as DateTime, ..., B as default, ...}`, then its
+# licence comments.
+_EXPORTS = re.compile(r"export\s*\{([^}]*)\}\s*;?(\s*/\*.*?\*/)*\s*\Z", re.DOTALL)
+GLOBAL = "BenchbookDataTable"  # the name the classic script gives DataTables (benchbook-enhance.js)
+
+
+def classic_script(module: str, source: str) -> str:
+    """The itables DataTables bundle (an ES module) as a classic script that sets
+    window.BenchbookDataTable. A page opened from disk (file://) may run classic scripts
+    but no module: Chromium blocks module loads from a file:// page (origin 'null')."""
+    m = _EXPORTS.search(module)
+    names = dict(reversed(part.split(" as ")) for part in (m.group(1).split(",") if m else []) if " as " in part)
+    body = module[: m.start()] + (m.group(2) or "") if m else module
+    if "default" not in names or "import.meta" in body or re.search(r"(?:^|[;}])\s*import\s*[{*\"'\w]", body):
+        raise ExtensionError(f"{source}: expected an ES module bundle without imports that ends in "
+                             "`export{... as default ...}` (itables' DataTables bundle); found another layout")
+    return f'(function () {{\n"use strict";\n{body}\nwindow.{GLOBAL} = {names["default"]};\n}})();\n'
+
+
 def _copy_libraries(out: Path) -> None:
     import itables
     from plotly.offline import get_plotlyjs
 
     bundle = Path(itables.__file__).parent / "html"
     for src, dest in DATATABLES.items():
-        shutil.copyfile(bundle / src, out / dest)
+        if src.endswith(".js"):
+            text = (bundle / src).read_text(encoding="utf-8")
+            (out / dest).write_text(classic_script(text, str(bundle / src)), encoding="utf-8")
+        else:
+            shutil.copyfile(bundle / src, out / dest)
     (out / PLOTLY).write_text(get_plotlyjs(), encoding="utf-8")
     shutil.copyfile(Path(__file__).parent / "static" / SCRIPT, out / SCRIPT)
 
@@ -46,5 +73,5 @@ def _add_assets(app) -> None:
 
 def setup(app):
     app.connect("builder-inited", _add_assets)
-    app.add_js_file(SCRIPT, type="module")
+    app.add_js_file(SCRIPT, loading_method="defer")  # a classic script: a page from disk runs it
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,9 @@
-// What the site does with JavaScript, loaded as a module on every page (benchbook.site.assets).
-// Each library is fetched from this site's _static folder, only where a page needs it.
-const here = new URL(".", import.meta.url);
+// What the site does with JavaScript, loaded on every page (benchbook.site.assets). Each
+// library is fetched from this site's _static folder, only where a page needs it. A classic
+// script, not a module: a page opened from disk (file://) may run classic scripts only.
+(function () {
+"use strict";
+const here = new URL(".", document.currentScript.src);
 
 function stylesheet(name) {
   const link = document.createElement("link");
@@ -26,7 +29,8 @@ async function tables() {
   const found = document.querySelectorAll("table.benchbook-filterable");
   if (!found.length) return;
   stylesheet("datatables.css");
-  const { default: DataTable } = await import(new URL("datatables.js", here).href);
+  await classicScript("datatables.js");
+  const DataTable = window.BenchbookDataTable;  // set by datatables.js (benchbook.site.assets)
   // a cell's assumed-value marker (benchbook.study.marks) is shown, never filtered or searched
   // on: "does not holdᵃ" is one more "does not hold" in the verdict filter
   const MARK = /<span class="benchbook-assumed-mark"[^>]*>[^<]*<\/span>/g;
@@ -82,3 +86,4 @@ async function charts() {
 
 tables();
 charts();
+})();
