@@ -525,8 +525,9 @@ VISIBLE_VERDICTS = """t => [...t.tBodies[0].rows].map(r => {
 @pytest.mark.browser
 def test_the_verdict_filter_leaves_only_the_chosen_verdict(server, tab):
     page = tab.open(chapter_url(server, NEW))
-    page.wait_for_selector("div.dt-container table.benchbook-filterable")
     ledger = page.locator("table.benchbook-filterable").first
+    ledger.scroll_into_view_if_needed()  # DataTables is fetched when a ledger comes near the screen
+    page.wait_for_selector("div.dt-container table.benchbook-filterable")
     before = ledger.evaluate(VISIBLE_VERDICTS)
     assert {"holds", "does not hold"} <= set(before)
     ledger.locator("thead th", has_text="verdict").locator("button.dtcc-button_dropdown").click()

@@ -5,7 +5,9 @@
 - Charts that `benchbook.page.interactive` writes get plotly.js, from the bundle the plotly
   package ships (`plotly.offline.get_plotlyjs()`).
 
-Both are copied into the site's _static folder, so nothing is fetched from elsewhere.
+Both are copied into the site's _static folder, so nothing is fetched from elsewhere, and
+each is fetched only when a reader reaches what needs it (a ledger, an opened chart). The
+theme's FontAwesome script, which nothing here uses, is taken off every page.
 `static/benchbook-enhance.js` (shipped with the library, so every book built with it has it)
 loads each library only on pages that need it. All of them are classic scripts, which a page
 opened from disk (file://) runs: Chromium blocks module scripts there.
@@ -71,7 +73,31 @@ def _add_assets(app) -> None:
     app.config.html_static_path.append(str(out))
 
 
+# pydata-sphinx-theme's FontAwesome SVG framework, "so that users can add custom icons".
+_ICON_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+
+
+def _drop_icon_script(app, exc) -> None:
+    """Take FontAwesome's SVG framework (1.5 MB, the heaviest file of every page) off the pages.
+
+    The book adds no custom icon; the theme's stylesheet already draws every icon its pages
+    use (menu, search, outline, download, light/dark) from FontAwesome's webfont. Every page
+    of the output is looked at, so a build that wrote none leaves no page asking for the
+    removed file."""
+    if exc is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        kept = _ICON_SCRIPT.sub("", text)
+        if kept != text:
+            page.write_text(kept, encoding="utf-8")
+    for f in (out / "_static" / "scripts").glob("fontawesome.js*"):
+        f.unlink()
+
+
 def setup(app):
     app.connect("builder-inited", _add_assets)
+    app.connect("build-finished", _drop_icon_script)
     app.add_js_file(SCRIPT, loading_method="defer")  # a classic script: a page from disk runs it
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -24,10 +24,20 @@ function classicScript(name) {
 
 // Long tables (the claims ledgers) sortable, searchable and filterable with DataTables, from
 // the offline bundle of the itables package. Every row stays in the page (no paging), so
-// links to a ledger row keep working; each column's menu sorts it and filters it.
-async function tables() {
+// links to a ledger row keep working; each column's menu sorts it and filters it. The
+// library (0.7 MB) is fetched when a ledger comes near the screen, not with the page.
+function tables() {
   const found = document.querySelectorAll("table.benchbook-filterable");
   if (!found.length) return;
+  const near = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    near.disconnect();
+    enhanceTables(found);
+  }, { rootMargin: "800px 0px" });
+  found.forEach((table) => near.observe(table));
+}
+
+async function enhanceTables(found) {
   stylesheet("datatables.css");
   await classicScript("datatables.js");
   const DataTable = window.BenchbookDataTable;  // set by datatables.js (benchbook.site.assets)
