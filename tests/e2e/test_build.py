@@ -491,6 +491,38 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         context.close()
 
 
+def _site_pages(html: Path) -> list[str]:
+    """Every page a reader reaches (the front page redirects; search and index are the theme's)."""
+    return sorted(p.relative_to(html).as_posix() for p in [*html.glob("*.html"), *html.glob("studies/*.html")]
+                  if p.name not in ("index.html", "search.html", "genindex.html"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,scheme", [(390, "light"), (1400, "dark")])  # both widths, both modes
+def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser, width, scheme):
+    """axe-core (Deque's rules, WCAG 2.x A and AA among them) on every page, on a phone and on a
+    wide screen, in light and dark mode: contrast, names, labels, structure."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    from browser import serve
+
+    project, _ = built
+    html = project / "book/_build/html"
+    axe, found = Axe(), {}
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    try:
+        with serve(html) as url:
+            page = context.new_page()
+            for rel in _site_pages(html):
+                page.goto(f"{url}/{rel}", wait_until="networkidle")
+                bad = [v for v in axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+                if bad:
+                    found[rel] = {v["id"]: [n["target"] for n in v["nodes"][:3]] for v in bad}
+    finally:
+        context.close()
+    assert not found, found
+
+
 @pytest.mark.browser
 def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
     """What a phone downloads to show a page, served as a host would serve it (bytes before any
@@ -500,8 +532,7 @@ def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
 
     project, _ = built
     html = project / "book/_build/html"
-    pages = sorted(p.relative_to(html).as_posix() for p in [*html.glob("*.html"), *html.glob("studies/*.html")]
-                   if p.name not in ("index.html", "search.html", "genindex.html"))
+    pages = _site_pages(html)
     assert len(pages) >= 10
     context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     heavy = {}
