@@ -51,9 +51,10 @@ _NUM = re.compile(
     re.IGNORECASE,
 )
 
-MAGNITUDE = "order of magnitude"  # a bound kind: within a factor of √10 of ten times
-_MAGNITUDE = re.compile(r"^(?:(?:~|≈|roughly|about|around|approximately)\s*)?(?:an?\s+|one\s+)?"
-                        r"order\s+of\s+magnitude(?:\s*(?:×|x|times))?$", re.IGNORECASE)
+MAGNITUDE = "order of magnitude"  # a bound kind: within a factor of √10 of 10^n times
+_MAGNITUDE = re.compile(r"^(?:(?:~|≈|roughly|about|around|approximately)\s*)?(?P<n>an?\s+|one\s+|two\s+|three\s+)?"
+                        r"orders?\s+of\s+magnitude(?:\s*(?:×|x|times))?$", re.IGNORECASE)
+_ORDERS = {"": 1, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
 # Tolerances (relative), documented in book/methods.md.
 EXACT_FLOOR = 0.01  # a number printed without qualifier: rounding + 1 %
@@ -142,8 +143,9 @@ def parse_quantity(text: str | float | int, where: str = "") -> Quantity:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         text = str(text)
     cleaned = _clean(text)
-    if _MAGNITUDE.match(cleaned):  # "an order of magnitude": ten times, within a factor of √10
-        return Quantity(text=str(text), value=10.0, unit="×", approx=True, bound=MAGNITUDE)
+    if m := _MAGNITUDE.match(cleaned):  # "n orders of magnitude": 10^n times, within a factor of √10
+        orders = _ORDERS[(m.group("n") or "").strip().lower()]
+        return Quantity(text=str(text), value=10.0 ** orders, unit="×", approx=True, bound=MAGNITUDE)
     m = _NUM.match(cleaned)
     if not m:
         raise PublishedError(f"{where}: cannot read a number in {text!r}; expected e.g. '243 ms', '~8.2×', '€0.43'")

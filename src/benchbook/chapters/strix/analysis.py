@@ -108,6 +108,7 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
         r.values.update(run_values(r.h100_runs))
         r.value_ids.update(run_value_ids(r.h100_runs, r.cells(r.h100_runs, "runs", r.h100)))
         r.values.update(batched_values(r, agents))
+        r.same_as.update(batched_names(r, agents))
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     return r
@@ -516,6 +517,17 @@ def batched_values(r: Results, agents: int) -> dict[str, float]:
         if row is not None:
             out[f"h100_{short}_batched_per_agent_tps"] = float(row["per_agent_tps"])
             out[f"h100_{short}_batched_concurrency"] = float(row["concurrency"])
+    return out
+
+
+def batched_names(r: Results, agents: int) -> dict[str, str]:
+    """Each ``h100_<short>_batched_per_agent_tps`` -> the H100 chapter's name of the same
+    run's value (``h100_<short>_c<n>_per_agent_tps``), the name its write-up's tables use."""
+    out = {}
+    for cfg, (short, _) in r.h100_configs().items():
+        row = nearest_sweep(r.h100_runs, cfg, agents)
+        if row is not None:
+            out[f"h100_{short}_batched_per_agent_tps"] = f"h100_{short}_c{int(row['concurrency'])}_per_agent_tps"
     return out
 
 
