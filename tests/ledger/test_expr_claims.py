@@ -271,3 +271,20 @@ def test_a_claim_that_fails_on_files_fit_to_the_write_up_rests_on_its_own_number
     # a claim's own stated number is the write-up's, not the data's
     assert led.loc["gap", "basis"] == BY_CONSTRUCTION
     assert not ((led["verdict"] == FAILS) & (led["basis"] == BY_CONSTRUCTION)).any()
+
+
+def test_a_write_up_whose_k_is_1024_states_32k_active_tokens_exactly():
+    """GB10: 2k context x 16 requests is 32,768 tokens, the write-up's '32k' (its 2k prompt is
+    2,048 tokens): the claim holds, where k = 1,000 would call it 33k and fail it."""
+    from pathlib import Path
+
+    from benchbook.ledger.claims import check_claim
+    from benchbook.ledger.published import load_published
+
+    pub = load_published(Path(__file__).parents[2] / "data" / "gb10-mtp" / "published.yml")
+    for cid in ("c-active-kv", "b-active-kv"):
+        claim = next(c for c in pub.claims if c["id"] == cid)
+        assert claim["kilo"] == 1024
+        row = check_claim(claim, {}, {}, {})
+        assert (row["verdict"], row["recomputed"]) == (HOLDS, "32k tokens"), cid
+        assert check_claim({k: v for k, v in claim.items() if k != "kilo"}, {}, {}, {})["verdict"] == FAILS

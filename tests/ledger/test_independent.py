@@ -160,8 +160,9 @@ def test_the_note_says_when_the_page_s_data_is_not_the_write_up_s_or_nothing_com
 
 def test_ledger_rows_of_headline_figures_link_to_the_section(facts):
     links = independent.ledger_links("3090-dense-vs-sparse", facts=facts)
-    ledger = pd.DataFrame([dict(id=cid, claim="c", published="1", recomputed="1", verdict="holds", difference="",
-                                tolerance="", kind="data", note="", same_as="") for cid in ("c4-ratio", "kv-ratio")])
+    ledger = pd.DataFrame([dict(id=cid, claim="c", published="1", recomputed="1", verdict="holds",
+                                basis="measured data", difference="", tolerance="", kind="data", note="", same_as="")
+                           for cid in ("c4-ratio", "kv-ratio")])
     shown = report.ledger_display(ledger, links=links)
     assert list(shown["independent"]) == [f'<a href="{independent.ANCHOR}">compare</a>', ""]
     assert "independent" not in report.ledger_display(ledger).columns

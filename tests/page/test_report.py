@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -77,9 +78,13 @@ def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():
 
     ledger = pd.DataFrame({"id": ["dense-gen-ratio", '<img src=x onerror="alert(1)">'], "claim": ["c", "d"],
                            "published": ["1×", "2"], "recomputed": ["1×", "3"],
-                           "verdict": ["holds", "does not hold"], "difference": ["", ""],
-                           "tolerance": ["", ""], "kind": ["data", "data"], "note": ["", ""]})
+                           "verdict": ["holds", "does not hold"], "basis": ["measured data", "by construction"],
+                           "difference": ["", ""], "tolerance": ["", ""], "kind": ["data", "data"], "note": ["", ""]})
     out = ledger_table(ledger).data
+    # the column the note under every ledger explains, beside the verdict it qualifies
+    headers = re.findall(r'<th [^>]*class="col_heading[^"]*"[^>]*>([^<]*)</th>', out)
+    assert headers[headers.index("verdict") + 1] == "basis"
+    assert ">by construction</td>" in out
     assert 'class="benchbook-table benchbook-filterable"' in out
     assert '<span id="claim-dense-gen-ratio">dense-gen-ratio</span>' in out
     assert anchor(ledger["id"][1]) == "claim-img-src-x-onerror-alert-1"

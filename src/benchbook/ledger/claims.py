@@ -204,6 +204,8 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
                              "'roughly'; 'an order of magnitude' is ten times within a factor of √10); "
                              "see book/methods.md, 'Published values and tolerances'")
     q = parse_quantity(claim["published"], where)
+    if "kilo" in claim:
+        q = q.with_kilo(float(claim["kilo"]))
     if "approx" in claim:
         _check_approx(claim, q, where)
         q = _with(q, approx=bool(claim["approx"]))

@@ -72,6 +72,7 @@ class Quantity:
     bound: str | None = None  # "under" / "over": a one-sided claim
     currency: str | None = None
     step: float = 0.0  # one unit of the last printed digit, in canonical units
+    kilo: float = 1000.0  # what a printed "k" multiplies by (a write-up may mean 1,024)
 
     @property
     def tolerance(self) -> float:
@@ -102,7 +103,17 @@ class Quantity:
         m = _NUM.match(_clean(self.text))
         unit = (m.group("unit") or "").strip() if m else ""
         key = _unit_key(unit)
-        return (unit, UNITS[key][1]) if key is not None else ("", 1.0)
+        if key is None:
+            return "", 1.0
+        return unit, UNITS[key][1] * (self.kilo / 1000.0 if key.startswith("k ") else 1.0)
+
+    def with_kilo(self, kilo: float) -> Quantity:
+        """The same printed number where "k" means `kilo` (1,024 in a write-up's "2k" prompt)."""
+        from dataclasses import replace
+
+        key = _unit_key(self._printed_unit()[0]) or ""
+        scale = kilo / self.kilo if key.startswith("k ") else 1.0
+        return replace(self, value=self.value * scale, step=self.step * scale, kilo=kilo)
 
 
 def _clean(text: str) -> str:

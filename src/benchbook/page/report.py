@@ -210,7 +210,8 @@ def key_results(r):
                 f"{line}{body}</div>")
 
 
-LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "basis", "difference", "tolerance", "kind",
+                  "note"]
 
 
 def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -229,7 +230,8 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
 
 def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
                    links: dict[str, str] | None = None) -> pd.DataFrame:
-    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it.
+    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it, then
+    what the verdict rests on (its basis, ledger_basis_note) and the rest.
 
     `links` (claim id -> anchor on the page, benchbook.ledger.independent.ledger_links) adds an
     'independent' column whose rows link to where others' measurements of that figure are;
@@ -561,7 +563,7 @@ def mismatch_display(comparison: pd.DataFrame):
         judged = int(comparison["within"].notna().sum()) if len(comparison) else 0
         return Markdown(f"No published cell is outside its tolerance ({judged} compared)." if judged else
                         "No published cell could be compared with this data.")
-    return html(bad, "Published cells the data does not reproduce")
+    return html(bad, "Published cells outside their tolerance")
 
 
 def caveats_display(r):
