@@ -288,3 +288,23 @@ def test_a_write_up_whose_k_is_1024_states_32k_active_tokens_exactly():
         row = check_claim(claim, {}, {}, {})
         assert (row["verdict"], row["recomputed"]) == (HOLDS, "32k tokens"), cid
         assert check_claim({k: v for k, v in claim.items() if k != "kilo"}, {}, {}, {})["verdict"] == FAILS
+
+
+def test_a_cell_the_files_fit_to_another_printed_number_blames_the_write_up_not_the_data():
+    """The write-up prints one value as 77 in one table and 75 in another; files fit to the
+    75 cannot reproduce the 77: that cell rests on the write-up's own numbers, naming both."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION, MEASURED, SELF
+    from benchbook.page.report import mismatches
+
+    first = PublishedTable(id="first", source="s", title="First", columns=["run", "t/s"], rows=[["one", "77 t/s"]],
+                           values=[[None, "gen_tps"]])
+    later = PublishedTable(id="later", source="s", title="Later", columns=["run", "t/s"], rows=[["one", "75 t/s"]],
+                           values=[[None, "gen_tps"]])
+    pub = Published(study="x", sources={"s": {}}, tables=[first, later])
+    rec = compare_published(pub, {"gen_tps": 75.0}, reconstructed=lambda names: True)
+    assert list(rec["basis"]) == [SELF, BY_CONSTRUCTION]
+    bad = mismatches(rec)
+    assert list(bad["rests on"]) == [SELF]
+    assert "Later, one / t/s: 75" in bad["note"].iloc[0] and "77 t/s" in bad["note"].iloc[0]
+    measured = compare_published(pub, {"gen_tps": 75.0}, reconstructed=lambda names: False)
+    assert list(measured["basis"]) == [MEASURED, MEASURED] and measured["note"].iloc[0] == ""

@@ -395,7 +395,8 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
                                        reconstructed=reconstructed_names(r), fitted=fitted_names(r))
     r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
     claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
-    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
+    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
+                                                reconstructed=reconstructed_names(r))
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
     marked = [_marked(r, c) for c in mine]

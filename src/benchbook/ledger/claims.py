@@ -438,11 +438,12 @@ def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None) ->
 
 
 def compare_published(published: Published, values: dict, currencies: dict | None = None,
-                      gate=None) -> pd.DataFrame:
+                      gate=None, reconstructed=None) -> pd.DataFrame:
     """Every published table cell beside the value recomputed from the data.
 
     A cell whose expression draws on data that is not the write-up's setup (`gate`) is
-    not evaluated: its note says what differs."""
+    not evaluated: its note says what differs. Each compared cell's `basis` follows the
+    ledger's rule (cell_basis)."""
     currencies = currencies or {}
     rows = []
     for table in published.tables:
@@ -453,7 +454,7 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
                 q = parse_quantity(text, f"table {table.id}, row {cells[0]!r}, column {col!r}")
                 row = dict(
                     table=table.id, source=table.source, row=cells[0], column=col,
-                    published=text, reproduced="n/a", difference=None, within=None, note="",
+                    published=text, reproduced="n/a", difference=None, within=None, basis="", note="",
                 )
                 if gate is not None and (why := gate.reason(names_in(expr))):
                     row["note"] = f"not comparable ({why})"
@@ -474,10 +475,27 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
                 if q.value and not math.isnan(got):
                     row["difference"] = (got - q.value) / abs(q.value)
                     row["within"] = abs(row["difference"]) <= q.tolerance
+                    row["basis"], note = cell_basis(published, expr, text, row["within"], reconstructed)
+                    row["note"] = note or row["note"]
                 rows.append(row)
     return pd.DataFrame(rows, columns=[
-        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "note",
+        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "basis", "note",
     ])
+
+
+def cell_basis(published: Published, expr: str, text: str, within: bool, reconstructed=None) -> tuple[str, str]:
+    """What a compared published cell rests on, and a note when that needs saying: measured
+    data; by construction (the reconstructed files were fit to the cell); or, for a cell they
+    do not reproduce, the write-up's own numbers, which disagree (the note names the other
+    printed numbers the files were fit to)."""
+    if reconstructed is None or not reconstructed(set(names_in(expr))):
+        return MEASURED, ""
+    if within:
+        return BY_CONSTRUCTION, ""
+    others = [s for s in fitted_to(published, set(names_in(expr))) if not s.endswith(f": {text}")]
+    where = "; ".join(others) or "other printed numbers of the write-up"
+    return SELF, (f"The write-up disagrees with itself: the reconstructed files were fit to its {where}, "
+                  f"not to this cell's {text}")
 
 
 def published_layout(published: Published, comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:

@@ -221,11 +221,13 @@ def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd
 
 
 def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Published cells outside their tolerance, with the difference."""
+    """Published cells outside their tolerance, with the difference and what it rests on
+    (claims.cell_basis: on files fit to the write-up, its own numbers disagreeing)."""
     c = comparison[comparison["within"] == False]  # noqa: E712
     return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
                          "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}"),
+                         "rests on": c["basis"], "note": c["note"]})
 
 
 def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
@@ -563,7 +565,7 @@ def mismatch_display(comparison: pd.DataFrame):
         judged = int(comparison["within"].notna().sum()) if len(comparison) else 0
         return Markdown(f"No published cell is outside its tolerance ({judged} compared)." if judged else
                         "No published cell could be compared with this data.")
-    return html(bad, "Published cells outside their tolerance")
+    return html(bad, "Published cells outside their tolerance", wide=("note",))
 
 
 def caveats_display(r):
