@@ -308,3 +308,28 @@ def test_a_cell_the_files_fit_to_another_printed_number_blames_the_write_up_not_
     assert "Later, one / t/s: 75" in bad["note"].iloc[0] and "77 t/s" in bad["note"].iloc[0]
     measured = compare_published(pub, {"gen_tps": 75.0}, reconstructed=lambda names: False)
     assert list(measured["basis"]) == [MEASURED, MEASURED] and measured["note"].iloc[0] == ""
+
+
+def test_a_claim_printing_a_table_cell_again_is_judged_as_the_write_up_against_itself():
+    """GB10: a table prints test C's TTFT change as −56.7 %, the headline as −56 %. On files fit
+    to the table the headline is that cell again, so it is judged as the '-stated' check is, by
+    the rounding of both printed numbers: −56.7 % does not round to −56 %. One verdict, not a
+    'holds' by the data's 1 % floor beside a 'does not hold'."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION, SELF, check_claims
+
+    table = PublishedTable(id="c", source="s", title="Results", columns=["metric", "change"],
+                           rows=[["TTFT", "−56.7%"], ["TPOT", "−17.1%"]],
+                           values=[[None, "100 * (m / v - 1)"], [None, "100 * (t / u - 1)"]])
+    claims = [dict(id="headline", source="s", claim="TTFT -56 %", published="−56%", recompute="100 * (m / v - 1)"),
+              dict(id="headline-stated", kind="consistency", source="s", claim="-56 against -56.7",
+                   published="−56%", stated={"table": "−56.7%"}, recompute="table"),
+              dict(id="tpot", source="s", claim="TPOT -17 %", published="−17%", recompute="100 * (t / u - 1)")]
+    pub = Published(study="x", sources={"s": {}}, tables=[table], claims=claims)
+    values = {"m": 1721.0, "v": 3979.0, "t": 82.9, "u": 100.0}
+    led = check_claims(pub, values, reconstructed=lambda names: True).set_index("id")
+    assert list(led["verdict"]) == [FAILS, FAILS, HOLDS]
+    assert list(led["basis"]) == [SELF, SELF, BY_CONSTRUCTION]
+    assert "prints −56.7%" in led.loc["headline", "note"] and "−56%" in led.loc["headline", "note"]
+    # on measured data the claim is the data's, judged with the measurement floor
+    measured = check_claims(pub, values, reconstructed=lambda names: False).set_index("id")
+    assert measured.loc["headline", "verdict"] == HOLDS

@@ -65,10 +65,34 @@ def check_claims(
     for c in published.claims:
         row = check_claim(c, values, params or {}, currencies or {}, gate, published.plausible)
         row["basis"] = basis(c, row["verdict"], pinned, set(params or {}), reconstructed)
-        if row["verdict"] == FAILS and row["basis"] == SELF and c.get("kind", "data") == "data":
+        again = restated(published, c) if row["basis"] == BY_CONSTRUCTION else {}
+        row.update(again)
+        if row["verdict"] == FAILS and row["basis"] == SELF and c.get("kind", "data") == "data" and not again:
             row["note"] = disagreement_note(published, c, row)
         rows.append(row)
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+
+def restated(published: Published, claim: dict) -> dict:
+    """A claim that prints again a number one of the write-up's tables prints (the same
+    expression) is, on files fit to that table, the write-up against itself: judged by the
+    rounding of the two printed numbers, with no measurement floor (the rule of consistency
+    claims). Returns the changed fields: none when the two agree."""
+    expr = " ".join(str(claim.get("recompute") or "").split())
+    cells = [(f"{t.title or t.id}, {row[0]} / {col}", text) for t in published.tables
+             for row, exprs in zip(t.rows, t.values)
+             for col, text, e in zip(t.columns, row, exprs) if e and " ".join(e.split()) == expr]
+    if not cells:
+        return {}
+    where, text = cells[0]
+    q = parse_quantity(claim["published"], f"claim {claim['id']}")
+    cell = parse_quantity(text, f"claim {claim['id']}, table cell")
+    if q.unit != cell.unit or _span_allows(q, cell.value - cell.step / 2, cell.value + cell.step / 2):
+        return {}
+    return {"verdict": FAILS, "basis": SELF, "tolerance": "rounding of the printed numbers",
+            "note": (f"The write-up disagrees with itself: its table ({where}) prints {text}, to which the "
+                     f"reconstructed files were fit; this claim prints the same number as {claim['published']}, "
+                     f"which {text} does not round to")}
 
 
 LEDGER_COLUMNS = [
