@@ -522,3 +522,16 @@ def test_the_page_on_measured_runs_lists_no_verdict_resting_on_reconstructed_fil
 
     ledger = strix.analyse(LHL_DIR, H100_DIR, STRIX_DIR / "published.yml").ledger
     assert not ledger["basis"].isin([BY_CONSTRUCTION, GENERATOR]).any()
+
+
+def test_the_caveat_on_the_write_up_s_strix_figures_counts_what_others_measured():
+    """The page (and the synthesis, which lists every caveat) must not say nobody else measured
+    the Strix Halo figures while its Independent measurements section lists values."""
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.ledger import independent
+
+    caveats = " ".join(strix.analyse(STRIX_DIR, H100_DIR).caveats["caveat"])
+    shown = independent.section(STUDY, facts_dir=ROOT / "data" / "facts", data_root=ROOT / "data")
+    assert len(shown.measurements) > 0
+    assert "no one else" not in caveats
+    assert f"({len(shown.measurements)} values from {shown.sources} sources)" in caveats

@@ -745,6 +745,23 @@ def _ours(text: str) -> dict:
     return dict(origin="this chapter", caveat=text)
 
 
+def _others_measured(chapter: str) -> str:
+    """What others published of the write-up's Strix Halo figures (data/facts/independent.yml), as
+    a sentence; empty outside a project or when nothing was found."""
+    from ...book.paths import ChapterError, find_repo
+    from ...ledger import independent
+
+    try:
+        facts = find_repo() / "data" / "facts"
+    except ChapterError:
+        return ""
+    ind = independent.glue_values(independent.section(chapter, facts_dir=facts, data_root=facts.parent))
+    if not ind["independent_values"]:
+        return ""
+    return (f" Others' measurements of the same hardware ({ind['independent_values']} values from "
+            f"{ind['independent_sources']} sources) are set beside them under Independent measurements.")
+
+
 def _caveats(r: Results) -> list[dict]:
     server = r.roles.first("server")
     compared = [(server, cfg) for cfg in r.h100_configs()] if server else []
@@ -761,8 +778,8 @@ def _caveats(r: Results) -> list[dict]:
             "they are listed with their error and left out of the best-of figures and spreads."))
     if r.data.study.reconstructed:
         cav.append(_ours(
-            "The Strix Halo figures are the author's own, from private benchmark notes; no one else "
-            "measured them and no raw output was published, so nothing here checks them independently."))
+            "The Strix Halo figures are the author's own, from private benchmark notes, and no raw output "
+            "was published, so files fit to them cannot check them." + _others_measured(r.spec.id)))
     if r.has("serving"):
         cav.append(_ours(
             "The serving model assumes a server that takes one request at a time, as the write-ups "
