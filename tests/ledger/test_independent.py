@@ -190,3 +190,15 @@ def test_methods_states_the_rule_s_margins():
     section = text.split("## Independent measurements", 1)[1].split("\n## ", 1)[0]
     assert f"by {SAME_MARGIN:.0%} either side".replace("%", " %") in section
     assert f"by {CLOSE_MARGIN:.0%} when any is *close*".replace("%", " %") in section
+
+
+def test_a_wall_clock_rate_is_not_shown_as_a_decode_rate():
+    """club-3090 #104 tabulates 'wall TPS' by power cap; its 270 W value is set beside the power
+    sweep's average generation as a rate over wall time, never as a decode rate."""
+    from pathlib import Path
+
+    facts = Path(__file__).parents[2] / "data" / "facts"
+    s = independent.section("power-sweep", facts_dir=facts, data_root=facts.parent)
+    row = s.measurements[s.measurements["source"].str.contains("club-3090/issues/104")].iloc[0]
+    assert row["value"].startswith("68.36")
+    assert "wall" in row["metric"] and "decode" not in row["metric"]
