@@ -304,3 +304,8 @@ def test_each_side_of_the_single_request_comparison_names_the_tool_that_measured
             if "rate" in label:
                 assert "H100: vllm bench serve" in label and "Strix Halo: llama-bench" in label, label
                 assert not label.split(";")[0].count("llama-bench"), label
+
+
+def test_the_first_sweep_s_ten_tests_are_in_the_ledger_without_a_count_the_data_cannot_give():
+    row = analyse().ledger.set_index("id").loc["first-sweep-ten-tests"]
+    assert (row["published"], row["verdict"]) == ("10", "not derivable") and "ten" in row["note"]
