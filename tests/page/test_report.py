@@ -366,3 +366,18 @@ def test_the_opening_box_lists_what_the_folder_leaves_open_and_so_off_the_page(t
     write_checksums(out)
     assert files and "1 configuration(s) without a role, so not shown" in open_items_note(
         h100.analyse(out, None, data / "h100-dense-vs-moe-mtp" / "published.yml"))
+
+
+def test_the_basis_note_says_a_data_claim_can_rest_on_the_write_up_s_own_numbers():
+    from benchbook.ledger.claims import BY_CONSTRUCTION, FAILS, HOLDS, SELF
+    from benchbook.page.report import ledger_basis_note
+
+    def ledger(rows):
+        return pd.DataFrame(rows, columns=["kind", "verdict", "basis"])
+
+    checks = ledger([("consistency", FAILS, SELF), ("data", HOLDS, BY_CONSTRUCTION)])
+    text = ledger_basis_note(checks).data
+    assert "**1** verdicts are checks" in text and "disagreeing with itself" not in text
+    assert "**1** hold only because" in text and "agree (or not)" not in text
+    text = ledger_basis_note(ledger([("data", FAILS, SELF)])).data
+    assert "disagreeing with itself" in text

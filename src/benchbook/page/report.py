@@ -247,7 +247,8 @@ def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
 
 
 def ledger_basis_note(ledger: pd.DataFrame):
-    """What the verdicts rest on, in a sentence each: which could have failed, which hold by
+    """What the verdicts rest on, in a sentence each: which could have failed (and that a data
+    claim failing on files fit to the write-up rests on its own numbers), which hold by
     construction on reconstructed files, which rest on a value the generator chose."""
     from IPython.display import Markdown
 
@@ -259,9 +260,12 @@ def ledger_basis_note(ledger: pd.DataFrame):
         what = " and ".join(x for x in (f"{n[SELF]} against the write-up's own numbers" if n[SELF] else "",
                                         f"{n[MEASURED]} against measured data" if n[MEASURED] else "") if x)
         parts.append(f"**{checks}** verdicts are checks that could have failed ({what}); {held} of them hold.")
+        if ((ledger["basis"] == SELF) & (ledger["kind"] == "data")).any():
+            parts.append("A claim that fails on reconstructed files fit to the write-up's own numbers shows the "
+                         "write-up disagreeing with itself, and rests on those numbers: its note names both.")
     if n[BY_CONSTRUCTION]:
-        parts.append(f"**{n[BY_CONSTRUCTION]}** rest on reconstructed files that were fit to the published "
-                     "numbers: they agree (or not) by construction and confirm nothing.")
+        parts.append(f"**{n[BY_CONSTRUCTION]}** hold only because the reconstructed files were fit to the "
+                     "published numbers: they confirm nothing.")
     if n[GENERATOR]:
         parts.append(f"**{n[GENERATOR]}** rest on values the generator chose where the write-up printed none: "
                      "they show what the rule gives on such data, not a finding.")
