@@ -29,8 +29,10 @@ from ...analysis.llama import (
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
+from ...book.paths import ChapterError, find_repo
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 from ...ledger import claims as claims_mod
+from ...ledger import independent
 from ...ledger.caveats import data_caveats
 from ...ledger.comparable import describe_setup, same_model
 from ...page import plots
@@ -748,9 +750,6 @@ def _ours(text: str) -> dict:
 def _others_measured(chapter: str) -> str:
     """What others published of the write-up's Strix Halo figures (data/facts/independent.yml), as
     a sentence; empty outside a project or when nothing was found."""
-    from ...book.paths import ChapterError, find_repo
-    from ...ledger import independent
-
     try:
         facts = find_repo() / "data" / "facts"
     except ChapterError:
