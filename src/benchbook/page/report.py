@@ -241,7 +241,7 @@ def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
     cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
     out = ledger[cols].rename(columns={"id": "claim id"}).fillna("")
     if links:
-        out.insert(5 + len(extra), "independent", ledger["id"].map(
+        out.insert(out.columns.get_loc("basis") + 1, "independent", ledger["id"].map(
             lambda cid: f'<a href="{untrusted.html(links[cid])}">compare</a>' if cid in links else "").values)
     return out
 
