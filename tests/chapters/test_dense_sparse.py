@@ -251,7 +251,7 @@ def test_benchbook_run_and_book_build_show_the_chapter(tmp_path):
     assert "Speed: the dense model against the sparse one" in tables
     assert "Pairwise comparison of error rates" in tables
     assert any(k.startswith("Qwen official model-card figures, not re-run") for k in tables)
-    assert "Published cells the data does not reproduce" not in tables
+    assert "Published cells outside their tolerance" not in tables
     assert re.search(r"No published cell is outside its tolerance \(\d+ compared\)", page)
     assert "Heredoc (&lt;&lt;EOF) into uv run / python" in page  # escaped, not swallowed as a tag
     for alt in ('alt="Two horizontal bar charts', 'alt="Dot plot of the tool-call error rate',

@@ -327,3 +327,11 @@ def test_the_write_up_s_runs_are_set_beside_only_on_its_setup(tmp_path):
     other = dgx(STUDY, tmp_path, ("qwen-3.6-27b/fp8",), {"qwen-3.6-27b/fp8": "vanilla"})
     r = gb10.analyse(other, DATA / "published.yml")
     assert not r.has("beside") and "Qwen3.6-27B-FP8" in r.missing("beside").text()
+
+
+def test_the_experts_read_per_token_is_a_claim_the_data_cannot_check():
+    """Seed 004 explains test C by the kernel reading 8 experts per token; no file in the folder
+    records the routing, so the ledger lists the claim as not derivable, saying why."""
+    r = gb10.analyse(DATA, DATA / "published.yml")
+    row = r.ledger.set_index("id").loc["experts-per-token"]
+    assert (row["published"], row["verdict"]) == ("8", "not derivable") and "config.json" in row["note"]

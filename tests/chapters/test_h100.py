@@ -292,3 +292,20 @@ def test_no_single_stream_figure_comes_from_a_busier_run():
         assert row["single_stream_decode_tps"] == float(cells["tg1024 (c1)"][3].split("±")[0])
         assert row["ttft_s"] * 1000 == pytest.approx(float(cells["pp1024 (c1)"][6].split("±")[0]))
         assert row["prefill_tps"] == float(cells["pp1024 (c1)"][2].split("±")[0]) and row["ttft_input_tokens"] == 1024
+
+
+def test_each_side_of_the_single_request_comparison_names_the_tool_that_measured_it():
+    """The H100 rows come from `vllm bench serve` runs, the Strix Halo ones from llama-bench: no
+    row calls the H100's prefill run a llama-bench test."""
+    tables = h100.against_strix(analyse())
+    assert len(tables) == 2
+    for _, table in tables:
+        for label in table["metric"]:
+            if "rate" in label:
+                assert "H100: vllm bench serve" in label and "Strix Halo: llama-bench" in label, label
+                assert not label.split(";")[0].count("llama-bench"), label
+
+
+def test_the_first_sweep_s_ten_tests_are_in_the_ledger_without_a_count_the_data_cannot_give():
+    row = analyse().ledger.set_index("id").loc["first-sweep-ten-tests"]
+    assert (row["published"], row["verdict"]) == ("10", "not derivable") and "ten" in row["note"]

@@ -393,3 +393,19 @@ def test_an_nvidia_smi_log_without_any_server_log_gives_a_page_not_a_traceback(t
             assert path.read_text(encoding="utf-8").partition("\n")[0] == ",".join(map(str, tables[name].columns)), name
     assert {"file", "other_cards", "agrees"} <= set(tables["power_limits"].columns)
     assert ps.glue_values(r)["windows_md"] == "This data holds no server log, so there is no stats line to count."
+
+
+def test_the_ledger_checks_which_model_the_step_to_300_w_rewards_from_the_generation_means():
+    """Seed 003: only the 3.6-35B is rewarded for the 20 % more power from 250 to 300 W. The two
+    claims that state it are recomputed from the models' mean generation rates at each limit;
+    the write-up's other statements without a number stay open with why."""
+    r = ps.analyse(DATA)
+    led = r.ledger.set_index("id")
+    v = r.values
+    gains = {m: 100 * (v[f"{m}_300W_gen_mean"] / v[f"{m}_250W_gen_mean"] - 1)
+             for m in ("q35_27b", "q35_122b", "q36_35b")}
+    others = max(gains["q35_27b"], gains["q35_122b"])
+    assert led.loc["others-300w-gain-under-20pct", "verdict"] == ("holds" if others < 20 else "does not hold")
+    assert led.loc["q36-300w-gain-over-20pct", "verdict"] == ("holds" if gains["q36_35b"] > 20 else "does not hold")
+    for cid in ("per-request-dies-past-3", "fp16-kv-max-num-seqs", "q122-200w-competitive-c1-4"):
+        assert led.loc[cid, "verdict"] == "not derivable" and led.loc[cid, "note"], cid

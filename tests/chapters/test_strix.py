@@ -494,3 +494,44 @@ def test_data_caveats_take_a_frame_without_the_runs_table_s_columns():
     data = load(STRIX_DIR, get("strix-halo-baseline").contract)
     caveats = data_caveats(data, pd.DataFrame())
     assert any(c["origin"] == "data rule: reconstructed" for c in caveats)
+
+
+def test_a_claim_both_chapters_check_rests_on_the_same_basis_on_both_pages():
+    """The Strix Halo page computes the H100's per-agent rates under its own names; they are
+    the H100 tables' cells all the same, so a statement both pages check rests on the same
+    basis, and none 'does not hold' by construction."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.ledger.claims import BY_CONSTRUCTION, FAILS
+
+    s = strix.analyse(STRIX_DIR, H100_DIR).ledger
+    h = h100.analyse(H100_DIR, STRIX_DIR, H100_DIR / "published.yml").ledger.set_index("id")
+    pairs = s[s["same_as"].astype(str).str.startswith("h100-dense-vs-moe-mtp:")]
+    judged = pairs[pairs["verdict"].isin(["holds", "does not hold"])]
+    assert len(judged) >= 8
+    for _, row in judged.iterrows():
+        theirs = h.loc[row["same_as"].split(":", 1)[1]]
+        assert (row["verdict"], row["basis"]) == (theirs["verdict"], theirs["basis"]), row["id"]
+    for ledger in (s, h):
+        assert not ((ledger["verdict"] == FAILS) & (ledger["basis"] == BY_CONSTRUCTION)).any()
+
+
+def test_the_page_on_measured_runs_lists_no_verdict_resting_on_reconstructed_files():
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.ledger.claims import BY_CONSTRUCTION, GENERATOR
+
+    ledger = strix.analyse(LHL_DIR, H100_DIR, STRIX_DIR / "published.yml").ledger
+    assert not ledger["basis"].isin([BY_CONSTRUCTION, GENERATOR]).any()
+
+
+def test_the_caveat_on_the_write_up_s_strix_figures_counts_what_others_measured():
+    """The page (and the synthesis, which lists every caveat) must not say nobody else measured
+    the Strix Halo figures while its Independent measurements section lists values."""
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.ledger import independent
+
+    caveats = " ".join(strix.analyse(STRIX_DIR, H100_DIR).caveats["caveat"])
+    shown = independent.section(STUDY, facts_dir=ROOT / "data" / "facts", data_root=ROOT / "data")
+    assert len(shown.measurements) > 0
+    assert "no one else" not in caveats
+    assert f"({len(shown.measurements)} values from {shown.sources} sources)" in caveats

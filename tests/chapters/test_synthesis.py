@@ -430,8 +430,14 @@ def test_book_counts_are_of_distinct_statements_and_say_which_could_have_failed(
     n = distinct_claim_counts(runs)
     assert n["claims_distinct"] == 5  # gap (3 rows), cost, kv, spread, other
     assert n["claims_checked"] == 2 and n["claims_checked_hold"] == 1  # gap's own twin does not hold
-    assert n["claims_constructed"] == 1 and n["claims_distinct_not_derivable"] == 1
+    assert n["claims_generator"] == 1 and n["claims_distinct_not_derivable"] == 1
     assert n["claims_distinct_not_comparable"] == 1
+    # counted by basis: a statement resting only on files fit to the write-up is not one resting
+    # on a generator's choice
+    lone = ledger([("fit", cl.HOLDS, cl.BY_CONSTRUCTION, ""), ("chosen", cl.HOLDS, cl.GENERATOR, ""),
+                   ("chosen-too", cl.FAILS, cl.GENERATOR, "")])
+    n = distinct_claim_counts([ChapterRun(H100, "ok", ledger=lone)])
+    assert (n["claims_by_construction"], n["claims_generator"]) == (1, 2)
 
 
 def test_a_configuration_two_pages_computed_from_the_same_runs_is_listed_once():

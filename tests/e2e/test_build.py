@@ -103,6 +103,25 @@ def test_every_published_cell_and_claim_is_on_the_page(built):
     assert {"holds", "does not hold", "not derivable"} <= set(ledger["verdict"])
 
 
+def test_every_ledger_shows_what_each_verdict_rests_on(built):
+    """Each page's ledger has the basis column its note explains, beside the verdict; only
+    verdicts have a basis, and none is 'does not hold' by construction (book/methods.md)."""
+    from benchbook.ledger.claims import BASES, BY_CONSTRUCTION, FAILS, HOLDS
+
+    project, _ = built
+    pages = sorted((project / "book/_build/html/studies").glob("*.html"))
+    ledgers = {p.name: tables(p.read_text(encoding="utf-8")).get("Claims ledger") for p in pages}
+    ledgers = {name: t for name, t in ledgers.items() if t is not None}
+    assert f"{STUDY}.html" in ledgers
+    for name, ledger in ledgers.items():
+        cols = list(ledger.columns)
+        assert cols[cols.index("verdict") + 1] == "basis", name
+        basis = ledger["basis"].fillna("")
+        judged = ledger["verdict"].isin([HOLDS, FAILS])
+        assert set(basis[judged]) <= set(BASES) and not basis[~judged].any(), name
+        assert not ((ledger["verdict"] == FAILS) & (basis == BY_CONSTRUCTION)).any(), name
+
+
 def test_page_carries_provenance_banner_glue_and_downloads(built):
     project, _ = built
     html = page(project)

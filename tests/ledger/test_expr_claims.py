@@ -205,7 +205,7 @@ def test_a_claim_cannot_set_its_own_tolerance():
 def test_a_claim_that_only_an_implausible_parameter_could_rescue_does_not_hold():
     from benchbook.ledger.claims import check_claim
 
-    claim = {"id": "gap", "source": "s", "claim": "x", "published": "100×", "approx": True,
+    claim = {"id": "gap", "source": "s", "claim": "x", "published": "two orders of magnitude",
              "stated": {"api": "$14"}, "needs": ["usd_per_eur"], "recompute": "api / (cost * usd_per_eur)"}
     plausible = {"usd_per_eur": {"low": 0.8252, "high": 1.599, "source": "ecb"}}
     row = check_claim(claim, {"cost": 0.73}, {}, {}, None, plausible)
@@ -218,3 +218,118 @@ def test_a_claim_that_only_an_implausible_parameter_could_rescue_does_not_hold()
     assert row["verdict"] == "not derivable" and "needs parameter usd_per_eur" in row["note"]
     # without a cited range nothing is judged
     assert check_claim(claim, {"cost": 0.73}, {}, {}, None, {})["verdict"] == "not derivable"
+
+
+def test_two_orders_of_magnitude_is_a_hundred_times_within_a_factor_of_root_ten():
+    from benchbook.ledger.claims import check_claim, judge
+    from benchbook.ledger.published import MAGNITUDE, parse_quantity
+
+    q = parse_quantity("two orders of magnitude", "t")
+    assert (q.value, q.bound) == (100.0, MAGNITUDE)
+    assert judge(q, 40.0, q.tolerance)[0] == HOLDS  # within √10 of 100, far outside ±10.5 %
+    assert judge(q, 30.0, q.tolerance)[0] == FAILS
+    row = check_claim({"id": "g", "source": "s", "claim": "x", "published": "two orders of magnitude",
+                       "recompute": "v"}, {"v": 250.0}, {}, {})
+    assert (row["verdict"], row["tolerance"]) == (HOLDS, "within a factor of √10")
+
+
+def test_a_number_printed_without_a_tilde_is_widened_only_where_the_claim_says_approximately():
+    from benchbook.ledger.claims import check_claim
+    from benchbook.ledger.published import PublishedError
+
+    plain = {"id": "t", "source": "s", "claim": "the MoE is twice as fast", "published": "2x", "recompute": "v"}
+    assert check_claim(plain, {"v": 1.45}, {}, {})["verdict"] == FAILS  # ±26 %: its last digit and 1 %
+    with pytest.raises(PublishedError, match="claim t: 'approx: true' widens '2x'"):
+        check_claim(dict(plain, approx=True), {"v": 1.45}, {}, {})
+    about = dict(plain, claim="the MoE is about twice as fast", approx=True)
+    assert check_claim(about, {"v": 1.45}, {}, {})["verdict"] == HOLDS  # ±35 %
+
+
+def test_a_claim_that_fails_on_files_fit_to_the_write_up_rests_on_its_own_numbers():
+    """Files fit to the write-up's table still fail a claim over it: the write-up disagrees
+    with itself, and the note names both numbers; never 'does not hold' by construction."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION, GENERATOR, SELF, check_claims
+
+    pub = _basis_case()
+    pub.claims = [
+        dict(id="ratio", source="s", claim="a is twice b", published="2×", recompute="a_tps / b_tps"),
+        dict(id="thrice", source="s", claim="a is three times b", published="3×", recompute="a_tps / b_tps"),
+        dict(id="bound", source="s", claim="c is over 2", published="over 2", recompute="c_len"),
+        dict(id="c-value", source="s", claim="c is 3", published="over 1", recompute="c_len"),
+        dict(id="gap", source="s", claim="a over a price", published="over 5", stated={"price": "$1"},
+             recompute="a_tps / price"),
+    ]
+    led = check_claims(pub, {"a_tps": 100.0, "b_tps": 50.0, "c_len": 2.5}, reconstructed=lambda n: True)
+    led = led.set_index("id")
+    assert led.loc["ratio", "basis"] == BY_CONSTRUCTION
+    assert (led.loc["thrice", "verdict"], led.loc["thrice", "basis"]) == (FAILS, SELF)
+    note = led.loc["thrice", "note"]
+    assert "disagrees with itself" in note and "a / t/s: 100" in note and "b / t/s: 50" in note
+    assert "give 2.00×" in note and "says 3×" in note
+    # a bound pins no value: the generator chose it
+    assert led.loc["bound", "basis"] == GENERATOR and led.loc["c-value", "basis"] == GENERATOR
+    # a claim's own stated number is the write-up's, not the data's
+    assert led.loc["gap", "basis"] == BY_CONSTRUCTION
+    assert not ((led["verdict"] == FAILS) & (led["basis"] == BY_CONSTRUCTION)).any()
+
+
+def test_a_write_up_whose_k_is_1024_states_32k_active_tokens_exactly():
+    """GB10: 2k context x 16 requests is 32,768 tokens, the write-up's '32k' (its 2k prompt is
+    2,048 tokens): the claim holds, where k = 1,000 would call it 33k and fail it."""
+    from pathlib import Path
+
+    from benchbook.ledger.claims import check_claim
+    from benchbook.ledger.published import load_published
+
+    pub = load_published(Path(__file__).parents[2] / "data" / "gb10-mtp" / "published.yml")
+    for cid in ("c-active-kv", "b-active-kv"):
+        claim = next(c for c in pub.claims if c["id"] == cid)
+        assert claim["kilo"] == 1024
+        row = check_claim(claim, {}, {}, {})
+        assert (row["verdict"], row["recomputed"]) == (HOLDS, "32k tokens"), cid
+        assert check_claim({k: v for k, v in claim.items() if k != "kilo"}, {}, {}, {})["verdict"] == FAILS
+
+
+def test_a_cell_the_files_fit_to_another_printed_number_blames_the_write_up_not_the_data():
+    """The write-up prints one value as 77 in one table and 75 in another; files fit to the
+    75 cannot reproduce the 77: that cell rests on the write-up's own numbers, naming both."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION, MEASURED, SELF
+    from benchbook.page.report import mismatches
+
+    first = PublishedTable(id="first", source="s", title="First", columns=["run", "t/s"], rows=[["one", "77 t/s"]],
+                           values=[[None, "gen_tps"]])
+    later = PublishedTable(id="later", source="s", title="Later", columns=["run", "t/s"], rows=[["one", "75 t/s"]],
+                           values=[[None, "gen_tps"]])
+    pub = Published(study="x", sources={"s": {}}, tables=[first, later])
+    rec = compare_published(pub, {"gen_tps": 75.0}, reconstructed=lambda names: True)
+    assert list(rec["basis"]) == [SELF, BY_CONSTRUCTION]
+    bad = mismatches(rec)
+    assert list(bad["rests on"]) == [SELF]
+    assert "Later, one / t/s: 75" in bad["note"].iloc[0] and "77 t/s" in bad["note"].iloc[0]
+    measured = compare_published(pub, {"gen_tps": 75.0}, reconstructed=lambda names: False)
+    assert list(measured["basis"]) == [MEASURED, MEASURED] and measured["note"].iloc[0] == ""
+
+
+def test_a_claim_printing_a_table_cell_again_is_judged_as_the_write_up_against_itself():
+    """GB10: a table prints test C's TTFT change as −56.7 %, the headline as −56 %. On files fit
+    to the table the headline is that cell again, so it is judged as the '-stated' check is, by
+    the rounding of both printed numbers: −56.7 % does not round to −56 %. One verdict, not a
+    'holds' by the data's 1 % floor beside a 'does not hold'."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION, SELF, check_claims
+
+    table = PublishedTable(id="c", source="s", title="Results", columns=["metric", "change"],
+                           rows=[["TTFT", "−56.7%"], ["TPOT", "−17.1%"]],
+                           values=[[None, "100 * (m / v - 1)"], [None, "100 * (t / u - 1)"]])
+    claims = [dict(id="headline", source="s", claim="TTFT -56 %", published="−56%", recompute="100 * (m / v - 1)"),
+              dict(id="headline-stated", kind="consistency", source="s", claim="-56 against -56.7",
+                   published="−56%", stated={"table": "−56.7%"}, recompute="table"),
+              dict(id="tpot", source="s", claim="TPOT -17 %", published="−17%", recompute="100 * (t / u - 1)")]
+    pub = Published(study="x", sources={"s": {}}, tables=[table], claims=claims)
+    values = {"m": 1721.0, "v": 3979.0, "t": 82.9, "u": 100.0}
+    led = check_claims(pub, values, reconstructed=lambda names: True).set_index("id")
+    assert list(led["verdict"]) == [FAILS, FAILS, HOLDS]
+    assert list(led["basis"]) == [SELF, SELF, BY_CONSTRUCTION]
+    assert "prints −56.7%" in led.loc["headline", "note"] and "−56%" in led.loc["headline", "note"]
+    # on measured data the claim is the data's, judged with the measurement floor
+    measured = check_claims(pub, values, reconstructed=lambda names: False).set_index("id")
+    assert measured.loc["headline", "verdict"] == HOLDS

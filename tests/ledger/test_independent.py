@@ -160,8 +160,9 @@ def test_the_note_says_when_the_page_s_data_is_not_the_write_up_s_or_nothing_com
 
 def test_ledger_rows_of_headline_figures_link_to_the_section(facts):
     links = independent.ledger_links("3090-dense-vs-sparse", facts=facts)
-    ledger = pd.DataFrame([dict(id=cid, claim="c", published="1", recomputed="1", verdict="holds", difference="",
-                                tolerance="", kind="data", note="", same_as="") for cid in ("c4-ratio", "kv-ratio")])
+    ledger = pd.DataFrame([dict(id=cid, claim="c", published="1", recomputed="1", verdict="holds",
+                                basis="measured data", difference="", tolerance="", kind="data", note="", same_as="")
+                           for cid in ("c4-ratio", "kv-ratio")])
     shown = report.ledger_display(ledger, links=links)
     assert list(shown["independent"]) == [f'<a href="{independent.ANCHOR}">compare</a>', ""]
     assert "independent" not in report.ledger_display(ledger).columns
@@ -189,3 +190,15 @@ def test_methods_states_the_rule_s_margins():
     section = text.split("## Independent measurements", 1)[1].split("\n## ", 1)[0]
     assert f"by {SAME_MARGIN:.0%} either side".replace("%", " %") in section
     assert f"by {CLOSE_MARGIN:.0%} when any is *close*".replace("%", " %") in section
+
+
+def test_a_wall_clock_rate_is_not_shown_as_a_decode_rate():
+    """club-3090 #104 tabulates 'wall TPS' by power cap; its 270 W value is set beside the power
+    sweep's average generation as a rate over wall time, never as a decode rate."""
+    from pathlib import Path
+
+    facts = Path(__file__).parents[2] / "data" / "facts"
+    s = independent.section("power-sweep", facts_dir=facts, data_root=facts.parent)
+    row = s.measurements[s.measurements["source"].str.contains("club-3090/issues/104")].iloc[0]
+    assert row["value"].startswith("68.36")
+    assert "wall" in row["metric"] and "decode" not in row["metric"]

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -77,9 +78,13 @@ def test_the_ledger_is_filterable_and_each_row_can_be_linked_to():
 
     ledger = pd.DataFrame({"id": ["dense-gen-ratio", '<img src=x onerror="alert(1)">'], "claim": ["c", "d"],
                            "published": ["1×", "2"], "recomputed": ["1×", "3"],
-                           "verdict": ["holds", "does not hold"], "difference": ["", ""],
-                           "tolerance": ["", ""], "kind": ["data", "data"], "note": ["", ""]})
+                           "verdict": ["holds", "does not hold"], "basis": ["measured data", "by construction"],
+                           "difference": ["", ""], "tolerance": ["", ""], "kind": ["data", "data"], "note": ["", ""]})
     out = ledger_table(ledger).data
+    # the column the note under every ledger explains, beside the verdict it qualifies
+    headers = re.findall(r'<th [^>]*class="col_heading[^"]*"[^>]*>([^<]*)</th>', out)
+    assert headers[headers.index("verdict") + 1] == "basis"
+    assert ">by construction</td>" in out
     assert 'class="benchbook-table benchbook-filterable"' in out
     assert '<span id="claim-dense-gen-ratio">dense-gen-ratio</span>' in out
     assert anchor(ledger["id"][1]) == "claim-img-src-x-onerror-alert-1"
@@ -361,3 +366,18 @@ def test_the_opening_box_lists_what_the_folder_leaves_open_and_so_off_the_page(t
     write_checksums(out)
     assert files and "1 configuration(s) without a role, so not shown" in open_items_note(
         h100.analyse(out, None, data / "h100-dense-vs-moe-mtp" / "published.yml"))
+
+
+def test_the_basis_note_says_a_data_claim_can_rest_on_the_write_up_s_own_numbers():
+    from benchbook.ledger.claims import BY_CONSTRUCTION, FAILS, HOLDS, SELF
+    from benchbook.page.report import ledger_basis_note
+
+    def ledger(rows):
+        return pd.DataFrame(rows, columns=["kind", "verdict", "basis"])
+
+    checks = ledger([("consistency", FAILS, SELF), ("data", HOLDS, BY_CONSTRUCTION)])
+    text = ledger_basis_note(checks).data
+    assert "**1** verdicts are checks" in text and "disagreeing with itself" not in text
+    assert "**1** hold only because" in text and "agree (or not)" not in text
+    text = ledger_basis_note(ledger([("data", FAILS, SELF)])).data
+    assert "disagreeing with itself" in text

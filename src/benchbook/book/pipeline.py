@@ -155,6 +155,9 @@ class ChapterResults:
     assumed: dict = field(default_factory=dict)  # section id -> the generator's assumptions it rests on
     value_ids: dict = field(default_factory=dict)  # value name -> ids of the assumed cells it was computed from
     claim_ids: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
+    # value name -> the name of the same value in the namespace of a write-up's tables (a page's
+    # own name for a read folder's cell), so what a reconstruction was fit to is known by both
+    same_as: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     _assumptions: dict = field(default_factory=dict, repr=False)
 
@@ -333,6 +336,19 @@ def reconstructed_names(r: ChapterResults):
     return lambda names: any(owner(pairs, n, own) for n in names if n not in params)
 
 
+def fitted_names(r: ChapterResults) -> set[str]:
+    """Value names a reconstruction was fit to beyond the page's own write-up: those of the
+    write-up of each folder the page reads (its `published.yml`), and the page's own names
+    for the same values (`same_as`)."""
+    out = set()
+    for param, data in r.reads.items():
+        path = writeup_file(get(r.spec.reads[param]).id, data.study.root) if data is not None else None
+        if path is not None:
+            out |= claims_mod.pinned_names(load_published(path))
+    fitted = out | claims_mod.pinned_names(r.published)
+    return out | {name for name, same in r.same_as.items() if same in fitted}
+
+
 def _prefixes(contract: Contract, data: StudyData, setup: Comparability) -> list[tuple[str, RoleMatch]]:
     out = []
     for role in contract.roles:
@@ -376,10 +392,11 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     g = gate(r)
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
-                                       reconstructed=reconstructed_names(r))
+                                       reconstructed=reconstructed_names(r), fitted=fitted_names(r))
     r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
     claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
-    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g)
+    r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
+                                                reconstructed=reconstructed_names(r))
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup
     mine = caveats(r) if callable(caveats) else list(caveats or [])
     marked = [_marked(r, c) for c in mine]

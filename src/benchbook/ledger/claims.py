@@ -19,7 +19,7 @@ import pandas as pd
 from ..study.marks import value_ids as ids_of
 from ..study.marks import with_marks
 from .expr import MissingValue, evaluate, names_in
-from .published import MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
+from .published import APPROX_WORDS, MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
 
 HOLDS, FAILS, UNKNOWN = "holds", "does not hold", "not derivable"
 NOT_COMPARABLE = "not comparable"  # the data is not the write-up's setup: no verdict
@@ -28,9 +28,12 @@ VERDICTS = (HOLDS, FAILS, UNKNOWN, NOT_COMPARABLE)
 GLUE_KEYS = {HOLDS: "claims_holds", FAILS: "claims_does_not_hold", UNKNOWN: "claims_not_derivable",
              NOT_COMPARABLE: "claims_not_comparable"}
 
-# What a verdict rests on. Only MEASURED and SELF are checks that could have failed: the
-# reconstructed files were fit to the published numbers (BY_CONSTRUCTION), and where the
-# write-up gave no number the generator chose one (GENERATOR).
+# What a verdict rests on (book/methods.md, "What a verdict rests on"). Only MEASURED and SELF
+# are checks that could have failed. On reconstructed files fit to the published numbers a
+# claim over those numbers holds BY_CONSTRUCTION; when it fails all the same, the write-up's
+# numbers disagree with each other, and the verdict rests on them (SELF, its note naming both
+# numbers): no verdict is both "does not hold" and "by construction". Where the write-up gave
+# no number the generator chose one (GENERATOR).
 MEASURED = "measured data"
 SELF = "the write-up's own numbers"
 BY_CONSTRUCTION = "by construction"
@@ -46,6 +49,7 @@ def check_claims(
     currencies: dict[str, str] | None = None,
     gate=None,
     reconstructed=None,
+    fitted: set[str] | None = None,
 ) -> pd.DataFrame:
     """One ledger row per claim, in the order of published.yml.
 
@@ -53,15 +57,42 @@ def check_claims(
     write-up's setup; a data claim over such names gets 'not comparable' and no verdict.
     Consistency claims check the write-up against itself and are always judged.
     `reconstructed(names)` says whether any of these value names comes from a
-    reconstructed data folder; it decides each verdict's `basis`.
+    reconstructed data folder; it decides each verdict's `basis`. `fitted` names further
+    values a reconstruction was fit to (those of the write-ups of the folders a page reads).
     """
-    pinned = pinned_names(published)
+    pinned = pinned_names(published) | set(fitted or ())
     rows = []
     for c in published.claims:
         row = check_claim(c, values, params or {}, currencies or {}, gate, published.plausible)
         row["basis"] = basis(c, row["verdict"], pinned, set(params or {}), reconstructed)
+        again = restated(published, c) if row["basis"] == BY_CONSTRUCTION else {}
+        row.update(again)
+        if row["verdict"] == FAILS and row["basis"] == SELF and c.get("kind", "data") == "data" and not again:
+            row["note"] = disagreement_note(published, c, row)
         rows.append(row)
     return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+
+def restated(published: Published, claim: dict) -> dict:
+    """A claim that prints again a number one of the write-up's tables prints (the same
+    expression) is, on files fit to that table, the write-up against itself: judged by the
+    rounding of the two printed numbers, with no measurement floor (the rule of consistency
+    claims). Returns the changed fields: none when the two agree."""
+    expr = " ".join(str(claim.get("recompute") or "").split())
+    cells = [(f"{t.title or t.id}, {row[0]} / {col}", text) for t in published.tables
+             for row, exprs in zip(t.rows, t.values)
+             for col, text, e in zip(t.columns, row, exprs) if e and " ".join(e.split()) == expr]
+    if not cells:
+        return {}
+    where, text = cells[0]
+    q = parse_quantity(claim["published"], f"claim {claim['id']}")
+    cell = parse_quantity(text, f"claim {claim['id']}, table cell")
+    if q.unit != cell.unit or _span_allows(q, cell.value - cell.step / 2, cell.value + cell.step / 2):
+        return {}
+    return {"verdict": FAILS, "basis": SELF, "tolerance": "rounding of the printed numbers",
+            "note": (f"The write-up disagrees with itself: its table ({where}) prints {text}, to which the "
+                     f"reconstructed files were fit; this claim prints the same number as {claim['published']}, "
+                     f"which {text} does not round to")}
 
 
 LEDGER_COLUMNS = [
@@ -83,8 +114,9 @@ def claim_key(chapter: str, row) -> str:
 
 def pinned_names(published: Published) -> set[str]:
     """Value names a reconstruction is fit to: every name in a published table cell, and
-    every data claim that is one value name. Such a value agrees with the write-up on
-    reconstructed files whatever the truth."""
+    every data claim that is one value name and prints a number (a bound such as 'over 2
+    tokens' pins nothing: the generator chose the value). Such a value agrees with the
+    write-up on reconstructed files whatever the truth."""
     out = set()
     for table in published.tables:
         for exprs in table.values:
@@ -92,22 +124,71 @@ def pinned_names(published: Published) -> set[str]:
                 if expr:
                     out |= set(names_in(expr))
     for c in published.claims:
-        expr = str(c.get("recompute") or "").strip()
-        if c.get("kind", "data") == "data" and expr and names_in(expr) == {expr}:
-            out.add(expr)
+        if _single_value(c) and parse_quantity(c["published"], f"claim {c.get('id')}").bound is None:
+            out.add(str(c["recompute"]).strip())
     return out
 
 
+def _single_value(claim: dict) -> bool:
+    """A data claim whose number is one value name of the data."""
+    expr = str(claim.get("recompute") or "").strip()
+    return claim.get("kind", "data") == "data" and bool(expr) and names_in(expr) == {expr}
+
+
 def basis(claim: dict, verdict: str, pinned: set[str], params: set[str], reconstructed=None) -> str:
-    """What a holds / does-not-hold verdict rests on (empty for other verdicts)."""
+    """What a holds / does-not-hold verdict rests on (empty for other verdicts).
+
+    A data claim's own stated numbers and the page's parameters are the write-up's or the
+    reader's, never the data's. On reconstructed files, a claim over values fit to the
+    published numbers holds by construction, and one that fails all the same shows the
+    write-up disagreeing with itself (SELF)."""
     if verdict not in (HOLDS, FAILS):
         return ""
     if claim.get("kind", "data") == "consistency":
         return SELF
-    used = set(names_in(claim["recompute"])) - params
+    used = set(names_in(claim["recompute"])) - params - set(claim.get("stated") or {})
     if reconstructed is None or not reconstructed(used):
         return MEASURED
-    return BY_CONSTRUCTION if used <= pinned else GENERATOR
+    if not used <= pinned:
+        return GENERATOR
+    return BY_CONSTRUCTION if verdict == HOLDS else SELF
+
+
+def fitted_to(published: Published, names: set[str], claim_id: str = "") -> list[str]:
+    """The write-up's printed numbers a reconstruction fit these value names to: the table
+    cells that are one of them, and the other data claims that are one of them, as
+    "where: printed text"."""
+    out = []
+    for table in published.tables:
+        for cells, exprs in zip(table.rows, table.values):
+            out += [f"{table.title or table.id}, {cells[0]} / {col}: {text}"
+                    for col, text, expr in zip(table.columns, cells, exprs) if expr and expr.strip() in names]
+    out += [f"claim {c['id']}: {c['published']}" for c in published.claims
+            if c["id"] != claim_id and _single_value(c) and str(c["recompute"]).strip() in names]
+    return out
+
+
+def disagreement_note(published: Published, claim: dict, row: dict, shown: int = 2) -> str:
+    """The note of a claim that fails on files fit to the write-up's own numbers: which
+    printed numbers the files were fit to, what they give, and what the claim says."""
+    sources = fitted_to(published, set(names_in(claim["recompute"])), claim["id"])
+    where = "; ".join(sources[:shown]) + (f"; and {len(sources) - shown} more" if len(sources) > shown else "")
+    checks = _checks_of(published, claim)
+    if checks:
+        where = "; ".join(x for x in (where, "the numbers " + ", ".join(checks) + " states") if x)
+    if not row["recomputed"]:  # no number of its own: what it rests on, then why it fails
+        return f"Rests on the write-up's own numbers ({where}); {row['note']}"
+    note = (f"The write-up disagrees with itself: the reconstructed files were fit to its own numbers "
+            f"({where or 'its other printed numbers'}), which give {row['recomputed']}, while this claim "
+            f"says {row['published']}")
+    return note + (f"; {row['note']}" if row.get("note") else "")
+
+
+def _checks_of(published: Published, claim: dict) -> list[str]:
+    """The consistency checks of the same statement: its '-stated' twins, and those that
+    check the same printed number."""
+    return [c["id"] for c in published.claims if c.get("kind") == "consistency"
+            and (c["id"].startswith(f"{claim['id']}-") or str(c["published"]) == str(claim["published"]))]
 
 
 def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> dict[str, tuple]:
@@ -147,7 +228,10 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
                              "'roughly'; 'an order of magnitude' is ten times within a factor of √10); "
                              "see book/methods.md, 'Published values and tolerances'")
     q = parse_quantity(claim["published"], where)
+    if "kilo" in claim:
+        q = q.with_kilo(float(claim["kilo"]))
     if "approx" in claim:
+        _check_approx(claim, q, where)
         q = _with(q, approx=bool(claim["approx"]))
     tol = q.tolerance
     kind = claim.get("kind", "data")
@@ -205,6 +289,15 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
     row["verdict"] = verdict
     row["note"] = _bound_note(q, got, verdict) or row["note"]
     return row
+
+
+def _check_approx(claim: dict, q: Quantity, where: str) -> None:
+    """A number printed without '~' is widened to an approximate one only where the claim, in
+    the write-up's sense, says it is approximate ('about', 'roughly', ...)."""
+    words = [w for w in APPROX_WORDS if w not in ("under", "over")]
+    if claim["approx"] and not q.approx and not any(w in str(claim["claim"]).lower() for w in words):
+        raise PublishedError(f"{where}: 'approx: true' widens {claim['published']!r} to an approximate number, "
+                             f"but the claim does not say it is approximate ({', '.join(words)})")
 
 
 def _blocked(claim: dict, expr: str, space: dict, q, money: set, plausible: dict) -> dict | None:
@@ -311,7 +404,7 @@ def _needs_note(claim, expr, space, needs, q: Quantity, money: set) -> str:
 def _implausible_rescue(expr: str, space: dict, needs: list, q: Quantity, plausible: dict) -> str:
     """Why a claim that needs one missing parameter cannot hold: the value at which it would
     lies outside that parameter's cited plausible range (else '')."""
-    if len(needs) != 1 or needs[0] not in plausible or q.bound is not None:
+    if len(needs) != 1 or needs[0] not in plausible or q.bound in ("under", "over"):
         return ""
     name, r = needs[0], plausible[needs[0]]
     implied = _implied(expr, space, name, q.value)
@@ -320,7 +413,9 @@ def _implausible_rescue(expr: str, space: dict, needs: list, q: Quantity, plausi
     # the published number's tolerance, at both ends of the plausible range
     ends = [evaluate(expr, {**space, name: v}) for v in (r["low"], r["high"])]
     lo, hi = min(ends), max(ends)
-    if q.value * (1 - q.tolerance) <= hi and q.value * (1 + q.tolerance) >= lo:
+    within = _span_allows(q, lo, hi) if q.bound == MAGNITUDE else \
+        q.value * (1 - q.tolerance) <= hi and q.value * (1 + q.tolerance) >= lo
+    if within:
         return ""
     return (f"holds only at {name} = {implied:.3g}, outside its plausible range {r['low']:g}-{r['high']:g} "
             f"({r['source']}); over that range the recomputed value is {q.display(lo)} to {q.display(hi)}")
@@ -367,11 +462,12 @@ def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None) ->
 
 
 def compare_published(published: Published, values: dict, currencies: dict | None = None,
-                      gate=None) -> pd.DataFrame:
+                      gate=None, reconstructed=None) -> pd.DataFrame:
     """Every published table cell beside the value recomputed from the data.
 
     A cell whose expression draws on data that is not the write-up's setup (`gate`) is
-    not evaluated: its note says what differs."""
+    not evaluated: its note says what differs. Each compared cell's `basis` follows the
+    ledger's rule (cell_basis)."""
     currencies = currencies or {}
     rows = []
     for table in published.tables:
@@ -382,7 +478,7 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
                 q = parse_quantity(text, f"table {table.id}, row {cells[0]!r}, column {col!r}")
                 row = dict(
                     table=table.id, source=table.source, row=cells[0], column=col,
-                    published=text, reproduced="n/a", difference=None, within=None, note="",
+                    published=text, reproduced="n/a", difference=None, within=None, basis="", note="",
                 )
                 if gate is not None and (why := gate.reason(names_in(expr))):
                     row["note"] = f"not comparable ({why})"
@@ -403,10 +499,27 @@ def compare_published(published: Published, values: dict, currencies: dict | Non
                 if q.value and not math.isnan(got):
                     row["difference"] = (got - q.value) / abs(q.value)
                     row["within"] = abs(row["difference"]) <= q.tolerance
+                    row["basis"], note = cell_basis(published, expr, text, row["within"], reconstructed)
+                    row["note"] = note or row["note"]
                 rows.append(row)
     return pd.DataFrame(rows, columns=[
-        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "note",
+        "table", "source", "row", "column", "published", "reproduced", "difference", "within", "basis", "note",
     ])
+
+
+def cell_basis(published: Published, expr: str, text: str, within: bool, reconstructed=None) -> tuple[str, str]:
+    """What a compared published cell rests on, and a note when that needs saying: measured
+    data; by construction (the reconstructed files were fit to the cell); or, for a cell they
+    do not reproduce, the write-up's own numbers, which disagree (the note names the other
+    printed numbers the files were fit to)."""
+    if reconstructed is None or not reconstructed(set(names_in(expr))):
+        return MEASURED, ""
+    if within:
+        return BY_CONSTRUCTION, ""
+    others = [s for s in fitted_to(published, set(names_in(expr))) if not s.endswith(f": {text}")]
+    where = "; ".join(others) or "other printed numbers of the write-up"
+    return SELF, (f"The write-up disagrees with itself: the reconstructed files were fit to its {where}, "
+                  f"not to this cell's {text}")
 
 
 def published_layout(published: Published, comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:

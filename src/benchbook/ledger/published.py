@@ -51,9 +51,10 @@ _NUM = re.compile(
     re.IGNORECASE,
 )
 
-MAGNITUDE = "order of magnitude"  # a bound kind: within a factor of √10 of ten times
-_MAGNITUDE = re.compile(r"^(?:(?:~|≈|roughly|about|around|approximately)\s*)?(?:an?\s+|one\s+)?"
-                        r"order\s+of\s+magnitude(?:\s*(?:×|x|times))?$", re.IGNORECASE)
+MAGNITUDE = "order of magnitude"  # a bound kind: within a factor of √10 of 10^n times
+_MAGNITUDE = re.compile(r"^(?:(?:~|≈|roughly|about|around|approximately)\s*)?(?P<n>an?\s+|one\s+|two\s+|three\s+)?"
+                        r"orders?\s+of\s+magnitude(?:\s*(?:×|x|times))?$", re.IGNORECASE)
+_ORDERS = {"": 1, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
 # Tolerances (relative), documented in book/methods.md.
 EXACT_FLOOR = 0.01  # a number printed without qualifier: rounding + 1 %
@@ -71,6 +72,7 @@ class Quantity:
     bound: str | None = None  # "under" / "over": a one-sided claim
     currency: str | None = None
     step: float = 0.0  # one unit of the last printed digit, in canonical units
+    kilo: float = 1000.0  # what a printed "k" multiplies by (a write-up may mean 1,024)
 
     @property
     def tolerance(self) -> float:
@@ -101,7 +103,17 @@ class Quantity:
         m = _NUM.match(_clean(self.text))
         unit = (m.group("unit") or "").strip() if m else ""
         key = _unit_key(unit)
-        return (unit, UNITS[key][1]) if key is not None else ("", 1.0)
+        if key is None:
+            return "", 1.0
+        return unit, UNITS[key][1] * (self.kilo / 1000.0 if key.startswith("k ") else 1.0)
+
+    def with_kilo(self, kilo: float) -> Quantity:
+        """The same printed number where "k" means `kilo` (1,024 in a write-up's "2k" prompt)."""
+        from dataclasses import replace
+
+        key = _unit_key(self._printed_unit()[0]) or ""
+        scale = kilo / self.kilo if key.startswith("k ") else 1.0
+        return replace(self, value=self.value * scale, step=self.step * scale, kilo=kilo)
 
 
 def _clean(text: str) -> str:
@@ -142,8 +154,9 @@ def parse_quantity(text: str | float | int, where: str = "") -> Quantity:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         text = str(text)
     cleaned = _clean(text)
-    if _MAGNITUDE.match(cleaned):  # "an order of magnitude": ten times, within a factor of √10
-        return Quantity(text=str(text), value=10.0, unit="×", approx=True, bound=MAGNITUDE)
+    if m := _MAGNITUDE.match(cleaned):  # "n orders of magnitude": 10^n times, within a factor of √10
+        orders = _ORDERS[(m.group("n") or "").strip().lower()]
+        return Quantity(text=str(text), value=10.0 ** orders, unit="×", approx=True, bound=MAGNITUDE)
     m = _NUM.match(cleaned)
     if not m:
         raise PublishedError(f"{where}: cannot read a number in {text!r}; expected e.g. '243 ms', '~8.2×', '€0.43'")

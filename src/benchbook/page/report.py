@@ -219,7 +219,8 @@ def cell_labels(table_html: str, columns: list[str]) -> str:
     return re.sub(r'<td id="T_[0-9a-f]+_row\d+_col(\d+)"', label, table_html)
 
 
-LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "difference", "tolerance", "kind", "note"]
+LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "basis", "difference", "tolerance", "kind",
+                  "note"]
 
 
 def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -229,16 +230,19 @@ def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd
 
 
 def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Published cells outside their tolerance, with the difference."""
+    """Published cells outside their tolerance, with the difference and what it rests on
+    (claims.cell_basis: on files fit to the write-up, its own numbers disagreeing)."""
     c = comparison[comparison["within"] == False]  # noqa: E712
     return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
                          "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}")})
+                         "difference": c["difference"].map(lambda v: f"{v:+.1%}"),
+                         "rests on": c["basis"], "note": c["note"]})
 
 
 def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
                    links: dict[str, str] | None = None) -> pd.DataFrame:
-    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it.
+    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it, then
+    what the verdict rests on (its basis, ledger_basis_note) and the rest.
 
     `links` (claim id -> anchor on the page, benchbook.ledger.independent.ledger_links) adds an
     'independent' column whose rows link to where others' measurements of that figure are;
@@ -246,13 +250,14 @@ def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
     cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
     out = ledger[cols].rename(columns={"id": "claim id"}).fillna("")
     if links:
-        out.insert(5 + len(extra), "independent", ledger["id"].map(
+        out.insert(out.columns.get_loc("basis") + 1, "independent", ledger["id"].map(
             lambda cid: f'<a href="{untrusted.html(links[cid])}">compare</a>' if cid in links else "").values)
     return out
 
 
 def ledger_basis_note(ledger: pd.DataFrame):
-    """What the verdicts rest on, in a sentence each: which could have failed, which hold by
+    """What the verdicts rest on, in a sentence each: which could have failed (and that a data
+    claim failing on files fit to the write-up rests on its own numbers), which hold by
     construction on reconstructed files, which rest on a value the generator chose."""
     from IPython.display import Markdown
 
@@ -264,9 +269,12 @@ def ledger_basis_note(ledger: pd.DataFrame):
         what = " and ".join(x for x in (f"{n[SELF]} against the write-up's own numbers" if n[SELF] else "",
                                         f"{n[MEASURED]} against measured data" if n[MEASURED] else "") if x)
         parts.append(f"**{checks}** verdicts are checks that could have failed ({what}); {held} of them hold.")
+        if ((ledger["basis"] == SELF) & (ledger["kind"] == "data")).any():
+            parts.append("A claim that fails on reconstructed files fit to the write-up's own numbers shows the "
+                         "write-up disagreeing with itself, and rests on those numbers: its note names both.")
     if n[BY_CONSTRUCTION]:
-        parts.append(f"**{n[BY_CONSTRUCTION]}** rest on reconstructed files that were fit to the published "
-                     "numbers: they agree (or not) by construction and confirm nothing.")
+        parts.append(f"**{n[BY_CONSTRUCTION]}** hold only because the reconstructed files were fit to the "
+                     "published numbers: they confirm nothing.")
     if n[GENERATOR]:
         parts.append(f"**{n[GENERATOR]}** rest on values the generator chose where the write-up printed none: "
                      "they show what the rule gives on such data, not a finding.")
@@ -570,7 +578,7 @@ def mismatch_display(comparison: pd.DataFrame):
         judged = int(comparison["within"].notna().sum()) if len(comparison) else 0
         return Markdown(f"No published cell is outside its tolerance ({judged} compared)." if judged else
                         "No published cell could be compared with this data.")
-    return html(bad, "Published cells the data does not reproduce")
+    return html(bad, "Published cells outside their tolerance", wide=("note",))
 
 
 def caveats_display(r):

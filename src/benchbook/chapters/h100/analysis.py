@@ -205,6 +205,11 @@ def strix_tests(r: Results) -> tuple[str | None, str | None]:
     return usual_tests(r.strix["llama_bench"]) if r.strix is not None else (None, None)
 
 
+# what each H100 row of the single-request comparisons was measured with (the Strix side: llama-bench)
+SERVE_PREFILL = "H100: vllm bench serve, the prefill run"
+SERVE_ONE = "H100: vllm bench serve, one client"
+
+
 def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
     """The write-ups' two single-request comparisons, for this data's roles."""
     pp, tg = strix_tests(r)
@@ -214,18 +219,18 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
     ) if r.strix is not None else "Strix Halo"
     strix_label += strix_whose(r)
     out = []
-    first = [(f"Prefill rate (llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps",
+    first = [(f"Prefill rate ({SERVE_PREFILL}; Strix Halo: llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps",
               f"strix_best_{pp}_tps", "tps", False),
-             (f"Single-request generation rate (llama-bench {tg})", f"{BASE_KEY}_c1_output_tps",
-              f"strix_best_{tg}_tps", "tps", False)]
+             (f"Single-request generation rate ({SERVE_ONE}; Strix Halo: llama-bench {tg})",
+              f"{BASE_KEY}_c1_output_tps", f"strix_best_{tg}_tps", "tps", False)]
     if r.baseline:
         out.append((f"Single request: {r.label(r.baseline)} against {strix_label} (best of its backends)",
                     side_by_side(r, first, (r.label(r.baseline), strix_label))))
     if r.candidate and server:
         second = [("Median TTFT", f"{CAND_KEY}_c1_median_ttft_s", "strix_server_c1_median_ttft_s", "s", True),
                   ("Median TPOT", f"{CAND_KEY}_c1_median_tpot_s", "strix_server_c1_median_tpot_s", "s", True),
-                  (f"Single-request generation rate (llama-bench {tg})", f"{CAND_KEY}_c1_output_tps",
-                   f"strix_best_{tg}_tps", "tps", False)]
+                  (f"Single-request generation rate ({SERVE_ONE}; Strix Halo: llama-bench {tg})",
+                   f"{CAND_KEY}_c1_output_tps", f"strix_best_{tg}_tps", "tps", False)]
         out.append((f"Single request: {r.label(r.candidate)} against {strix_label}",
                     side_by_side(r, second, (r.label(r.candidate), strix_label))))
     return [(c, t) for c, t in out if len(t)]

@@ -29,8 +29,10 @@ from ...analysis.llama import (
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
+from ...book.paths import ChapterError, find_repo
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
 from ...ledger import claims as claims_mod
+from ...ledger import independent
 from ...ledger.caveats import data_caveats
 from ...ledger.comparable import describe_setup, same_model
 from ...page import plots
@@ -108,6 +110,7 @@ def analyse(data_dir, h100_data_dir=None, published_file=None, agents=16, answer
         r.values.update(run_values(r.h100_runs))
         r.value_ids.update(run_value_ids(r.h100_runs, r.cells(r.h100_runs, "runs", r.h100)))
         r.values.update(batched_values(r, agents))
+        r.same_as.update(batched_names(r, agents))
     _refine_sections(r)
     pipeline.finish(r, caveats=_caveats)
     return r
@@ -519,6 +522,17 @@ def batched_values(r: Results, agents: int) -> dict[str, float]:
     return out
 
 
+def batched_names(r: Results, agents: int) -> dict[str, str]:
+    """Each ``h100_<short>_batched_per_agent_tps`` -> the H100 chapter's name of the same
+    run's value (``h100_<short>_c<n>_per_agent_tps``), the name its write-up's tables use."""
+    out = {}
+    for cfg, (short, _) in r.h100_configs().items():
+        row = nearest_sweep(r.h100_runs, cfg, agents)
+        if row is not None:
+            out[f"h100_{short}_batched_per_agent_tps"] = f"h100_{short}_c{int(row['concurrency'])}_per_agent_tps"
+    return out
+
+
 def prefill_test(r: Results, prompt: int) -> str | None:
     """The llama-bench prefill test whose best rate the sequential model uses for prompts of
     `prompt` tokens: the measured one nearest that length (analysis.llama.nearest_test)."""
@@ -733,6 +747,20 @@ def _ours(text: str) -> dict:
     return dict(origin="this chapter", caveat=text)
 
 
+def _others_measured(chapter: str) -> str:
+    """What others published of the write-up's Strix Halo figures (data/facts/independent.yml), as
+    a sentence; empty outside a project or when nothing was found."""
+    try:
+        facts = find_repo() / "data" / "facts"
+    except ChapterError:
+        return ""
+    ind = independent.glue_values(independent.section(chapter, facts_dir=facts, data_root=facts.parent))
+    if not ind["independent_values"]:
+        return ""
+    return (f" Others' measurements of the same hardware ({ind['independent_values']} values from "
+            f"{ind['independent_sources']} sources) are set beside them under Independent measurements.")
+
+
 def _caveats(r: Results) -> list[dict]:
     server = r.roles.first("server")
     compared = [(server, cfg) for cfg in r.h100_configs()] if server else []
@@ -749,8 +777,8 @@ def _caveats(r: Results) -> list[dict]:
             "they are listed with their error and left out of the best-of figures and spreads."))
     if r.data.study.reconstructed:
         cav.append(_ours(
-            "The Strix Halo figures are the author's own, from private benchmark notes; no one else "
-            "measured them and no raw output was published, so nothing here checks them independently."))
+            "The Strix Halo figures are the author's own, from private benchmark notes, and no raw output "
+            "was published, so files fit to them cannot check them." + _others_measured(r.spec.id)))
     if r.has("serving"):
         cav.append(_ours(
             "The serving model assumes a server that takes one request at a time, as the write-ups "

@@ -327,8 +327,8 @@ def cloud_scenarios(r: Results) -> pd.DataFrame:
 def distinct_claims(runs: list[ChapterRun]) -> pd.DataFrame:
     """One row per distinct statement across the chapters (claims_mod.claim_key), with what
     its verdicts rest on: 'checked' when some verdict could have failed (the write-up against
-    itself, or measured data), 'constructed' when every verdict rests on reconstructed files
-    or a generator's choice, else 'not comparable' or 'not derivable'."""
+    itself, or measured data); else the basis of its verdicts ('a generator's choice' when
+    any rests on one, else 'by construction'); else 'not comparable' or 'not derivable'."""
     rows = []
     for r in runs:
         if r.status != "ok" or r.ledger is None:
@@ -344,8 +344,10 @@ def distinct_claims(runs: list[ChapterRun]) -> pd.DataFrame:
         checked = g[g["basis"].isin(claims_mod.INDEPENDENT)]
         if len(checked):
             status, holds = "checked", bool((checked["verdict"] == claims_mod.HOLDS).all())
-        elif g["basis"].isin([claims_mod.BY_CONSTRUCTION, claims_mod.GENERATOR]).any():
-            status, holds = "constructed", False
+        elif (g["basis"] == claims_mod.GENERATOR).any():
+            status, holds = claims_mod.GENERATOR, False
+        elif (g["basis"] == claims_mod.BY_CONSTRUCTION).any():
+            status, holds = claims_mod.BY_CONSTRUCTION, False
         elif (g["verdict"] == claims_mod.NOT_COMPARABLE).any():
             status, holds = "not comparable", False
         else:
@@ -359,7 +361,8 @@ def distinct_claim_counts(runs: list[ChapterRun]) -> dict:
     st = d["status"] if len(d) else pd.Series(dtype=object)
     return {"claims_distinct": len(d), "claims_checked": int((st == "checked").sum()),
             "claims_checked_hold": int((d["holds"] & (st == "checked")).sum()) if len(d) else 0,
-            "claims_constructed": int((st == "constructed").sum()),
+            "claims_by_construction": int((st == claims_mod.BY_CONSTRUCTION).sum()),
+            "claims_generator": int((st == claims_mod.GENERATOR).sum()),
             "claims_distinct_not_comparable": int((st == "not comparable").sum()),
             "claims_distinct_not_derivable": int((st == "not derivable").sum())}
 
@@ -922,9 +925,12 @@ def findings(g: dict) -> list[tuple[str, str]]:
     if g.get("claims_distinct"):
         parts = [f"{g['claims_checked']} were checked in a way that could have failed (against the "
                  f"write-up's own numbers or measured data) and {g['claims_checked_hold']} of those hold"]
-        if g["claims_constructed"]:
-            parts.append(f"{g['claims_constructed']} rest only on reconstructed files fit to the published "
-                         "numbers or on values a generator chose, so they confirm nothing")
+        if g["claims_by_construction"]:
+            parts.append(f"{g['claims_by_construction']} hold only by construction (on reconstructed files fit to "
+                         "the published numbers), so they confirm nothing")
+        if g["claims_generator"]:
+            parts.append(f"{g['claims_generator']} rest on values a generator chose where the write-up printed "
+                         "none, so they are no finding")
         if g["claims_distinct_not_derivable"]:
             parts.append(f"{g['claims_distinct_not_derivable']} cannot be derived from the data")
         if g["claims_distinct_not_comparable"]:
