@@ -55,3 +55,16 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shorten);
   else shorten();
 })();
+
+// Print: open every fold before printing and close again the ones that were closed after, for
+// browsers whose print stylesheet cannot open them (benchbook.css opens them where it can).
+(function () {
+  var opened = [];
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details:not([open])").forEach(function (d) { d.open = true; opened.push(d); });
+  });
+  window.addEventListener("afterprint", function () {
+    opened.forEach(function (d) { d.open = false; });
+    opened = [];
+  });
+})();

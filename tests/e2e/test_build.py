@@ -567,3 +567,36 @@ def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
     finally:
         context.close()
     assert max(heavy.values()) <= 2_000_000, heavy
+
+
+PRINT_LAYOUT = """() => ({
+  clipped: [...document.querySelectorAll('table.benchbook-table')].filter(t => {
+    const box = t.closest('div.cell_output') || t.parentElement;
+    return t.getBoundingClientRect().right > box.getBoundingClientRect().right + 1;
+  }).map(t => t.caption ? t.caption.textContent : t.id),
+  closed: [...document.querySelectorAll('details')].filter(d => getComputedStyle(d).display !== 'none'
+    && [...d.children].some(k => k.tagName !== 'SUMMARY' && k.tagName !== 'STYLE'
+                                 && k.getBoundingClientRect().height === 0))
+    .map(d => d.querySelector('summary').textContent.trim()),
+})"""
+
+
+@pytest.mark.browser
+def test_a_printed_page_opens_every_fold_and_fits_every_table_to_the_paper(built, browser):
+    """Printed (A4 less margins is about 700 CSS px), no table is cut off at the page's edge and
+    no folded table is left out; the interactive charts are not printed (their figure is)."""
+    project, _ = built
+    context = browser.new_context(viewport={"width": 700, "height": 1000})
+    try:
+        page = context.new_page()
+        for name in _chapters(project):
+            page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
+            page.emulate_media(media="screen")
+            on_screen = page.evaluate(PRINT_LAYOUT)
+            page.emulate_media(media="print")
+            printed = page.evaluate(PRINT_LAYOUT)
+            assert printed == {"clipped": [], "closed": []}, (name, printed)
+            if name == STUDY:  # on a screen the same page scrolls wide tables and folds long ones
+                assert on_screen["clipped"] and on_screen["closed"], on_screen
+    finally:
+        context.close()
