@@ -68,3 +68,21 @@
     opened = [];
   });
 })();
+
+// Phone outline and menu: a tap on a link inside the drawer closes the drawer, so the reader
+// sees the section they chose instead of the drawer over most of the screen. (The theme closes
+// it only on a tap outside.)
+(function () {
+  function bind() {
+    ["pst-primary-sidebar-modal", "pst-secondary-sidebar-modal"].forEach(function (id) {
+      var drawer = document.getElementById(id);
+      if (!drawer) return;
+      drawer.addEventListener("click", function (event) {
+        var link = event.target.closest("a[href]");
+        if (link && drawer.open) drawer.close();
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
+  else bind();
+})();

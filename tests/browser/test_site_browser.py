@@ -428,6 +428,15 @@ def test_on_a_phone_the_menu_opens_the_chapters_and_contents_the_outline(server,
             assert len(hrefs) >= 5 and any(link in (h or "") for h in hrefs), (button, hrefs)
             page.keyboard.press("Escape")
             expect(shown).to_be_hidden(timeout=5000)
+        # a tap on an entry of the outline takes the reader there and closes the drawer
+        page.locator(".secondary-toggle:visible").first.click()
+        outline = page.locator("#pst-secondary-sidebar-modal")
+        expect(outline).to_be_visible(timeout=5000)
+        entry = outline.locator("a[href^='#']").nth(3)
+        target = entry.get_attribute("href")
+        entry.click()
+        expect(outline).to_be_hidden(timeout=5000)
+        assert page.evaluate("() => location.hash") == target
         assert not tab.errors, tab.errors
 
 
