@@ -23,19 +23,18 @@
   else bind();
 })();
 
-// Phone first: below 600 px a chapter's introduction (the paragraphs between its title and its
-// key results) is cut to a few lines (benchbook.css), with a button that shows it whole, so
+// Phone first: below 600 px the introduction of a page with key results (the paragraphs right
+// after its title) is cut to a few lines (benchbook.css), with a button that shows it whole, so
 // the key results come within the first two screens. Without JavaScript the text is whole.
 (function () {
   var phone = window.matchMedia("(max-width: 600px)");
   function shorten() {
-    var box = document.querySelector(".benchbook-key-results");
-    var cell = box && box.closest("div.cell");
-    var section = cell && cell.parentElement;
-    if (!section || !phone.matches) return;
+    var title = document.querySelector("article.bd-article section > h1");
+    var section = title && title.parentElement;
+    if (!section || !phone.matches || !document.querySelector(".benchbook-key-results")) return;
     var intro = [];
-    for (var el = cell.previousElementSibling; el && el.tagName === "P"; el = el.previousElementSibling) {
-      intro.unshift(el);
+    for (var el = title.nextElementSibling; el && el.tagName === "P"; el = el.nextElementSibling) {
+      intro.push(el);
     }
     if (!intro.length || intro.reduce(function (h, p) { return h + p.offsetHeight; }, 0) < 160) return;
     intro.forEach(function (p) { p.classList.add("benchbook-intro"); });

@@ -482,6 +482,13 @@ def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_scree
                 assert intro.first.evaluate("p => p.scrollHeight <= p.clientHeight + 1"), name
                 assert button.bounding_box()["height"] >= 44  # a tap target
         assert cut >= 3  # the reconstructed chapters' introductions are longer than a phone screen's third
+        # the synthesis opens with its own key results: its first findings within the first two screens
+        page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
+        findings = page.locator(".benchbook-key-results li")
+        assert findings.count() >= 3
+        for i in range(3):
+            box = findings.nth(i).bounding_box()
+            assert box["y"] + box["height"] <= 2 * height and box["x"] + box["width"] <= width, (i, box)
     finally:
         context.close()
 
