@@ -4,8 +4,9 @@ between processes by the file's content.
 Every build checks each chapter's cache key, which follows the imports of the library's
 modules and reads each notebook's parameters; parsing them all took a third of a build that
 changed nothing. A result is keyed by a hash of the source (and the module's name, or the
-notebook's format), so it can never be stale. It is kept in the user's cache folder (BENCHBOOK_CACHE_DIR, else $XDG_CACHE_HOME/benchbook or
-~/.cache/benchbook); a folder that cannot be written is simply not used.
+notebook's format), so it can never be stale. It is kept in the user's cache folder
+(BENCHBOOK_CACHE_DIR, else $XDG_CACHE_HOME/benchbook or ~/.cache/benchbook); a folder that
+cannot be written is simply not used.
 """
 
 from __future__ import annotations
