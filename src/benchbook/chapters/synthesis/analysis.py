@@ -19,7 +19,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from ...analysis import cost as cost_mod
 from ...analysis.facts import Facts, FactsError, load_facts
@@ -30,6 +29,7 @@ from ...book.registry import get
 from ...format import fmt_money, fmt_rate, fmt_seconds
 from ...ledger import claims as claims_mod
 from ...page import plots
+from ...page.palette import platform_colour
 from ...page.report import anchor, write_downloads
 from ...study import untrusted
 from ...study.folder import content_hash
@@ -692,7 +692,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
         return fig
     lim["platform_name"] = [_platform_name(r.facts, x) for _, x in lim.iterrows()]
     lim = lim.sort_values(["platform_name", "label"]).reset_index(drop=True)
-    colors = dict(zip(lim["platform_name"].unique(), sns.color_palette(n_colors=lim["platform_name"].nunique())))
+    colors = {p: platform_colour(p) for p in lim["platform_name"].unique()}
     y = np.arange(len(lim))
     shown = lim["pct_decode_ceiling"].astype(float)
     ax.barh(y, 100 * shown.fillna(0), color=[colors[p] for p in lim["platform_name"]])
@@ -708,8 +708,11 @@ def ceiling_figure(r: Results) -> plt.Figure:
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
     ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
     ax.set_title("How close each configuration gets to its decode ceiling")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    labels = list(colors)
+    named: dict = {}  # one legend entry per colour: '2× RTX 3090, 4× RTX 3090'
+    for p, c in colors.items():
+        named.setdefault(c, []).append(p)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in named]
+    labels = [", ".join(ps) for ps in named.values()]
     if spec.any():
         handles.append(plt.Line2D([], [], marker="D", color="black", linestyle=""))
         labels.append("MTP: measured ÷ one-token-per-pass ceiling")
