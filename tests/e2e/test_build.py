@@ -191,12 +191,13 @@ def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
 
 def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(built):
     """Derived from each reconstructed folder's assumptions.yml and the sections' declared
-    columns: every prose cell of such a section carries the mark on the built page; prose of
-    other sections and every page of measured data carry none."""
+    columns: the first prose cell of such a section in each part of the page (a level-1 or -2
+    heading) carries the mark on the built page, once; prose of other sections and every
+    page of measured data carry none."""
     import lxml.html
     import nbformat
 
-    from benchbook.site.runner import ASSUMED_MARK
+    from benchbook.site.runner import ASSUMED_MARK, _page_sections
     from benchbook.study.assumptions import load_assumptions
 
     project, _ = built
@@ -213,14 +214,15 @@ def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(bu
             assert not assumed and not expect  # measured data
         nb = nbformat.read(project / "book/studies" / f"{spec.id}.ipynb", as_version=4)
         n_marked = 0
-        for cell in nb.cells:
-            sections = {t[len("needs-"):] for t in cell.metadata.get("tags", []) if t.startswith("needs-")}
-            if cell.cell_type != "markdown" or not sections:
-                continue
-            should = bool(sections & expect)
-            assert (ASSUMED_MARK in cell.source) == should, (spec.id, sections, cell.source[:200])
-            n_marked += should
-            marked_somewhere |= sections & expect and {spec.id} or set()
+        for cells in _page_sections(nb):  # one line per part of the page, in its first such cell
+            sections = [{t[len("needs-"):] for t in c.metadata.get("tags", []) if t.startswith("needs-")}
+                        if c.cell_type == "markdown" else set() for c in cells]
+            should = [bool(s & expect) for s in sections]
+            carries = [ASSUMED_MARK in c.source for c in cells]
+            assert carries == [k == should.index(True) if any(should) else False for k in range(len(cells))], \
+                (spec.id, sections, cells[0].source[:200])
+            n_marked += any(should)
+            marked_somewhere |= {spec.id} if any(should) else set()
         html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
         assert len(lxml.html.fromstring(html).find_class("benchbook-assumed")) == n_marked, spec.id
     # the draw of the power sweep and the spread between llama.cpp builds are marked

@@ -203,3 +203,62 @@ def test_a_page_that_uses_another_s_outputs_reruns_only_when_they_change(tmp_pat
     (tmp_path / "data/up/value.txt").write_text("2")  # now what down reads changes
     assert refresh(tmp_path, log=lambda m: None) == ["up", "down"]
     assert "read 2" in output_text(Chapter(tmp_path, "down"))
+
+
+# ---- one "assumed" legend and one "assumed, not measured" line per part of the page -------------
+
+
+def _legend_notebook():
+    """A title part with a marked key-results table, a section with two marked tables and a
+    marked paragraph under a subsection, and a section with nothing marked."""
+    from benchbook.study.marks import legend_html
+
+    why = {"tails": "chosen: no P99 published", "draw": "chosen: the draw"}
+
+    def table(ids):
+        out = nbformat.v4.new_output("display_data", data={"text/html": "<table>t</table>" + legend_html(ids, why)})
+        cell = nbformat.v4.new_code_cell("")
+        cell.outputs = [out]
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro."), table(["tails"]),
+                nbformat.v4.new_markdown_cell("## Speed\n\nWhat was measured."), table(["tails"]), table(["draw"]),
+                nbformat.v4.new_markdown_cell("### Detail\n\nA number." + legend_html(["tails"], why)),
+                nbformat.v4.new_markdown_cell("## Memory\n\nNothing assumed."), table([])]
+    nb.cells[-1].outputs[0]["data"]["text/html"] = "<table>m</table>"
+    return nb
+
+
+def _legends(cell) -> int:
+    texts = [cell.source] if cell.cell_type == "markdown" else [o["data"]["text/html"] for o in cell.outputs]
+    return sum(t.count('class="benchbook-assumed-legend"') for t in texts)
+
+
+def test_a_page_part_shows_one_legend_under_its_heading_naming_every_assumption_in_it():
+    from benchbook.site.runner import _one_legend_per_section
+
+    nb = _legend_notebook()
+    _one_legend_per_section(nb)
+    assert [_legends(c) for c in nb.cells] == [1, 0, 1, 0, 0, 0, 0, 0]
+    speed = nb.cells[2].source
+    assert speed.startswith("## Speed\n\nWhat was measured.") and "<code>tails</code>" in speed
+    assert "<code>draw</code>" in speed and speed.count("<code>tails</code>") == 1
+    assert "<code>draw</code>" not in nb.cells[0].source  # the title part names only its own
+    assert nb.cells[3].outputs[0]["data"]["text/html"] == "<table>t</table>"  # the table itself stays
+
+
+def test_the_assumed_line_is_written_once_per_page_part(tmp_path):
+    from benchbook.site.runner import ASSUMED_MARK, _mark_assumed_sections
+
+    (tmp_path / "chapter.json").write_text(json.dumps({"assumed_sections": {
+        "speed": [{"id": "tails", "why": "no P99 published"}],
+        "memory": [{"id": "draw", "why": "the draw of the sweep"}]}}))
+    nb = nbformat.v4.new_notebook()
+    tagged = [nbformat.v4.new_markdown_cell(text, metadata={"tags": [tag]}) for text, tag in
+              (("## Speed\n\nOne.", "needs-speed"), ("Two.", "needs-speed"), ("Three.", "needs-memory"),
+               ("## Memory\n\nFour.", "needs-memory"), ("Five.", "needs-memory"))]
+    nb.cells = tagged
+    _mark_assumed_sections(nb, tmp_path)
+    assert [ASSUMED_MARK in c.source for c in tagged] == [True, False, False, True, False]
+    assert "(no P99 published; the draw of the sweep)" in tagged[0].source  # the part's line names each choice in it

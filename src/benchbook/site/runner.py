@@ -38,7 +38,7 @@ from ..book.spec import ChapterSpec
 from ..ingest.textio import load_yaml
 from ..study import untrusted
 from ..study.folder import content_hash
-from ..study.marks import figure_legend_text, legend_html, marker_html, short
+from ..study.marks import figure_legend_text, legend_html, marked_html, merge_legends, short, take_legends
 from . import memo, store
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
@@ -298,6 +298,7 @@ class Chapter:
             _drop_absent_sections(out, downloads_dir(self.study, self.repo))
             _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
             _mark_assumed_glue(out)
+            _one_legend_per_section(out)
             _drop_empty_displays(out)
             dropped = _drop_prose_without_numbers(out)
             if dropped:
@@ -595,25 +596,72 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
     """Mark the prose of sections that rest on a data generator's assumption.
 
     `chapter.json` lists, per shown section, the assumptions of reconstructed folders its
-    declared columns meet (benchbook.study.assumptions). Every markdown cell tagged
-    `needs-<section>` for such a section gets a line saying so, so a chosen value never
-    reads as a finding; on measured data the list is empty and nothing changes.
+    declared columns meet (benchbook.study.assumptions). The first markdown cell tagged
+    `needs-<section>` for such a section in each part of the page (a level-1 or level-2
+    heading) gets a line saying so, naming every choice its tagged cells rest on, so a chosen
+    value never reads as a finding and the line is not repeated paragraph after paragraph; on
+    measured data the list is empty and nothing changes.
     """
 
     info = folder / "chapter.json"
     if not info.is_file():
         return
     assumed = json.loads(info.read_text(encoding="utf-8")).get("assumed_sections") or {}
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        hits = [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
-        if cell.cell_type != "markdown" or not hits:
+
+    def hits(cell) -> list:
+        tags = cell.get("metadata", {}).get("tags", []) if cell.cell_type == "markdown" else []
+        return [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
+
+    for cells in _page_sections(nb):
+        found = [(cell, hits(cell)) for cell in cells]
+        found = [(cell, h) for cell, h in found if h]
+        if not found:
             continue
-        whats = "; ".join(dict.fromkeys(untrusted.md(short(a["why"])) for a in hits))
+        whats = "; ".join(dict.fromkeys(untrusted.md(short(a["why"])) for _, h in found for a in h))
+        cell = found[0][0]
         cell.source = (cell.source.rstrip() + f'\n\n<span class="benchbook-assumed">{ASSUMED_MARK}</span> '
                        f"*These numbers rest on values the data generator chose where the write-up printed "
                        f"none ({whats}); on reconstructed data they are not a finding. The data folder's "
                        f"PROVENANCE.md lists every such choice.*")
+
+
+_SECTION_HEADING = re.compile(r"^#{1,2}\s", re.M)
+
+
+def _page_sections(nb) -> list[list]:
+    """The notebook's cells by part of the page: a new part at each markdown cell with a
+    level-1 or level-2 heading (a '###' subsection stays in its section)."""
+    parts: list[list] = [[]]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _SECTION_HEADING.search(cell.source) and parts[-1]:
+            parts.append([])
+        parts[-1].append(cell)
+    return parts
+
+
+_SHOWN = ("text/html", "text/markdown")  # outputs a page shows (glued ones are pasted elsewhere)
+
+
+def _one_legend_per_section(nb) -> None:
+    """One 'assumed' legend per part of the page: the legends under its tables, paragraphs
+    and lists are taken out and one line naming every assumption marked in the part goes
+    under its heading, before the first mark and never inside a fold."""
+    for cells in _page_sections(nb):
+        heading = next((c for c in cells if c.cell_type == "markdown"), None)
+        if heading is None:  # no prose to hold the legend: the part keeps its own
+            continue
+        items: list[str] = []
+        for cell in cells:
+            if cell.cell_type == "markdown":
+                cell.source, found = take_legends(cell.source)
+                items += found
+            for out in cell.get("outputs", []) if cell.cell_type == "code" else ():
+                for mime in _SHOWN:
+                    if mime in out.get("data", {}):
+                        text, found = take_legends("".join(out["data"][mime]))
+                        out["data"][mime], items = text, items + found
+        if items:
+            heading.source = heading.source.rstrip() + "\n\n" + merge_legends(items)
 
 
 def _glue_assumed(nb) -> dict[str, list]:
@@ -653,7 +701,7 @@ def _mark_assumed_glue(nb) -> None:
             if not found:
                 return m.group(0)
             hits.extend(found)
-            return m.group(0) + marker_html([a["id"] for a in found], {a["id"]: a["why"] for a in found})
+            return marked_html(m.group(0), [a["id"] for a in found], {a["id"]: a["why"] for a in found})
 
         text = _GLUE_TEXT.sub(mark, cell.source)
         if hits:

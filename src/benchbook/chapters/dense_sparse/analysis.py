@@ -585,7 +585,7 @@ def pairwise_display(r: Results) -> pd.DataFrame:
         "pair": p["pair"],
         "error rates": [f"{x:.1%} vs {y:.1%}" for x, y in zip(p["rate_1"], p["rate_2"])],
         "difference": p["difference"].map(lambda v: f"{v * 100:+.1f} points"),
-        "rate ratio": p["ratio"].map(lambda v: f"{v:.2f}×"),
+        "rate ratio": p["ratio"].map(fmt_ratio),
         "Fisher exact p": p["p_fisher"].map(lambda v: f"{v:.3f}"),
         f"Holm-adjusted p ({len(p)} pairs)": p["p_holm"].map(lambda v: f"{v:.3f}"),
         "intervals overlap": p["intervals_overlap"].map({True: "yes", False: "no"}),
@@ -766,7 +766,7 @@ def _kv_caveats(r: Results) -> list[dict]:
             out.append(rule("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
                 f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a "
-                f"maximum concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid "
+                f"maximum concurrency of {fmt_ratio(row['printed concurrency'])}, {ratio:.2f} times more. For hybrid "
                 "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
                 "figure the scheduler uses.")))

@@ -22,7 +22,7 @@ from ...analysis import closed_loop, energy, rate_sweep
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...book.kinds import shared_glue
-from ...format import config_label, fmt_seconds, platform_short
+from ...format import config_label, fmt_pct, fmt_seconds, platform_short
 from ...ingest import load_pattern
 from ...ingest.prometheus import counter_delta
 from ...ingest.textio import read_text
@@ -384,7 +384,7 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
             band_ids = _band_ids(r, before, after, test, m, kind)
             rows.append({
                 "test": test.upper(), "metric": label, _head(r, before): Shown(_fmt(va, secs), ia),
-                _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(f"{delta:+.1%}", union(ia, ib)),
+                _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(fmt_pct(delta), union(ia, ib)),
                 "Δ per seed": _per_seed(seeds, paired, union(ia, ib)),
                 "seed spread": Shown("–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
                                      band_ids),
@@ -401,7 +401,7 @@ def _per_seed(seeds: list, paired: list, ids: tuple) -> Shown:
     """The change seed by seed ('–' with fewer than two seeds), resting on both groups' cells."""
     if len(paired) < 2:
         return Shown("–")
-    return Shown(" / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)), ids)
+    return Shown(" / ".join(f"{fmt_pct(x)} (s{s})" for s, x in zip(seeds, paired)), ids)
 
 
 def _band_ids(r: Results, a: str, b: str, test: str, metric: str, kind: str) -> tuple:

@@ -33,7 +33,7 @@ from ...page.palette import platform_colour
 from ...page.report import anchor, write_downloads
 from ...study import untrusted
 from ...study.folder import content_hash
-from ...study.marks import Glued, legend_html, marker_html, union, with_marks
+from ...study.marks import Glued, legend_html, marked_html, union, with_marks
 from ...study.provenance import code_version, package_versions
 
 STUDY = "synthesis"
@@ -736,8 +736,8 @@ def ceiling_values(r: Results) -> str:
     lim = r.limits
 
     rows = [(x, row_ids(r, x, "share")) for _, x in lim.iterrows() if len(lim) and pd.notna(x["pct_decode_ceiling"])]
-    parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %"
-             + (marker_html(ids, r.assumed_why) if ids else "") for x, ids in rows]
+    parts = [f"{untrusted.md(x['label'])}: " + marked_html(f"{100 * x['pct_decode_ceiling']:.0f}\u00a0%", ids,
+                                                           r.assumed_why) for x, ids in rows]
     ids = [i for _, found in rows for i in found]
     legend = f"\n\n{legend_html(ids, r.assumed_why)}" if ids else ""
     return ("; ".join(parts) + "." if parts else "no configuration has a decode ceiling.") + legend
@@ -957,8 +957,7 @@ def findings_md(g: dict) -> str:
 
     why = getattr(g, "why", {})
     items = [(title, text, _finding_ids(g, title)) for title, text in findings(g)]
-    body = "\n".join(f"- **{title}** {untrusted.md(text)}" + (marker_html(ids, why) if ids else "")
-                     for title, text, ids in items)
+    body = "\n".join(f"- **{title}** " + marked_html(untrusted.md(text), ids, why) for title, text, ids in items)
     ids = [i for _, _, found in items for i in found]
     return body + (f"\n\n{legend_html(ids, why)}" if ids else "")
 
@@ -969,8 +968,8 @@ def findings_html(g: dict) -> str:
 
     why = getattr(g, "why", {})
     found = [(t, x, _finding_ids(g, t)) for t, x in findings(g)]
-    items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}" + (marker_html(ids, why) if ids else "")
-                    + "</li>" for t, x, ids in found)
+    items = "".join(f"<li><strong>{html.escape(t)}</strong> {marked_html(html.escape(x), ids, why)}</li>"
+                    for t, x, ids in found)
     ids = [i for _, _, f in found for i in f]
     return f'<ul class="benchbook-findings">{items}</ul>' + (legend_html(ids, why) if ids else "")
 
