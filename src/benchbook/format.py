@@ -42,9 +42,14 @@ def is_numeric_text(text) -> bool:
     return bool(_NUMERIC.match(str(text).strip()))
 
 
+def is_missing(v) -> bool:
+    """None, NaN, NaT or pandas' NA (never a text, a list or a number)."""
+    return v is None or (not isinstance(v, str) and pd.api.types.is_scalar(v) and bool(pd.isna(v)))
+
+
 def fmt_cell(v) -> str:
     """A table cell as a page shows it: text typeset, a float to four places, a missing value as a dash."""
-    if v is None or (not isinstance(v, str) and pd.isna(v)):
+    if is_missing(v):
         return "–"
     return typeset(f"{v:.4f}" if isinstance(v, float) else str(v))
 

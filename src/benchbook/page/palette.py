@@ -32,15 +32,17 @@ from ..ledger.comparable import model_core
 BOOK_MODELS = ("Qwen3.6-35B-A3B", "Qwen3.6-27B", "Qwen3.5-27B", "Qwen3.5-122B-A10B", "Qwen3.5-35B-A3B")
 MODELS = ("#0072b2", "#b86e00", "#009e73", "#d55e00", "#cc79a7",  # blue, dark orange, bluish green,
           "#000000", "#6a5f00")  # vermillion, reddish purple; spares: black, dark yellow
-# indigo, wine, slate, brown for the book's platforms; green and violet for others
-PLATFORMS = ("#332288", "#882255", "#5a6470", "#7f4f24", "#117733", "#6b4e9b")
+# indigo, wine, brown, slate for the book's platforms; green and violet for others (Strix Halo,
+# drawn beside the H100's models in its chapter, in a grey far from their blue and orange)
+PLATFORMS = ("#332288", "#882255", "#7f4f24", "#5a6470", "#117733", "#6b4e9b")
 BOOK_PLATFORMS = (("h100",), ("3090",), ("gb10", "dgx spark"), ("strix halo", "ryzen ai max"))
-BUILDS = ("#1b6f8a", "#8e3b9e", "#9a6324", "#3d5a1e", "#c0305a", "#4d4d4d")  # teal, purple, ochre, moss, rose, grey
+# teal, moss, purple, grey first (hues the models leave free), then ochre and rose
+BUILDS = ("#1b6f8a", "#3d5a1e", "#8e3b9e", "#4d4d4d", "#9a6324", "#c0305a")
 SEEDS = ("#1a1a1a", "#4f4f4f", "#7a7a7a", "#2f4858", "#5c3a58")  # near-black and greys, then two dark tints
 NEUTRAL = ("#404040", "#767676", "#a3a3a3")  # metrics side by side: dark to light grey
 POWER_MAP = "cividis"  # the power-limit scale: colour-blind safe, dark (high limits) to light
 POWER_SPAN = (0.0, 0.6)  # the part of POWER_MAP used: its lightest end keeps 3:1 on white
-POWER_RANGE_W = (150.0, 400.0)
+POWER_RANGE_W = (150.0, 350.0)  # the power limits a card of the book runs at
 _ACTIVE = re.compile(r"^a\d+(\.\d+)?b$")  # an active-parameter word ('a10b') of a mixture of experts
 
 

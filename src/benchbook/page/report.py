@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..book.headlines import key_results as rows
 from ..book.paths import find_repo
-from ..format import fmt_cell, fmt_pct, is_numeric_text
+from ..format import fmt_cell, fmt_pct, is_missing, is_numeric_text
 from ..ingest.parquet import to_polars
 from ..ledger.claims import (
     BY_CONSTRUCTION,
@@ -115,9 +115,9 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
 def _numeric_columns(shown: pd.DataFrame) -> list:
     """Columns whose every shown cell is one number (a missing one aside)."""
     def numeric(col: pd.Series) -> bool:
-        cells = [v for v in col if not (v is None or v == "–" or (not isinstance(v, str) and pd.isna(v)))]
-        return bool(cells) and all(is_numeric_text(v) if isinstance(v, str) else not isinstance(v, bool)
-                                   for v in cells)
+        cells = [v for v in col if not (is_missing(v) or v == "–")]
+        return bool(cells) and all(is_numeric_text(v) if isinstance(v, str)
+                                   else pd.api.types.is_number(v) and not isinstance(v, bool) for v in cells)
     return [c for j, c in enumerate(shown.columns) if numeric(shown.iloc[:, j])]
 
 
