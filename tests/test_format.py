@@ -71,3 +71,11 @@ def test_a_table_cell_is_typeset_and_a_missing_one_is_a_dash():
     assert fmt.fmt_cell(-0.5) == f"{MINUS}0.5000"
     assert fmt.fmt_cell(float("nan")) == fmt.fmt_cell(None) == "–"
     assert fmt.fmt_cell(3) == "3"
+
+
+def test_missing_values_of_every_kind_are_a_dash_and_lists_are_not_missing():
+    import pandas as pd
+
+    assert all(fmt.is_missing(v) for v in (None, float("nan"), pd.NA, pd.NaT))
+    assert not any(fmt.is_missing(v) for v in ("", "–", [1, 2], 0))
+    assert fmt.fmt_cell(pd.NA) == "–" and fmt.fmt_cell([1, 2]) == "[1, 2]"

@@ -209,21 +209,24 @@ def test_a_page_that_uses_another_s_outputs_reruns_only_when_they_change(tmp_pat
 
 
 def _legend_notebook():
-    """A title part with a marked key-results table, a section with two marked tables and a
-    marked paragraph under a subsection, and a section with nothing marked."""
+    """A title part with a marked key-results table, a section with a folded marked table,
+    an unfolded one and a marked paragraph under a subsection, and a section with nothing
+    marked."""
     from benchbook.study.marks import legend_html
 
     why = {"tails": "chosen: no P99 published", "draw": "chosen: the draw"}
 
-    def table(ids):
-        out = nbformat.v4.new_output("display_data", data={"text/html": "<table>t</table>" + legend_html(ids, why)})
+    def table(ids, fold=False):
+        text = "<table>t</table>" + legend_html(ids, why)
+        out = nbformat.v4.new_output("display_data", data={"text/html": f"<details>{text}</details>" if fold else text})
         cell = nbformat.v4.new_code_cell("")
         cell.outputs = [out]
         return cell
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro."), table(["tails"]),
-                nbformat.v4.new_markdown_cell("## Speed\n\nWhat was measured."), table(["tails"]), table(["draw"]),
+                nbformat.v4.new_markdown_cell("## Speed\n\nWhat was measured."), table(["tails"], fold=True),
+                table(["draw"]),
                 nbformat.v4.new_markdown_cell("### Detail\n\nA number." + legend_html(["tails"], why)),
                 nbformat.v4.new_markdown_cell("## Memory\n\nNothing assumed."), table([])]
     nb.cells[-1].outputs[0]["data"]["text/html"] = "<table>m</table>"
@@ -235,17 +238,18 @@ def _legends(cell) -> int:
     return sum(t.count('class="benchbook-assumed-legend"') for t in texts)
 
 
-def test_a_page_part_shows_one_legend_under_its_heading_naming_every_assumption_in_it():
+def test_a_page_part_shows_one_legend_naming_every_assumption_in_it_where_its_first_unfolded_one_was():
     from benchbook.site.runner import _one_legend_per_section
 
     nb = _legend_notebook()
     _one_legend_per_section(nb)
-    assert [_legends(c) for c in nb.cells] == [1, 0, 1, 0, 0, 0, 0, 0]
-    speed = nb.cells[2].source
-    assert speed.startswith("## Speed\n\nWhat was measured.") and "<code>tails</code>" in speed
-    assert "<code>draw</code>" in speed and speed.count("<code>tails</code>") == 1
-    assert "<code>draw</code>" not in nb.cells[0].source  # the title part names only its own
-    assert nb.cells[3].outputs[0]["data"]["text/html"] == "<table>t</table>"  # the table itself stays
+    assert [_legends(c) for c in nb.cells] == [0, 1, 0, 0, 1, 0, 0, 0]
+    speed = nb.cells[4].outputs[0]["data"]["text/html"]  # the first legend outside a fold
+    assert speed.startswith("<table>t</table>") and speed.count("<code>tails</code>") == 1
+    assert "<code>draw</code>" in speed
+    assert "<code>draw</code>" not in nb.cells[1].outputs[0]["data"]["text/html"]  # the title part: its own
+    assert nb.cells[3].outputs[0]["data"]["text/html"] == "<details><table>t</table></details>"  # the table stays
+    assert nb.cells[5].source == "### Detail\n\nA number."
 
 
 def test_the_assumed_line_is_written_once_per_page_part(tmp_path):

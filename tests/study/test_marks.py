@@ -32,9 +32,12 @@ def test_a_value_without_assumptions_is_left_as_it_is():
 def test_legends_are_taken_out_and_merged_each_assumption_once():
     text = ("<table>…</table>" + marks.legend_html(["tails"], WHY) + "\n\nProse."
             + "\n\n" + marks.legend_html(["draw", "tails"], WHY))
-    rest, items = marks.take_legends(text)
+    items = marks.legend_items(text)
+    rest = marks.replace_legends(text)
     assert "benchbook-assumed-legend" not in rest and rest.startswith("<table>…</table>") and "Prose." in rest
     merged = marks.merge_legends(items)
+    one = marks.replace_legends(text, merged)  # the first legend's place holds the merged one
+    assert one.count("benchbook-assumed-legend") == 1 and one.index("benchbook-assumed-legend") < one.index("Prose.")
     assert merged.count('class="benchbook-assumed-legend"') == 1
     assert merged.count("<code>tails</code>") == 1 and merged.count("<code>draw</code>") == 1
     assert merged.index("<code>tails</code>") < merged.index("<code>draw</code>")  # first seen first

@@ -38,7 +38,15 @@ from ..book.spec import ChapterSpec
 from ..ingest.textio import load_yaml
 from ..study import untrusted
 from ..study.folder import content_hash
-from ..study.marks import figure_legend_text, legend_html, marked_html, merge_legends, short, take_legends
+from ..study.marks import (
+    figure_legend_text,
+    legend_html,
+    legend_items,
+    marked_html,
+    merge_legends,
+    replace_legends,
+    short,
+)
 from . import memo, store
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
@@ -643,25 +651,40 @@ _SHOWN = ("text/html", "text/markdown")  # outputs a page shows (glued ones are 
 
 
 def _one_legend_per_section(nb) -> None:
-    """One 'assumed' legend per part of the page: the legends under its tables, paragraphs
-    and lists are taken out and one line naming every assumption marked in the part goes
-    under its heading, before the first mark and never inside a fold."""
+    """One 'assumed' legend per part of the page: where its first legend shown unfolded
+    was (under a table, a paragraph or a list; the first legend of all when every one is
+    in a fold), one line naming every assumption marked in the part; the others go."""
     for cells in _page_sections(nb):
-        heading = next((c for c in cells if c.cell_type == "markdown"), None)
-        if heading is None:  # no prose to hold the legend: the part keeps its own
+        slots = [s for s in _text_slots(cells) if legend_items(s[0][s[1]])]
+        if not slots:
             continue
-        items: list[str] = []
-        for cell in cells:
-            if cell.cell_type == "markdown":
-                cell.source, found = take_legends(cell.source)
-                items += found
-            for out in cell.get("outputs", []) if cell.cell_type == "code" else ():
-                for mime in _SHOWN:
-                    if mime in out.get("data", {}):
-                        text, found = take_legends("".join(out["data"][mime]))
-                        out["data"][mime], items = text, items + found
-        if items:
-            heading.source = heading.source.rstrip() + "\n\n" + merge_legends(items)
+        items = [i for holder, key in slots for i in legend_items(holder[key])]
+        target = next((s for s in slots if not _folded(s[0][s[1]])), slots[0])
+        for holder, key in slots:
+            mine = holder is target[0] and key == target[1]
+            holder[key] = replace_legends(holder[key], merge_legends(items) if mine else "")
+
+
+def _text_slots(cells) -> list[tuple]:
+    """(holder, key) of every text a part of the page shows, in page order: markdown
+    sources and the HTML or Markdown outputs of code cells (each joined into one string)."""
+    slots = []
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            slots.append((cell, "source"))
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else ():
+            data = out.get("data", {})
+            for mime in _SHOWN:
+                if mime in data:
+                    data[mime] = "".join(data[mime])
+                    slots.append((data, mime))
+    return slots
+
+
+def _folded(text: str) -> bool:
+    """The first legend line in `text` is inside a fold (a <details> not closed before it)."""
+    before = text[: text.find('class="benchbook-assumed-legend"')]
+    return before.count("<details") > before.count("</details>")
 
 
 def _glue_assumed(nb) -> dict[str, list]:

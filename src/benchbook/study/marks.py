@@ -17,8 +17,8 @@ cells, so the marks follow the computation rather than a hand-kept list:
 The marker is a small raised 'ᵃ' whose title names the assumptions, kept on one line with
 the end of its value (`marked_html`); the legend line reads "ᵃ assumed: not in the
 write-up" followed by each id and the first clause of its reason. A page shows one legend
-per section (`merge_legends`, applied by benchbook.site.runner), listing every assumption
-marked in it.
+per section (`legend_items`, `merge_legends`, `replace_legends`, applied by
+benchbook.site.runner), listing every assumption marked in it.
 """
 
 from __future__ import annotations
@@ -332,10 +332,15 @@ LEGEND_PARAGRAPH = re.compile(r'\n*<p class="benchbook-assumed-legend">.*?</p>',
 _ITEM = re.compile(r'<span class="benchbook-assumed-item">.*?</span>', re.S)
 
 
-def take_legends(text: str) -> tuple[str, list[str]]:
-    """`text` without its legend lines, and the items (one per assumption, as HTML) they held."""
-    items = [item for p in LEGEND_PARAGRAPH.findall(text) for item in _ITEM.findall(p)]
-    return LEGEND_PARAGRAPH.sub("", text), items
+def legend_items(text: str) -> list[str]:
+    """The items (one per assumption, as HTML) of every legend line in `text`."""
+    return [item for p in LEGEND_PARAGRAPH.findall(text) for item in _ITEM.findall(p)]
+
+
+def replace_legends(text: str, legend: str = "") -> str:
+    """`text` with its first legend line replaced by `legend` and the others taken out."""
+    first = iter([True])
+    return LEGEND_PARAGRAPH.sub(lambda m: ("\n\n" + legend if legend else "") if next(first, False) else "", text)
 
 
 def merge_legends(items: list[str]) -> str:
