@@ -74,3 +74,13 @@ def test_configurations_of_one_model_get_shades_of_its_colour():
     assert colours["NVFP4"] not in palette.MODELS
     r, g, b = to_rgb(colours["NVFP4"])  # a darker shade of the same hue
     assert sum((r, g, b)) < sum(to_rgb(colours["FP8"]))
+
+
+def test_configurations_of_a_model_the_book_does_not_know_are_still_told_apart():
+    from benchbook.page import plots
+
+    dark = next(m for m in ("a-model", "b-model", "c-model", "d-model", "e-model", "f-model")
+                if palette.model_colour(m) == "#000000")
+    colours = plots.config_colours({"one": dark, "two": dark})
+    assert len(set(colours.values())) == 2
+    assert all(contrast_on_white(c) >= 3.0 for c in colours.values())

@@ -70,9 +70,11 @@ def model_colour(name) -> str:
 
 def variant_colours(name, n: int) -> list[str]:
     """`n` colours for `n` configurations of one model in one figure (two precisions, MTP on
-    and off): the model's colour, then darker shades of it, so each stays its model's hue."""
+    and off): the model's colour, then darker shades of it (lighter ones of a colour too dark
+    to darken, up to a grey that keeps 3:1 on white), so each stays its model's hue."""
     base = to_rgb(model_colour(name))
-    return [to_hex(tuple(c * (1 - 0.45 * k / max(n - 1, 1)) for c in base)) for k in range(n)]
+    towards = 0.0 if sum(base) > 0.6 else 1.0
+    return [to_hex(tuple(c + (towards - c) * 0.45 * k / max(n - 1, 1) for c in base)) for k in range(n)]
 
 
 def platform_colour(name) -> str:

@@ -142,14 +142,13 @@ def _concurrency_axis(ax, sweep: pd.DataFrame) -> None:
     ax.set_xlabel("concurrent requests")
 
 
-def sweep_palette(sweep: pd.DataFrame) -> dict | None:
-    """Each configuration in its model's colour (shades of it for configurations of one
-    model) when the sweep names the model of every configuration (its `model` column);
-    else None (the theme's greys)."""
-    if "model" not in sweep or sweep["model"].isna().any():
-        return None
-    models = sweep.drop_duplicates("config").set_index("config")["model"]
-    return config_colours(dict(models.items()))
+def sweep_palette(sweep: pd.DataFrame) -> dict:
+    """Each configuration in its model's colour (its `model` column; shades of it for
+    configurations of one model); a configuration of an unnamed model in the colour kept
+    for models the book does not know."""
+    first = sweep.drop_duplicates("config")
+    models = first["model"] if "model" in first else pd.Series(None, index=first.index)
+    return config_colours({c: m if isinstance(m, str) else None for c, m in zip(first["config"], models)})
 
 
 def throughput(sweep: pd.DataFrame) -> plt.Figure:
