@@ -266,3 +266,27 @@ def test_the_assumed_line_is_written_once_per_page_part(tmp_path):
     _mark_assumed_sections(nb, tmp_path)
     assert [ASSUMED_MARK in c.source for c in tagged] == [True, False, False, True, False]
     assert "(no P99 published; the draw of the sweep)" in tagged[0].source  # the part's line names each choice in it
+
+
+def test_numbers_glued_into_prose_take_the_book_s_number_style_and_other_text_does_not():
+    """A glue format spec (':+.1f') prints a hyphen-minus; the page shows a true minus, no
+    negative zero; prose around the glued spans is left as written."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from benchbook.site.sphinx_ext import _typeset_glued
+
+    doc = new_document("page", get_default_settings(Parser))
+    para = nodes.paragraph()
+    para += nodes.Text("Runs 2026-11-27, change ")
+    para += nodes.inline("-7.2", "-7.2", classes=["pasted-text"])
+    para += nodes.Text(" % and ")
+    para += nodes.inline("-0.0", "-0.0", classes=["pasted-text"])
+    para += nodes.Text(" %, ratio ")
+    para += nodes.inline("8.2x", "8.2x", classes=["pasted-text"])
+    para += nodes.Text(" from -3 in the write-up.")
+    doc += para
+    _typeset_glued(None, doc, "page")
+    assert para.astext() == "Runs 2026-11-27, change \u22127.2 % and 0.0 %, ratio 8.2× from -3 in the write-up."
