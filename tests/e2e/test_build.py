@@ -348,11 +348,26 @@ def _check_prose(study: str, doc, texts: dict[str, set[str]]) -> None:
         assert not quoted or p.find_class(MARK), (study, sorted(quoted), text[:300])
 
 
+def _check_one_legend_per_part(study: str, doc) -> None:
+    """Each part of the page (a level-2 section, or the title's part before the first) with
+    a marker has one legend, naming every choice its markers name."""
+    title = doc.xpath("//section[h1]")[0]
+    for part in [title, *title.xpath("./section[h2]")]:
+        own = "[not(ancestor::section[h2])]" if part is title else ""
+        legends = part.xpath(f".//p[contains(@class, 'benchbook-assumed-legend')]{own}")
+        marks = [m for m in part.xpath(f".//span[contains(@class, '{MARK}')]{own}") if m.get("title")]
+        heading = part.xpath("./h1|./h2")[0].text_content()
+        assert len(legends) == bool(marks), (study, heading, len(legends))
+        named = {c.text_content() for legend in legends for c in legend.iter("code")}
+        assert {i for m in marks for i in _title_ids(m)} <= named, (study, heading)
+
+
 def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(built):
     """Derived from each reconstructed folder's assumptions.yml and its tidy tables: a table
     cell or a sentence printing a value of a covered cell carries the marker naming that
-    choice; every marker names a choice of a folder the page reads; a table or paragraph
-    with a marker has the legend; a page of measured data has no marker and no legend."""
+    choice; every marker names a choice of a folder the page reads; each part of a page with
+    a marker has one legend naming its choices; a page of measured data has no marker and no
+    legend."""
     import lxml.html
 
     from benchbook.study.assumptions import load_assumptions
@@ -371,10 +386,7 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
             if m.get("title"):
                 assert _title_ids(m) <= known, (spec.id, m.get("title"))
         legends = doc.find_class("benchbook-assumed-legend")
-        for table in doc.iter("table"):
-            if table.find_class(MARK):
-                nxt = table.getnext()
-                assert nxt is not None and "benchbook-assumed-legend" in (nxt.get("class") or ""), spec.id
+        _check_one_legend_per_part(spec.id, doc)
         texts = _assumed_texts(project, spec) if spec.contract is not None else {}
         shown = _check_cells(spec.id, doc, texts)
         _check_prose(spec.id, doc, texts)
