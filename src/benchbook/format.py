@@ -5,7 +5,8 @@ a time or a configuration's name the same way. One number style for all displaye
 true minus sign (U+2212) before a negative number, never a negative zero ('−0.0%' reads
 '0.0%'), and one ratio format, '2.1×'. `typeset` brings text printed elsewhere (a
 write-up's own '8.2x', a cell a chapter formatted itself, a value glued into prose) to that
-style; downloads keep machine-readable numbers and never pass through it.
+style. Downloads are written from the tidy tables' numbers, never from these strings, so
+they keep machine-readable numbers (and the write-ups' own text stays as published there).
 """
 
 from __future__ import annotations
