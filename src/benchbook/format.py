@@ -1,7 +1,12 @@
 """How numbers and configurations read on a page: the one formatting module.
 
 Below every layer that prints (analysis tables, the ledger, pages), so each says a rate,
-a time or a configuration's name the same way.
+a time or a configuration's name the same way. One number style for all displayed text: a
+true minus sign (U+2212) before a negative number, never a negative zero ('−0.0%' reads
+'0.0%'), and one ratio format, '2.1×'. `typeset` brings text printed elsewhere (a
+write-up's own '8.2x', a cell a chapter formatted itself, a value glued into prose) to that
+style. Downloads are written from the tidy tables' numbers, never from these strings, so
+they keep machine-readable numbers (and the write-ups' own text stays as published there).
 """
 
 from __future__ import annotations
@@ -13,44 +18,80 @@ import pandas as pd
 
 from .ingest.redact import redact
 
+MINUS = "\u2212"
+_CURRENCY = "€$£"
+# a hyphen-minus that starts a number: not inside a word, a date, a range or an argument
+_HYPHEN_MINUS = re.compile(rf"(?<![\w.,=/:\-{MINUS}+])-(?=[{_CURRENCY}]?\.?\d)")
+# a signed zero ('-0.0%', '+0'): the sign says nothing
+_SIGNED_ZERO = re.compile(rf"(?<![\w.,])[-{MINUS}+](?=[{_CURRENCY}]?0(?:[.,]0+)?(?![\d.,]*[1-9])(?!\d))")
+# a ratio or a count written with a letter x ('2.1x', '2.1 x', '4x RTX 3090')
+_LETTER_X = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)\s?x(?!\w)(?!\s*\d)")  # not '3 x 4'
+# a cell that is one number: sign, approximation, currency, digits, unit or %/×, a mark aside
+_NUMERIC = re.compile(rf"^[~≈<>≤≥]?\s?[-{MINUS}+]?[{_CURRENCY}]?\d[\d,]*(?:\.\d+)?\s?"
+                      r"(?:[%×]|[a-zA-Z/]{1,8}(?:/[a-z]+)?)?$")
+
+
+def typeset(text: str) -> str:
+    """Displayed text in the book's number style: true minus, no negative zero, '×' ratios."""
+    text = _SIGNED_ZERO.sub("", str(text))
+    text = _HYPHEN_MINUS.sub(MINUS, text)
+    return _LETTER_X.sub(r"\1×", text)
+
+
+def is_numeric_text(text) -> bool:
+    """A table cell that shows one number ('−7.2%', '306.1 ms', '8.2×', '€0.43', '1,163')."""
+    return bool(_NUMERIC.match(str(text).strip()))
+
+
+def is_missing(v) -> bool:
+    """None, NaN, NaT or pandas' NA (never a text, a list or a number)."""
+    return v is None or (not isinstance(v, str) and pd.api.types.is_scalar(v) and bool(pd.isna(v)))
+
+
+def fmt_cell(v) -> str:
+    """A table cell as a page shows it: text typeset, a float to four places, a missing value as a dash."""
+    if is_missing(v):
+        return "–"
+    return typeset(f"{v:.4f}" if isinstance(v, float) else str(v))
+
 
 def fmt_seconds(v) -> str:
     """Seconds shown as ms below one second, as s above."""
     if v is None or pd.isna(v):
         return "–"
-    return f"{v * 1000:.1f} ms" if abs(v) < 1 else f"{v:.2f} s"
+    return typeset(f"{v * 1000:.1f} ms" if abs(v) < 1 else f"{v:.2f} s")
 
 
 def fmt_rate(v, decimals: int = 0) -> str:
     if v is None or pd.isna(v):
         return "–"
-    return f"{v:,.{decimals}f}"
+    return typeset(f"{v:,.{decimals}f}")
 
 
 def fmt_ratio(v) -> str:
     if v is None or pd.isna(v) or math.isinf(v):
         return "–"
-    return f"{v:.2f}×"
+    return typeset(f"{v:.2f}×")
 
 
 def fmt_unit(v, unit: str, decimals: int) -> str:
     """A number with its unit ('35.02 GiB'), or a dash when there is none."""
     if v is None or pd.isna(v):
         return "–"
-    return f"{v:.{decimals}f} {unit}"
+    return typeset(f"{v:.{decimals}f} {unit}")
 
 
 def fmt_money(v, currency: str) -> str:
     if v is None or pd.isna(v):
         return "–"
     symbol = {"EUR": "€", "USD": "$", "GBP": "£"}.get(currency, currency + " ")
-    return f"{symbol}{v:,.2f}"
+    return typeset(f"{'-' if v < 0 else ''}{symbol}{abs(v):,.2f}")
 
 
 def fmt_pct(v) -> str:
     if v is None or pd.isna(v):
         return "–"
-    return f"{v:+.1%}"
+    return typeset(f"{v:+.1%}")
 
 
 def config_label(cid: str | None, config: dict) -> str:

@@ -613,3 +613,75 @@ def test_an_interactive_chart_shows_values_on_hover_and_hides_a_series_from_its_
     page.wait_for_timeout(500)
     assert chart.locator("g.trace.scatter").count() == traces - 1
     assert not tab.errors, tab.errors
+
+
+# ---------------------------------------------------------------- assumed marks
+
+# Each raised ᵃ outside a legend whose value shows (folds opened), and whether it sits on the
+# line of its value's last character (its box overlaps that character's line box). With
+# `squeeze` the block holding the mark is first narrowed to nothing and allowed to break any
+# word (overflow-wrap: anywhere): the narrowest a column or a phone can make it.
+MARKS_OFF_THEIR_LINE = """(squeeze) => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const marks = [...document.querySelectorAll('.benchbook-assumed-mark')]
+    .filter(m => !m.closest('.benchbook-assumed-legend') && m.getClientRects().length);
+  if (squeeze) marks.forEach(m => { const b = m.closest('td, li, p') || m.parentElement;
+                                    b.style.width = '0'; b.style.minWidth = '0'; b.style.overflowWrap = 'anywhere'; });
+  const off = [];
+  for (const m of marks) {
+    const box = m.closest('td, li, p, dd') || m.parentElement;
+    const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    let last = null, n;
+    while ((n = walk.nextNode())) {
+      if (m.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_FOLLOWING) break;
+      if (!m.contains(n) && n.textContent.replace(/[\\s\\u2060]/g, '')) last = n;
+    }
+    if (!last) continue;
+    const text = last.textContent.replace(/[\\s\\u2060]+$/, '');
+    const r = document.createRange();
+    r.setStart(last, text.length - 1); r.setEnd(last, text.length);
+    const v = [...r.getClientRects()].pop(), k = m.getBoundingClientRect();
+    if (!(k.bottom > v.top && k.top < v.bottom)) off.push(box.textContent.trim().slice(0, 80));
+  }
+  return {checked: marks.length, off};
+}"""
+
+
+def reconstructed_chapter_pages(site: Path) -> list[str]:
+    return [name for name in chapter_pages(site, NEW) if name not in measured_pages()] + ["synthesis"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1400])
+def test_a_mark_stays_on_its_value_s_line(site, server, browser, width):
+    """The raised ᵃ never wraps onto a line of its own, at the page's width or squeezed."""
+    checked = 0
+    with tab_at(browser, width, 844) as tab:
+        for name in reconstructed_chapter_pages(site):
+            for squeeze in (False, True):
+                page = tab.open(f"{server}/{NEW}/studies/{name}.html")
+                found = page.evaluate(MARKS_OFF_THEIR_LINE, squeeze)
+                assert found["off"] == [], (name, squeeze, found["off"][:5])
+                checked += found["checked"]
+    assert checked > 100
+
+
+def test_each_part_of_a_page_has_at_most_one_assumed_legend_and_one_assumed_line(site):
+    """One legend per section (a level-2 heading, or the title's part before the first), in
+    every section with a mark; one 'Assumed, not measured' line at most."""
+    import lxml.html
+
+    for name in reconstructed_chapter_pages(site):
+        doc = lxml.html.parse(str(site / NEW / "studies" / f"{name}.html")).getroot()
+        title = doc.xpath("//article//section[h1]")[0]
+        parts = [title, *title.xpath("./section[h2]")]
+        for part in parts:
+            own = ("[not(ancestor::section[h2])]" if part is title else "")
+            legends = part.xpath(f".//p[contains(@class, 'benchbook-assumed-legend')]{own}")
+            lines = part.xpath(f".//span[contains(concat(' ', @class, ' '), ' benchbook-assumed ')]{own}")
+            heading = part.xpath("./h1|./h2")[0].text_content()
+            assert len(legends) <= 1 and len(lines) <= 1, (name, heading, len(legends), len(lines))
+            marks = part.xpath(".//span[contains(@class, 'benchbook-assumed-mark')]"
+                               "[not(ancestor::p[contains(@class, 'benchbook-assumed-legend')])]" + own)
+            assert len(legends) == bool(marks), (name, heading)  # a part with marks explains them
+        assert doc.xpath("//p[contains(@class, 'benchbook-assumed-legend')]"), name

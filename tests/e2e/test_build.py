@@ -210,12 +210,13 @@ def test_noop_rebuild_executes_nothing_and_new_data_shows_up(built, tmp_path):
 
 def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(built):
     """Derived from each reconstructed folder's assumptions.yml and the sections' declared
-    columns: every prose cell of such a section carries the mark on the built page; prose of
-    other sections and every page of measured data carry none."""
+    columns: the first prose cell of such a section in each part of the page (a level-1 or -2
+    heading) carries the mark on the built page, once; prose of other sections and every
+    page of measured data carry none."""
     import lxml.html
     import nbformat
 
-    from benchbook.site.runner import ASSUMED_MARK
+    from benchbook.site.runner import ASSUMED_MARK, _page_sections
     from benchbook.study.assumptions import load_assumptions
 
     project, _ = built
@@ -232,14 +233,15 @@ def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(bu
             assert not assumed and not expect  # measured data
         nb = nbformat.read(project / "book/studies" / f"{spec.id}.ipynb", as_version=4)
         n_marked = 0
-        for cell in nb.cells:
-            sections = {t[len("needs-"):] for t in cell.metadata.get("tags", []) if t.startswith("needs-")}
-            if cell.cell_type != "markdown" or not sections:
-                continue
-            should = bool(sections & expect)
-            assert (ASSUMED_MARK in cell.source) == should, (spec.id, sections, cell.source[:200])
-            n_marked += should
-            marked_somewhere |= sections & expect and {spec.id} or set()
+        for cells in _page_sections(nb):  # one line per part of the page, in its first such cell
+            sections = [{t[len("needs-"):] for t in c.metadata.get("tags", []) if t.startswith("needs-")}
+                        if c.cell_type == "markdown" else set() for c in cells]
+            should = [bool(s & expect) for s in sections]
+            carries = [ASSUMED_MARK in c.source for c in cells]
+            assert carries == [k == should.index(True) if any(should) else False for k in range(len(cells))], \
+                (spec.id, sections, cells[0].source[:200])
+            n_marked += any(should)
+            marked_somewhere |= {spec.id} if any(should) else set()
         html = (project / "book/_build/html/studies" / f"{spec.id}.html").read_text(encoding="utf-8")
         assert len(lxml.html.fromstring(html).find_class("benchbook-assumed")) == n_marked, spec.id
     # the draw of the power sweep and the spread between llama.cpp builds are marked
@@ -365,11 +367,26 @@ def _check_prose(study: str, doc, texts: dict[str, set[str]]) -> None:
         assert not quoted or p.find_class(MARK), (study, sorted(quoted), text[:300])
 
 
+def _check_one_legend_per_part(study: str, doc) -> None:
+    """Each part of the page (a level-2 section, or the title's part before the first) with
+    a marker has one legend, naming every choice its markers name."""
+    title = doc.xpath("//section[h1]")[0]
+    for part in [title, *title.xpath("./section[h2]")]:
+        own = "[not(ancestor::section[h2])]" if part is title else ""
+        legends = part.xpath(f".//p[contains(@class, 'benchbook-assumed-legend')]{own}")
+        marks = [m for m in part.xpath(f".//span[contains(@class, '{MARK}')]{own}") if m.get("title")]
+        heading = part.xpath("./h1|./h2")[0].text_content()
+        assert len(legends) == bool(marks), (study, heading, len(legends))
+        named = {c.text_content() for legend in legends for c in legend.iter("code")}
+        assert {i for m in marks for i in _title_ids(m)} <= named, (study, heading)
+
+
 def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(built):
     """Derived from each reconstructed folder's assumptions.yml and its tidy tables: a table
     cell or a sentence printing a value of a covered cell carries the marker naming that
-    choice; every marker names a choice of a folder the page reads; a table or paragraph
-    with a marker has the legend; a page of measured data has no marker and no legend."""
+    choice; every marker names a choice of a folder the page reads; each part of a page with
+    a marker has one legend naming its choices; a page of measured data has no marker and no
+    legend."""
     import lxml.html
 
     from benchbook.study.assumptions import load_assumptions
@@ -388,10 +405,7 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
             if m.get("title"):
                 assert _title_ids(m) <= known, (spec.id, m.get("title"))
         legends = doc.find_class("benchbook-assumed-legend")
-        for table in doc.iter("table"):
-            if table.find_class(MARK):
-                nxt = table.getnext()
-                assert nxt is not None and "benchbook-assumed-legend" in (nxt.get("class") or ""), spec.id
+        _check_one_legend_per_part(spec.id, doc)
         texts = _assumed_texts(project, spec) if spec.contract is not None else {}
         shown = _check_cells(spec.id, doc, texts)
         _check_prose(spec.id, doc, texts)

@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 
-from benchbook.page import interactive, plots
+from benchbook.page import interactive, palette
 
 
 def frame(name: str) -> pd.DataFrame:
@@ -32,8 +32,7 @@ def test_series_take_their_model_colour_and_hover_shows_the_extra_columns():
     fig = interactive.lines(frame("H100, 35B"), "c", "tps", "series", "t", "x", "y",
                             colour_of={"H100, 35B": "Qwen3.6-35B-A3B-FP8"}, hover={"note": "why"})
     trace = fig.data[0]
-    r, g, b = (int(round(255 * v)) for v in plots.model_colour("Qwen3.6-35B-A3B"))
-    assert trace.line.color == f"rgb({r},{g},{b})"
+    assert trace.line.color == palette.model_colour("Qwen3.6-35B-A3B")
     assert "why: %{customdata[0]}" in trace.hovertemplate
     assert list(trace.customdata[:, 0]) == ["a", "b", "c"]
 

@@ -182,7 +182,9 @@ def test_a_table_built_from_tidy_columns_marks_exactly_the_cells_resting_on_an_a
     assert set(marked) == {(0, "TTFT p99"), (1, "TTFT p99"), (0, "tokens per TTFT"), (1, "tokens per TTFT")}
     assert all(t.startswith("assumed: not in the write-up (tails: dense P99 TTFT at c=1 and 4")
                for t in marked.values())
-    assert "262.0 ms<span" in out and "2.90 s</td>" in out  # the value stays, the marker follows it
+    # the value stays, the marker follows it, held to its last word by a no-wrap span
+    assert '262.0 <span class="benchbook-marked">ms<span class="benchbook-assumed-mark"' in out
+    assert "2.90 s</td>" in out
     legend = out.split("</table>", 1)[1]
     assert legend.count('class="benchbook-assumed-legend"') == 1
     assert "assumed: not in the write-up" in legend and "<code>tails</code> (dense P99 TTFT at c=1 and 4)" in legend
@@ -210,7 +212,8 @@ def test_a_marked_cell_from_data_stays_escaped():
     df = pd.DataFrame({"config": ["<img src=x onerror=alert(1)>"], "p99_ttft_s": [0.3]})
     a = Assumption("x", 1, "a <b>reason</b>", ("runs.config",))
     out = html(table(df, {"config": Col("config")}, _cells(df, a)), "T").data
-    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;<span" in out
+    assert "<img" not in out and "&lt;img src=x " in out
+    assert 'onerror=alert(1)&gt;<span class="benchbook-assumed-mark"' in out
     assert "<b>reason" not in out and "&lt;b&gt;reason" in out
 
 
@@ -262,7 +265,9 @@ def test_the_build_marks_glued_numbers_and_figure_captions_resting_on_an_assumpt
             for k in ("fig_ttft", "fig_tpot")]
     nb.cells = [code, prose, plain, *figs]
     _mark_assumed_glue(nb)
-    assert prose.source.startswith("P99 {glue:text}`p99:.2f`<span class=\"benchbook-assumed-mark\"")
+    # the glued value and its marker share a no-wrap span
+    assert prose.source.startswith('P99 <span class="benchbook-marked">{glue:text}`p99:.2f`'
+                                   '<span class="benchbook-assumed-mark"')
     assert "{glue:text}`p50:.2f` s." in prose.source and prose.source.count("benchbook-assumed-mark") == 2
     assert 'class="benchbook-assumed-legend"' in prose.source and "<code>tails</code> (chosen)" in prose.source
     assert plain.source == "Only {glue:text}`p50` here."
@@ -381,3 +386,26 @@ def test_the_basis_note_says_a_data_claim_can_rest_on_the_write_up_s_own_numbers
     assert "**1** hold only because" in text and "agree (or not)" not in text
     text = ledger_basis_note(ledger([("data", FAILS, SELF)])).data
     assert "disagreeing with itself" in text
+
+
+def test_a_table_sets_numbers_in_the_book_s_style_and_right_aligns_number_columns(tmp_path):
+    """Displayed cells get a true minus, no negative zero and '×'; a column of numbers is
+    right-aligned in tabular figures, a column of words is not; the CSV keeps the numbers."""
+    import lxml.html
+
+    from benchbook.page.report import write_downloads
+
+    df = pd.DataFrame({"config": ["dense", "MoE -1"], "Δ": ["-7.2%", "-0.0%"], "ratio": ["8.2x", "–"],
+                       "tokens": [-0.5, 2.0], "verdict": ["holds", "does not hold"]})
+    page = lxml.html.fromstring(html(df, "T").data)
+    cells = {th.text_content(): [row[j] for row in page.xpath("//tbody/tr")]
+             for j, th in enumerate(page.xpath("//thead//th"))}
+    assert [td.text_content() for td in cells["Δ"]] == ["\u22127.2%", "0.0%"]
+    assert [td.text_content() for td in cells["ratio"]] == ["8.2×", "–"]
+    assert cells["tokens"][0].text_content() == "\u22120.5000"
+    numeric = {name for name, tds in cells.items() if all("benchbook-num" in td.get("class") for td in tds)}
+    assert numeric == {"Δ", "ratio", "tokens"}
+    assert not any("benchbook-num" in td.get("class") for td in cells["config"] + cells["verdict"])
+    paths = write_downloads({"t": df}, tmp_path, "bundle")
+    csv = paths["t"].read_text(encoding="utf-8")
+    assert "-0.5" in csv and "-7.2%" in csv and "\u2212" not in csv

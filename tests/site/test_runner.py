@@ -203,3 +203,90 @@ def test_a_page_that_uses_another_s_outputs_reruns_only_when_they_change(tmp_pat
     (tmp_path / "data/up/value.txt").write_text("2")  # now what down reads changes
     assert refresh(tmp_path, log=lambda m: None) == ["up", "down"]
     assert "read 2" in output_text(Chapter(tmp_path, "down"))
+
+
+# ---- one "assumed" legend and one "assumed, not measured" line per part of the page -------------
+
+
+def _legend_notebook():
+    """A title part with a marked key-results table, a section with a folded marked table,
+    an unfolded one and a marked paragraph under a subsection, and a section with nothing
+    marked."""
+    from benchbook.study.marks import legend_html
+
+    why = {"tails": "chosen: no P99 published", "draw": "chosen: the draw"}
+
+    def table(ids, fold=False):
+        text = "<table>t</table>" + legend_html(ids, why)
+        out = nbformat.v4.new_output("display_data", data={"text/html": f"<details>{text}</details>" if fold else text})
+        cell = nbformat.v4.new_code_cell("")
+        cell.outputs = [out]
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title\n\nIntro."), table(["tails"]),
+                nbformat.v4.new_markdown_cell("## Speed\n\nWhat was measured."), table(["tails"], fold=True),
+                table(["draw"]),
+                nbformat.v4.new_markdown_cell("### Detail\n\nA number." + legend_html(["tails"], why)),
+                nbformat.v4.new_markdown_cell("## Memory\n\nNothing assumed."), table([])]
+    nb.cells[-1].outputs[0]["data"]["text/html"] = "<table>m</table>"
+    return nb
+
+
+def _legends(cell) -> int:
+    texts = [cell.source] if cell.cell_type == "markdown" else [o["data"]["text/html"] for o in cell.outputs]
+    return sum(t.count('class="benchbook-assumed-legend"') for t in texts)
+
+
+def test_a_page_part_shows_one_legend_naming_every_assumption_in_it_where_its_first_unfolded_one_was():
+    from benchbook.site.runner import _one_legend_per_section
+
+    nb = _legend_notebook()
+    _one_legend_per_section(nb)
+    assert [_legends(c) for c in nb.cells] == [0, 1, 0, 0, 1, 0, 0, 0]
+    speed = nb.cells[4].outputs[0]["data"]["text/html"]  # the first legend outside a fold
+    assert speed.startswith("<table>t</table>") and speed.count("<code>tails</code>") == 1
+    assert "<code>draw</code>" in speed
+    assert "<code>draw</code>" not in nb.cells[1].outputs[0]["data"]["text/html"]  # the title part: its own
+    assert nb.cells[3].outputs[0]["data"]["text/html"] == "<details><table>t</table></details>"  # the table stays
+    assert nb.cells[5].source == "### Detail\n\nA number."
+
+
+def test_the_assumed_line_is_written_once_per_page_part(tmp_path):
+    from benchbook.site.runner import ASSUMED_MARK, _mark_assumed_sections
+
+    (tmp_path / "chapter.json").write_text(json.dumps({"assumed_sections": {
+        "speed": [{"id": "tails", "why": "no P99 published"}],
+        "memory": [{"id": "draw", "why": "the draw of the sweep"}]}}))
+    nb = nbformat.v4.new_notebook()
+    tagged = [nbformat.v4.new_markdown_cell(text, metadata={"tags": [tag]}) for text, tag in
+              (("## Speed\n\nOne.", "needs-speed"), ("Two.", "needs-speed"), ("Three.", "needs-memory"),
+               ("## Memory\n\nFour.", "needs-memory"), ("Five.", "needs-memory"))]
+    nb.cells = tagged
+    _mark_assumed_sections(nb, tmp_path)
+    assert [ASSUMED_MARK in c.source for c in tagged] == [True, False, False, True, False]
+    assert "(no P99 published; the draw of the sweep)" in tagged[0].source  # the part's line names each choice in it
+
+
+def test_numbers_glued_into_prose_take_the_book_s_number_style_and_other_text_does_not():
+    """A glue format spec (':+.1f') prints a hyphen-minus; the page shows a true minus, no
+    negative zero; prose around the glued spans is left as written."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from benchbook.site.sphinx_ext import _typeset_glued
+
+    doc = new_document("page", get_default_settings(Parser))
+    para = nodes.paragraph()
+    para += nodes.Text("Runs 2026-11-27, change ")
+    para += nodes.inline("-7.2", "-7.2", classes=["pasted-text"])
+    para += nodes.Text(" % and ")
+    para += nodes.inline("-0.0", "-0.0", classes=["pasted-text"])
+    para += nodes.Text(" %, ratio ")
+    para += nodes.inline("8.2x", "8.2x", classes=["pasted-text"])
+    para += nodes.Text(" from -3 in the write-up.")
+    doc += para
+    _typeset_glued(None, doc, "page")
+    assert para.astext() == "Runs 2026-11-27, change \u22127.2 % and 0.0 %, ratio 8.2× from -3 in the write-up."

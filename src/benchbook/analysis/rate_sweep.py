@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..format import config_label, fmt_rate, fmt_seconds
+from ..format import config_label, fmt_rate, fmt_ratio, fmt_seconds
 from ..ingest import load_pattern
 from ..study.contract import Missing
 from ..study.marks import Col, Shown, rows_table, table, union
@@ -636,7 +636,7 @@ def _pair_text(m: pd.Series) -> str:
         return fmt(m["candidate"])
     if m["measured"] != "both":
         return "–"
-    ratio = "–" if pd.isna(m["ratio"]) else f"{m['ratio']:.2f}×"
+    ratio = fmt_ratio(m["ratio"])
     return f"{fmt(m['baseline'])} → {fmt(m['candidate'])} ({ratio})"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.facts import Facts, load_facts
+from ..format import fmt_ratio
 from ..study import untrusted
 from .published import PublishedError, Quantity, load_published, parse_quantity
 
@@ -252,7 +253,7 @@ def book_display(t: pd.DataFrame) -> pd.DataFrame:
         "published": [rate(v, u) for v, u in zip(t["published"], t["unit"])],
         "independent median": [rate(v, u) for v, u in zip(t["independent median"], t["unit"])],
         "comparable sources": t["comparable sources"],
-        "published / median": t["published / median"].map(lambda v: "–" if pd.isna(v) else f"{v:.2f}×"),
+        "published / median": t["published / median"].map(fmt_ratio),
         "verdict": t["verdict"],
     })
 

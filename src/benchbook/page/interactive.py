@@ -19,17 +19,12 @@ import pandas as pd
 
 from ..study import untrusted
 from ..study.marks import LEGEND, SERIES, SERIES_PART, SYMBOL, WHY, cell_ids, legend_html, short, union
-from .plots import model_colour, power_colour
-
-
-def _colour(rgb) -> str:
-    r, g, b = (int(round(255 * c)) for c in rgb[:3])
-    return f"rgb({r},{g},{b})"
+from .palette import model_colour, power_colour
 
 
 def series_colour(name: str, by: str = "model") -> str:
     """A series' colour as in the static figures: by model name, or by power limit."""
-    return _colour(power_colour(name) if by == "power" else model_colour(name))
+    return power_colour(name) if by == "power" else model_colour(name)
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str, ylabel: str,

@@ -6,16 +6,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from ..ledger.comparable import model_core
 from ..study.marks import SERIES, SERIES_PART, WHY, series
+from .palette import NEUTRAL, model_colour, variant_colours
 
-PALETTE = "colorblind"
-# Every figure of the book gives a model the same colour, and a power limit the same colour,
-# so a reader who learnt that blue is Qwen3.6-35B-A3B in one chapter can rely on it in the
-# next. The book's models come first, in a fixed order; another model gets one of the
-# remaining colours from a hash of its name's core words (stable from run to run).
-BOOK_MODELS = ("Qwen3.6-35B-A3B", "Qwen3.6-27B", "Qwen3.5-27B", "Qwen3.5-122B-A10B", "Qwen3.5-35B-A3B")
-POWER_RANGE_W = (150.0, 400.0)  # the power-limit colour scale (a sequential palette)
 MIN_FONT_PT = 10  # no text smaller
 # A figure is shown at most as wide as the article column: about 770 px at a 1400 px wide
 # window. Text of MIN_FONT_PT points in a figure W inches wide then shows at
@@ -26,7 +19,9 @@ MAX_WIDTH_IN = 10.3
 
 
 def set_theme() -> None:
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
+    # a series no palette of benchbook.page.palette colours is drawn in grey, never in a
+    # colour that means a model elsewhere
+    sns.set_theme(context="notebook", style="whitegrid", palette=list(NEUTRAL))
     # Labels and legends hold names from data: never parsed as math ('$' is a character, and a
     # malformed formula cannot stop a chapter). Log axes get plain tick labels (log_scale).
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
@@ -125,30 +120,6 @@ def mark_series(fig: plt.Figure, legend, marked: dict, why: dict, what: str = ""
     fig.benchbook_assumed = found
 
 
-def model_colour(name) -> tuple:
-    """The colour of a model in every figure: the same for every name of it (organisation,
-    weight format and file type aside, as benchbook.ledger.comparable reads model names)."""
-    import zlib
-
-    palette = sns.color_palette(PALETTE, 10)
-    core = model_core(name)
-    for i, known in enumerate(BOOK_MODELS):
-        if model_core(known) <= core:
-            return palette[i]
-    spare = range(len(BOOK_MODELS), 10)
-    return palette[spare[zlib.crc32(" ".join(sorted(core)).encode()) % len(spare)]]
-
-
-def power_colour(limit) -> tuple:
-    """The colour of a power limit ('250W' or 250) on one scale for the whole book."""
-    import re
-
-    watts = float(re.sub(r"[^0-9.]", "", str(limit)) or "nan")
-    lo, hi = POWER_RANGE_W
-    share = min(max((watts - lo) / (hi - lo), 0.0), 1.0) if watts == watts else 0.5
-    return tuple(float(c) for c in sns.color_palette("flare", as_cmap=True)(0.1 + 0.8 * share)[:3])
-
-
 def log_scale(ax, which: str = "y", base: float = 10) -> None:
     """A log axis labelled in plain numbers (0.4, 1, 20; never 10^k math): minor ticks are
     labelled too when the axis spans too few decades for the major ones to say much."""
@@ -171,14 +142,13 @@ def _concurrency_axis(ax, sweep: pd.DataFrame) -> None:
     ax.set_xlabel("concurrent requests")
 
 
-def sweep_palette(sweep: pd.DataFrame) -> dict | None:
-    """Each configuration in its model's colour when the sweep names one model per
-    configuration (its `model` column); else None (seaborn's own colours)."""
-    if "model" not in sweep or sweep["model"].isna().any():
-        return None
-    models = sweep.drop_duplicates("config").set_index("config")["model"]
-    colours = {c: model_colour(m) for c, m in models.items()}
-    return colours if len(set(colours.values())) == len(colours) else None
+def sweep_palette(sweep: pd.DataFrame) -> dict:
+    """Each configuration in its model's colour (its `model` column; shades of it for
+    configurations of one model); a configuration of an unnamed model in the colour kept
+    for models the book does not know."""
+    first = sweep.drop_duplicates("config")
+    models = first["model"] if "model" in first else pd.Series(None, index=first.index)
+    return config_colours({c: m if isinstance(m, str) else None for c, m in zip(first["config"], models)})
 
 
 def throughput(sweep: pd.DataFrame) -> plt.Figure:
@@ -245,12 +215,16 @@ def cost(sweep: pd.DataFrame, currency: str) -> plt.Figure:
 
 
 def config_colours(configs: dict) -> dict:
-    """Label -> colour, one per configuration: its model's book colour when every
-    configuration is of another model, else the palette in order (two precisions of one
-    model must not share a colour). `configs`: label -> model (None when unknown)."""
-    frame = pd.DataFrame({"config": list(configs), "model": list(configs.values())})
-    colours = sweep_palette(frame) if len(frame) else None
-    return colours or dict(zip(configs, sns.color_palette(PALETTE, max(len(configs), 1))))
+    """Label -> colour, one per configuration, each in its model's colour: configurations
+    of one model (two precisions, MTP on and off) in shades of it, so they stay told apart
+    without borrowing another model's colour. `configs`: label -> model (None when unknown)."""
+    by_model: dict = {}
+    for label, model in configs.items():
+        by_model.setdefault(model_colour(model), []).append(label)
+    colours = {}
+    for labels in by_model.values():
+        colours.update(zip(labels, variant_colours(configs[labels[0]], len(labels))))
+    return {label: colours[label] for label in configs}
 
 
 _PERCENTILE_STYLE = {50: "-", 95: "--", 99: ":"}

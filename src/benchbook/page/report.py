@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..book.headlines import key_results as rows
 from ..book.paths import find_repo
+from ..format import fmt_cell, fmt_pct, is_missing, is_numeric_text
 from ..ingest.parquet import to_polars
 from ..ledger.claims import (
     BY_CONSTRUCTION,
@@ -80,14 +81,21 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     for col in [c for c in shown.columns if c == "verdict"]:
         classes[col] = classes[col] + shown[col].map(
             lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
+    numeric = _numeric_columns(shown)
+    for col in numeric:  # right-aligned in tabular figures (benchbook.css)
+        classes[col] = classes[col] + " benchbook-num"
     shown, classes, marked_cols = _with_markers(shown, classes, marked, df.attrs.get(marks.WHY) or {}, plain)
     styler = (
         shown.style.hide(axis="index")
         .set_table_attributes(f'class="{classes_attr}"')
-        .format(na_rep="–", precision=4, escape="html", subset=plain)
+        .format(fmt_cell, na_rep="–", escape="html", subset=plain)
         .format_index(escape="html", axis=1)
     )
     styler = _format_marked(styler, marked_cols, plain)
+    heads = [f"col{j}" for j, c in enumerate(shown.columns) if c in numeric]
+    if heads:  # their headers above the numbers' right edge
+        styler = styler.set_table_styles([{"selector": ", ".join(f"th.col_heading.{h}" for h in heads),
+                                           "props": "text-align: right"}], overwrite=False)
     if shown.columns.is_unique and shown.index.is_unique:  # the Styler's own condition
         styler.set_td_classes(classes)
     styler.set_uuid(uid)
@@ -102,6 +110,15 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
                  f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
     return HTML(table)
+
+
+def _numeric_columns(shown: pd.DataFrame) -> list:
+    """Columns whose every shown cell is one number (a missing one aside)."""
+    def numeric(col: pd.Series) -> bool:
+        cells = [v for v in col if not (is_missing(v) or v == "–")]
+        return bool(cells) and all(is_numeric_text(v) if isinstance(v, str)
+                                   else pd.api.types.is_number(v) and not isinstance(v, bool) for v in cells)
+    return [c for j, c in enumerate(shown.columns) if numeric(shown.iloc[:, j])]
 
 
 def _marked_cells(df: pd.DataFrame) -> dict:
@@ -123,12 +140,11 @@ class _Marked:
     @staticmethod
     def render(v) -> str:
         if not isinstance(v, _Marked):  # an unmarked cell of a marked column, as the default format shows it
-            return "–" if v is None or (not isinstance(v, str) and pd.isna(v)) else (
-                f"{v:.4f}" if isinstance(v, float) else str(v))
+            return fmt_cell(v)
         inner = _Marked.render(v.value)
         if v.escaped and isinstance(v.value, str):
             inner = escape(inner)
-        return inner + marks.marker_html(v.ids, v.why)
+        return marks.marked_html(inner, v.ids, v.why)
 
 
 def _format_marked(styler, columns: list, plain: list):
@@ -235,7 +251,7 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
     c = comparison[comparison["within"] == False]  # noqa: E712
     return pd.DataFrame({"table": c["table"], "row": c["row"], "column": c["column"],
                          "published": c["published"], "reproduced": c["reproduced"],
-                         "difference": c["difference"].map(lambda v: f"{v:+.1%}"),
+                         "difference": c["difference"].map(fmt_pct),
                          "rests on": c["basis"], "note": c["note"]})
 
 
@@ -586,8 +602,8 @@ def caveats_display(r):
     from IPython.display import Markdown
 
     found = marks.cell_ids(r.caveats)
-    items = [f"- **{untrusted.md(c.origin)}**: {untrusted.md_code(c.caveat)}"
-             + (marks.marker_html(found[(label, "caveat")], r.assumed_why) if (label, "caveat") in found else "")
+    items = [f"- **{untrusted.md(c.origin)}**: "
+             + marks.marked_html(untrusted.md_code(c.caveat), found.get((label, "caveat")), r.assumed_why)
              for label, c in zip(r.caveats.index, r.caveats.itertuples())]
     ids = [i for v in found.values() for i in v]
     if ids:

@@ -38,7 +38,15 @@ from ..book.spec import ChapterSpec
 from ..ingest.textio import load_yaml
 from ..study import untrusted
 from ..study.folder import content_hash
-from ..study.marks import figure_legend_text, legend_html, marker_html, short
+from ..study.marks import (
+    figure_legend_text,
+    legend_html,
+    legend_items,
+    marked_html,
+    merge_legends,
+    replace_legends,
+    short,
+)
 from . import memo, store
 
 LIB_DIR = Path(__file__).resolve().parents[1]  # the benchbook package
@@ -302,6 +310,7 @@ class Chapter:
             _drop_absent_sections(out, downloads_dir(self.study, self.repo))
             _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
             _mark_assumed_glue(out)
+            _one_legend_per_section(out)
             _drop_empty_displays(out)
             dropped = _drop_prose_without_numbers(out)
             if dropped:
@@ -624,25 +633,87 @@ def _mark_assumed_sections(nb, folder: Path) -> None:
     """Mark the prose of sections that rest on a data generator's assumption.
 
     `chapter.json` lists, per shown section, the assumptions of reconstructed folders its
-    declared columns meet (benchbook.study.assumptions). Every markdown cell tagged
-    `needs-<section>` for such a section gets a line saying so, so a chosen value never
-    reads as a finding; on measured data the list is empty and nothing changes.
+    declared columns meet (benchbook.study.assumptions). The first markdown cell tagged
+    `needs-<section>` for such a section in each part of the page (a level-1 or level-2
+    heading) gets a line saying so, naming every choice its tagged cells rest on, so a chosen
+    value never reads as a finding and the line is not repeated paragraph after paragraph; on
+    measured data the list is empty and nothing changes.
     """
 
     info = folder / "chapter.json"
     if not info.is_file():
         return
     assumed = json.loads(info.read_text(encoding="utf-8")).get("assumed_sections") or {}
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        hits = [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
-        if cell.cell_type != "markdown" or not hits:
+
+    def hits(cell) -> list:
+        tags = cell.get("metadata", {}).get("tags", []) if cell.cell_type == "markdown" else []
+        return [a for t in tags if t.startswith("needs-") for a in assumed.get(t[len("needs-"):], [])]
+
+    for cells in _page_sections(nb):
+        found = [(cell, hits(cell)) for cell in cells]
+        found = [(cell, h) for cell, h in found if h]
+        if not found:
             continue
-        whats = "; ".join(dict.fromkeys(untrusted.md(short(a["why"])) for a in hits))
+        whats = "; ".join(dict.fromkeys(untrusted.md(short(a["why"])) for _, h in found for a in h))
+        cell = found[0][0]
         cell.source = (cell.source.rstrip() + f'\n\n<span class="benchbook-assumed">{ASSUMED_MARK}</span> '
                        f"*These numbers rest on values the data generator chose where the write-up printed "
                        f"none ({whats}); on reconstructed data they are not a finding. The data folder's "
                        f"PROVENANCE.md lists every such choice.*")
+
+
+_SECTION_HEADING = re.compile(r"^#{1,2}\s", re.M)
+
+
+def _page_sections(nb) -> list[list]:
+    """The notebook's cells by part of the page: a new part at each markdown cell with a
+    level-1 or level-2 heading (a '###' subsection stays in its section)."""
+    parts: list[list] = [[]]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _SECTION_HEADING.search(cell.source) and parts[-1]:
+            parts.append([])
+        parts[-1].append(cell)
+    return parts
+
+
+_SHOWN = ("text/html", "text/markdown")  # outputs a page shows (glued ones are pasted elsewhere)
+
+
+def _one_legend_per_section(nb) -> None:
+    """One 'assumed' legend per part of the page: where its first legend shown unfolded
+    was (under a table, a paragraph or a list; the first legend of all when every one is
+    in a fold), one line naming every assumption marked in the part; the others go."""
+    for cells in _page_sections(nb):
+        slots = [s for s in _text_slots(cells) if legend_items(s[0][s[1]])]
+        if not slots:
+            continue
+        items = [i for holder, key in slots for i in legend_items(holder[key])]
+        target = next((s for s in slots if not _folded(s[0][s[1]])), slots[0])
+        for holder, key in slots:
+            mine = holder is target[0] and key == target[1]
+            holder[key] = replace_legends(holder[key], merge_legends(items) if mine else "")
+
+
+def _text_slots(cells) -> list[tuple]:
+    """(holder, key) of every text a part of the page shows, in page order: markdown
+    sources and the HTML or Markdown outputs of code cells (each joined into one string)."""
+    slots = []
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            slots.append((cell, "source"))
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else ():
+            data = out.get("data", {})
+            for mime in _SHOWN:
+                if mime in data:
+                    data[mime] = "".join(data[mime])
+                    slots.append((data, mime))
+    return slots
+
+
+def _folded(text: str) -> bool:
+    """The first legend line in `text` is inside a fold (a <details> not closed before it)."""
+    before = text[: text.find('class="benchbook-assumed-legend"')]
+    return before.count("<details") > before.count("</details>")
 
 
 def _glue_assumed(nb) -> dict[str, list]:
@@ -682,7 +753,7 @@ def _mark_assumed_glue(nb) -> None:
             if not found:
                 return m.group(0)
             hits.extend(found)
-            return m.group(0) + marker_html([a["id"] for a in found], {a["id"]: a["why"] for a in found})
+            return marked_html(m.group(0), [a["id"] for a in found], {a["id"]: a["why"] for a in found})
 
         text = _GLUE_TEXT.sub(mark, cell.source)
         if hits:

@@ -14,8 +14,11 @@ cells, so the marks follow the computation rather than a hand-kept list:
   value tables read;
 - `Glued`: glued numbers with the ids of the cells each was computed from.
 
-The marker is a small raised 'ᵃ' whose title names the assumptions; the legend line reads
-"ᵃ assumed: not in the write-up" followed by each id and the first clause of its reason.
+The marker is a small raised 'ᵃ' whose title names the assumptions, kept on one line with
+the end of its value (`marked_html`); the legend line reads "ᵃ assumed: not in the
+write-up" followed by each id and the first clause of its reason. A page shows one legend
+per section (`legend_items`, `merge_legends`, `replace_legends`, applied by
+benchbook.site.runner), listing every assumption marked in it.
 """
 
 from __future__ import annotations
@@ -282,6 +285,21 @@ def marker_html(ids, why: dict | None = None) -> str:
             f'aria-label="{escape(LEGEND)}">{SYMBOL}</span>')
 
 
+def marked_html(value_html: str, ids, why: dict | None = None) -> str:
+    """A value (HTML or Markdown) followed by its marker, the marker never on a line of its
+    own: the value's last word and the marker share a no-wrap span (a long value still
+    wraps before that word). A last word inside markup (a link, code) cannot be split
+    from it: a word joiner (U+2060) then holds the marker to it. Without ids the value is
+    returned as it is."""
+    value_html = str(value_html)
+    if not ids:
+        return value_html
+    head, sep, last = value_html.rpartition(" ")
+    if any(c in re.sub(r"`[^`]*`", "", last) for c in "<>`*_"):  # a code span or a glue role is whole
+        return f"{value_html}\u2060{marker_html(ids, why)}"
+    return f'{head}{sep}<span class="benchbook-marked">{last}{marker_html(ids, why)}</span>'
+
+
 def _items(ids, why: dict, name=str, text=str) -> str:
     """Each assumption once, with the first clause of its reason: 'id (why); id (why)'
     (`name` and `text` shape the id and the clause, e.g. as HTML)."""
@@ -297,7 +315,34 @@ def figure_legend_text(ids, why: dict) -> str:
 def legend_html(ids, why: dict) -> str:
     """The line under a table or paragraph with a marked value: what the marker means and
     which assumptions it stands for."""
-    items = _items(ids, why, lambda i: f"<code>{escape(str(i))}</code>", escape)
+    def code(i) -> str:
+        return f"<code>{escape(str(i))}</code>"
+
+    return _legend_paragraph([f'<span class="benchbook-assumed-item">{_items([i], why, code, escape)}</span>'
+                              for i in dict.fromkeys(ids)])
+
+
+def _legend_paragraph(items: list[str]) -> str:
     return (f'<p class="benchbook-assumed-legend"><span class="benchbook-assumed-mark">{SYMBOL}</span> '
             f"{escape(LEGEND)}. A value so marked was computed from values the data generator chose where the "
-            f"write-up printed none: {items}. It is not a finding.</p>")
+            f"write-up printed none: {'; '.join(items)}. It is not a finding.</p>")
+
+
+LEGEND_PARAGRAPH = re.compile(r'\n*<p class="benchbook-assumed-legend">.*?</p>', re.S)
+_ITEM = re.compile(r'<span class="benchbook-assumed-item">.*?</span>', re.S)
+
+
+def legend_items(text: str) -> list[str]:
+    """The items (one per assumption, as HTML) of every legend line in `text`."""
+    return [item for p in LEGEND_PARAGRAPH.findall(text) for item in _ITEM.findall(p)]
+
+
+def replace_legends(text: str, legend: str = "") -> str:
+    """`text` with its first legend line replaced by `legend` and the others taken out."""
+    first = iter([True])
+    return LEGEND_PARAGRAPH.sub(lambda m: ("\n\n" + legend if legend else "") if next(first, False) else "", text)
+
+
+def merge_legends(items: list[str]) -> str:
+    """One legend line for all these items (each once, in first-seen order); '' for none."""
+    return _legend_paragraph(list(dict.fromkeys(items))) if items else ""

@@ -32,6 +32,7 @@ from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats, rule
 from ...page import plots
 from ...page.opening import opening_words
+from ...page.palette import model_colour
 from ...study.contract import Missing
 from ...study.marks import Col, Glued, Shown, rows_table, table, union
 
@@ -403,7 +404,7 @@ def speed_figure(r: Results) -> plt.Figure:
     s = s.astype({"lower_is_better": bool})
     times, rates = s[s["lower_is_better"]], s[~s["lower_is_better"]]
     names = {short: r.label_of(short) for short in ("dense", "moe") if short in r.speed_configs()}
-    colours = {names[short]: plots.model_colour(r.configs[r.speed_configs()[short]].get("model")) for short in names}
+    colours = plots.config_colours({names[short]: r.configs[r.speed_configs()[short]].get("model") for short in names})
     for ax, part, xlabel, scale, fmt in ((axes[0], times, "milliseconds (lower is better)", 1000.0, "{:,.0f} ms"),
                                          (axes[1], rates, "tokens/s (higher is better)", 1.0, "{:,.0f}")):
         if not len(part):
@@ -584,7 +585,7 @@ def pairwise_display(r: Results) -> pd.DataFrame:
         "pair": p["pair"],
         "error rates": [f"{x:.1%} vs {y:.1%}" for x, y in zip(p["rate_1"], p["rate_2"])],
         "difference": p["difference"].map(lambda v: f"{v * 100:+.1f} points"),
-        "rate ratio": p["ratio"].map(lambda v: f"{v:.2f}×"),
+        "rate ratio": p["ratio"].map(fmt_ratio),
         "Fisher exact p": p["p_fisher"].map(lambda v: f"{v:.3f}"),
         f"Holm-adjusted p ({len(p)} pairs)": p["p_holm"].map(lambda v: f"{v:.3f}"),
         "intervals overlap": p["intervals_overlap"].map({True: "yes", False: "no"}),
@@ -625,7 +626,7 @@ def breakdown_figure(r: Results) -> plt.Figure:
         return fig
     b = b[b.groupby("class")["per100"].transform("max") > 0]
     sns.barplot(data=b, y="label", x="per100", hue="model", ax=ax, orient="h", saturation=1,
-                palette={m: plots.model_colour(m) for m in b["model"].unique()})
+                palette={m: model_colour(m) for m in b["model"].unique()})
     ax.set_xlabel("denied tool calls per 100 calls")
     ax.set_ylabel("")
     ax.legend(title=None, fontsize=plots.MIN_FONT_PT, loc="lower right")
@@ -638,9 +639,9 @@ def rates_figure(r: Results) -> plt.Figure:
     t = reliability_table(r)
     fig, ax = plt.subplots(figsize=(7, 2.8))
     y = np.arange(len(t))
-    ax.errorbar(t["error rate"] * 100, y,
-                xerr=[(t["error rate"] - t["low"]) * 100, (t["high"] - t["error rate"]) * 100],
-                fmt="o", capsize=4)
+    for yi, model, rate, lo, hi in zip(y, t["model"], t["error rate"], t["low"], t["high"]):  # in its book colour
+        ax.errorbar(rate * 100, yi, xerr=[[(rate - lo) * 100], [(hi - rate) * 100]], fmt="o", capsize=4,
+                    color=model_colour(model))
     ax.set_yticks(y, t["model"])
     ax.set_xlabel(f"tool-call error rate, % ({r.params['confidence']:.0%} Wilson interval)")
     ax.set_xlim(left=0)
@@ -765,7 +766,7 @@ def _kv_caveats(r: Results) -> list[dict]:
             out.append(rule("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
                 f"for {row['tokens / max model len']:.2f} requests of {row['max model len']:,.0f} tokens, but a "
-                f"maximum concurrency of {row['printed concurrency']:.2f}x, {ratio:.2f} times more. For hybrid "
+                f"maximum concurrency of {fmt_ratio(row['printed concurrency'])}, {ratio:.2f} times more. For hybrid "
                 "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
                 "figure the scheduler uses.")))

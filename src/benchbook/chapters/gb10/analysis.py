@@ -22,7 +22,7 @@ from ...analysis import closed_loop, energy, rate_sweep
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...book.kinds import shared_glue
-from ...format import config_label, fmt_seconds, platform_short
+from ...format import config_label, fmt_pct, fmt_seconds, platform_short
 from ...ingest import load_pattern
 from ...ingest.prometheus import counter_delta
 from ...ingest.textio import read_text
@@ -30,6 +30,7 @@ from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats, rule
 from ...page import plots
 from ...page.opening import opening_words
+from ...page.palette import NEUTRAL, model_colour, seed_colour
 from ...study.contract import Missing
 from ...study.marks import MARKS, Col, Glued, Shown, rows_table, table, union
 from . import CONTRACT as GB10
@@ -383,7 +384,7 @@ def compare(r: Results, before: str, after: str, metrics=tuple(METRICS)) -> pd.D
             band_ids = _band_ids(r, before, after, test, m, kind)
             rows.append({
                 "test": test.upper(), "metric": label, _head(r, before): Shown(_fmt(va, secs), ia),
-                _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(f"{delta:+.1%}", union(ia, ib)),
+                _head(r, after): Shown(_fmt(vb, secs), ib), "Δ": Shown(fmt_pct(delta), union(ia, ib)),
                 "Δ per seed": _per_seed(seeds, paired, union(ia, ib)),
                 "seed spread": Shown("–" if math.isnan(band) else f"{band:.1%}" + (" *" if kind == "stand-in" else ""),
                                      band_ids),
@@ -400,7 +401,7 @@ def _per_seed(seeds: list, paired: list, ids: tuple) -> Shown:
     """The change seed by seed ('–' with fewer than two seeds), resting on both groups' cells."""
     if len(paired) < 2:
         return Shown("–")
-    return Shown(" / ".join(f"{x:+.1%} (s{s})" for s, x in zip(seeds, paired)), ids)
+    return Shown(" / ".join(f"{fmt_pct(x)} (s{s})" for s, x in zip(seeds, paired)), ids)
 
 
 def _band_ids(r: Results, a: str, b: str, test: str, metric: str, kind: str) -> tuple:
@@ -765,7 +766,7 @@ def fig_deltas(r: Results) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.26
     # metrics, not models: shades of grey, so no model's colour means something else here
-    for j, (m, colour) in enumerate(zip(metrics, ("0.25", "0.5", "0.75"))):
+    for j, (m, colour) in enumerate(zip(metrics, NEUTRAL)):
         sub = c[c["metric"] == m].set_index("test").reindex(tests)
         x = np.arange(len(tests)) + (j - 1) * width
         band = 100 * sub["_band"].fillna(0.0) * r.params["noise_factor"]
@@ -792,13 +793,13 @@ def fig_acceptance(r: Results) -> plt.Figure:
     if len(s):
         minutes = (t - t.min()).dt.total_seconds() / 60
         ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8,
-                label="one line (a stats interval)")
+                label="one line (a stats interval)", color=model_colour(r.config(r.roles.first("mtp")).get("model")))
         key = quoted_line(r)
         if key:
             hh = key.split("_")[1]
             hit = s["time"].astype(str).str.endswith(f"{hh[:2]}:{hh[2:4]}:{hh[4:]}")
             ax.scatter(minutes[hit], 100 * s.loc[hit, "acceptance_rate"], s=80, facecolors="none",
-                       edgecolors="red", label="the line the write-up quotes")
+                       edgecolors=NEUTRAL[0], linewidths=1.5, label="the line the write-up quotes")
         if "prom_accepted_tokens" in r.values and r.values.get("prom_draft_tokens"):
             ax.axhline(100 * r.values["prom_accepted_tokens"] / r.values["prom_draft_tokens"], color="grey",
                        linestyle="--", label="whole session (/metrics)")
@@ -811,13 +812,16 @@ def fig_acceptance(r: Results) -> plt.Figure:
 
 
 def fig_itl(r: Results) -> plt.Figure:
-    """Test B inter-token gaps without and with MTP: same long gaps, fewer gaps in all."""
+    """Test B inter-token gaps without and with MTP: same long gaps, fewer gaps in all. A
+    seed keeps its colour (the seed palette), MTP off is solid and on dashed."""
     fig, ax = plt.subplots(figsize=(8, 4))
+    seeds: dict = {}
     for run, flat in _test_b_gaps(r):
         flat = np.sort(flat)
         seed = f", seed {int(run['seed'])}" if pd.notna(run.get("seed")) else ""
-        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat),
-                label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
+        colour = seed_colour(seeds.setdefault(seed, len(seeds)))
+        ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), color=colour,
+                linestyle="--" if run["cfg"] == "mtp" else "-", label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
     plots.log_scale(ax, "x")
     plots.log_scale(ax, "y")

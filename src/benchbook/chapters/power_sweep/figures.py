@@ -13,7 +13,8 @@ import pandas as pd
 import seaborn as sns
 
 from ...page import interactive
-from ...page.plots import MIN_FONT_PT, model_colour, power_colour
+from ...page.palette import model_colour, power_colour
+from ...page.plots import MIN_FONT_PT
 from ...study.marks import MARKS
 from .analysis import Results, busy_configs, limits_order, per_minute, tokens_per_kw_table, window_mix
 
@@ -151,7 +152,7 @@ def tokens_per_kw(r: Results) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, rng in zip(axes, sorted(df["range"].unique())):
         d = df[df["range"] == rng]
-        sns.barplot(data=d, x="model", y="nominal", hue="power", ax=ax, alpha=0.85, legend=ax is axes[-1],
+        sns.barplot(data=d, x="model", y="nominal", hue="power", ax=ax, alpha=0.85, legend=ax is axes[-1], saturation=1,
                     palette={p: power_colour(p) for p in d["power"].unique()})
         xs = {m: i for i, m in enumerate(d["model"].unique())}
         powers = list(d["power"].unique())
@@ -182,7 +183,7 @@ def mix(r: Results) -> plt.Figure:
     """How each model's busy windows spread over concurrency, per limit."""
     m = window_mix(r)
     g = sns.catplot(data=m, x="running", y="share", hue="model", col="power_key", kind="bar",
-                    palette=_model_palette(r),
+                    palette=_model_palette(r), saturation=1,
                     col_order=limits_order(r), height=3.2, aspect=1.1)
     g.set_axis_labels("requests running", "share of the model's windows")
     g.set_titles("{col_name}")

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from ...analysis.llama import (
     llama_value_ids,
@@ -30,12 +29,13 @@ from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 from ...book.paths import ChapterError, find_repo
-from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds
+from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds, platform_short
 from ...ledger import claims as claims_mod
 from ...ledger import independent
 from ...ledger.caveats import data_caveats
 from ...ledger.comparable import describe_setup, same_model
 from ...page import plots
+from ...page.palette import build_colours, model_colour, platform_colour
 from ...study.contract import Missing
 from ...study.marks import (
     WHY,
@@ -371,7 +371,7 @@ def _styles(names) -> dict[str, dict]:
     builds stay told apart: 'ROCm b6077 (fa=on)' and '(fa=off)' share a colour."""
     names = sorted(names)
     idents = list(dict.fromkeys(n.split(" (")[0] for n in names))
-    colours = dict(zip(idents, sns.color_palette(n_colors=max(len(idents), 1))))
+    colours = build_colours(idents)
     lines, markers, seen = ("-", "--", ":", "-."), "osD^vPX*", {}
     out = {}
     for n in names:
@@ -667,49 +667,54 @@ def serving_display(r: Results, batched: bool | None = None) -> pd.DataFrame:
     return with_marks(out, marks, r.assumed_why)
 
 
+# a sequential (Strix) line names its platform, a batched (H100) line its model: their colours
+CURVE_COLUMNS = ["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential", "platform", "model"]
+
+
 def serving_curve(r: Results) -> pd.DataFrame:
     """Time to serve N = 1 … max(measured concurrency, agents) agents, per scenario and server."""
     top = int(r.params["agents"])
     if not r.has("serving"):
-        return pd.DataFrame(columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
+        return pd.DataFrame(columns=CURVE_COLUMNS)
     sweeps = r.h100_runs.loc[r.h100_runs["kind"] == "sweep", "concurrency"].dropna()
     if len(sweeps) and batched_shown(r):
         top = max(top, int(sweeps.max()))
     rows, ids = [], []
+    strix = platform_short(next(iter(r.data.study.configs.values()), {}))
     batched = batched_shown(r)
     sweeps = {cfg: _sweep(r.h100_runs, cfg) for cfg in r.h100_configs()} if batched else {}
     for label, prompt, source in _scenarios(r):
         seq_ids, strix_time = _strix_ids(r, prompt, source), _strix_timer(r, prompt, source)  # same rates at every n
         h100_ids = functools.cache(lambda cfg, c, prompt=prompt: _h100_ids(r, cfg, c, prompt))
         for n in range(1, top + 1):
-            strix = strix_time(n)
+            strix_s = strix_time(n)
             if source == "llama-bench" or prompt:
                 seq = r.sequential_label
                 name = seq if source == "llama-bench" else f"{seq}, llama-server prefill"
-                rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix, measured_at=None,
-                                 sequential=True))
+                rows.append(dict(prompt_tokens=prompt, agents=n, server=name, seconds=strix_s, measured_at=None,
+                                 sequential=True, platform=strix))
                 ids.append(seq_ids)
             if source != "llama-bench" or not batched:
                 continue
             for cfg, (_, lab) in r.h100_configs().items():
                 t, c = _h100_time_of(r, _nearest(sweeps[cfg], n), prompt)
                 if t is not None:
-                    rows.append(dict(prompt_tokens=prompt, agents=n, server=f"{lab} (batched)",
-                                     seconds=t, measured_at=c, sequential=False))
+                    rows.append(dict(prompt_tokens=prompt, agents=n, server=f"{lab} (batched)", seconds=t,
+                                     measured_at=c, sequential=False, model=r.h100.study.configs[cfg].get("model")))
                     ids.append(h100_ids(cfg, c))  # the sweep run at concurrency c, whatever n
-    out = pd.DataFrame(rows, columns=["prompt_tokens", "agents", "server", "seconds", "measured_at", "sequential"])
+    out = pd.DataFrame(rows, columns=CURVE_COLUMNS)
     return with_marks(out, {"seconds": dict(enumerate(ids))}, r.assumed_why)  # for the figure's legend
 
 
 def serving_figure(curve: pd.DataFrame) -> plt.Figure:
     """Time to serve N agents: a straight line for sequential, steps for batched; one panel
-    per prompt length, stacked so the labels keep their size on a phone."""
+    per prompt length, stacked so the labels keep their size on a phone. A batched line
+    takes its model's colour, the sequential lines (one platform, two prefill sources:
+    solid and dashed) the platform's."""
     prompts = list(dict.fromkeys(curve["prompt_tokens"]))
-    servers = [n for n in dict.fromkeys(curve["server"]) if "llama-server" not in n]
-    colors = dict(zip(servers, sns.color_palette(n_colors=len(servers))))
-    first = next(iter(servers), None)
-    for name in curve["server"].unique():  # the same sequential line, other prefill: same colour, dashed
-        colors.setdefault(name, colors.get(first, "grey"))
+    first = curve.drop_duplicates("server")
+    colors = {s: platform_colour(p) if seq else model_colour(m)
+              for s, seq, p, m in zip(first["server"], first["sequential"], first["platform"], first["model"])}
     sequential = dict(zip(curve["server"], curve["sequential"]))
     legend_in = 0.22 * curve["server"].nunique() + 0.2
     fig, axes = plt.subplots(len(prompts) + 1, 1, figsize=(FIGURE_WIDTH_IN, 2.6 * len(prompts) + legend_in),

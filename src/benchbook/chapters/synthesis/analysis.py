@@ -19,7 +19,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from ...analysis import cost as cost_mod
 from ...analysis.facts import Facts, FactsError, load_facts
@@ -30,10 +29,11 @@ from ...book.registry import get
 from ...format import fmt_money, fmt_rate, fmt_seconds
 from ...ledger import claims as claims_mod
 from ...page import plots
+from ...page.palette import platform_colour
 from ...page.report import anchor, write_downloads
 from ...study import untrusted
 from ...study.folder import content_hash
-from ...study.marks import Glued, legend_html, marker_html, union, with_marks
+from ...study.marks import Glued, legend_html, marked_html, union, with_marks
 from ...study.provenance import code_version, package_versions
 
 STUDY = "synthesis"
@@ -695,7 +695,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
         return fig
     lim["platform_name"] = [_platform_name(r.facts, x) for _, x in lim.iterrows()]
     lim = lim.sort_values(["platform_name", "label"]).reset_index(drop=True)
-    colors = dict(zip(lim["platform_name"].unique(), sns.color_palette(n_colors=lim["platform_name"].nunique())))
+    colors = {p: platform_colour(p) for p in lim["platform_name"].unique()}
     y = np.arange(len(lim))
     shown = lim["pct_decode_ceiling"].astype(float)
     ax.barh(y, 100 * shown.fillna(0), color=[colors[p] for p in lim["platform_name"]])
@@ -711,8 +711,11 @@ def ceiling_figure(r: Results) -> plt.Figure:
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
     ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
     ax.set_title("How close each configuration gets to its decode ceiling")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    labels = list(colors)
+    named: dict = {}  # one legend entry per colour: '2× RTX 3090, 4× RTX 3090'
+    for p, c in colors.items():
+        named.setdefault(c, []).append(p)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in named]
+    labels = [", ".join(ps) for ps in named.values()]
     if spec.any():
         handles.append(plt.Line2D([], [], marker="D", color="black", linestyle=""))
         labels.append("MTP: measured ÷ one-token-per-pass ceiling")
@@ -736,8 +739,8 @@ def ceiling_values(r: Results) -> str:
     lim = r.limits
 
     rows = [(x, row_ids(r, x, "share")) for _, x in lim.iterrows() if len(lim) and pd.notna(x["pct_decode_ceiling"])]
-    parts = [f"{untrusted.md(x['label'])}: {100 * x['pct_decode_ceiling']:.0f} %"
-             + (marker_html(ids, r.assumed_why) if ids else "") for x, ids in rows]
+    parts = [f"{untrusted.md(x['label'])}: " + marked_html(f"{100 * x['pct_decode_ceiling']:.0f}\u00a0%", ids,
+                                                           r.assumed_why) for x, ids in rows]
     ids = [i for _, found in rows for i in found]
     legend = f"\n\n{legend_html(ids, r.assumed_why)}" if ids else ""
     return ("; ".join(parts) + "." if parts else "no configuration has a decode ceiling.") + legend
@@ -960,8 +963,7 @@ def findings_md(g: dict) -> str:
 
     why = getattr(g, "why", {})
     items = [(title, text, _finding_ids(g, title)) for title, text in findings(g)]
-    body = "\n".join(f"- **{title}** {untrusted.md(text)}" + (marker_html(ids, why) if ids else "")
-                     for title, text, ids in items)
+    body = "\n".join(f"- **{title}** " + marked_html(untrusted.md(text), ids, why) for title, text, ids in items)
     ids = [i for _, _, found in items for i in found]
     return body + (f"\n\n{legend_html(ids, why)}" if ids else "")
 
@@ -972,8 +974,8 @@ def findings_html(g: dict) -> str:
 
     why = getattr(g, "why", {})
     found = [(t, x, _finding_ids(g, t)) for t, x in findings(g)]
-    items = "".join(f"<li><strong>{html.escape(t)}</strong> {html.escape(x)}" + (marker_html(ids, why) if ids else "")
-                    + "</li>" for t, x, ids in found)
+    items = "".join(f"<li><strong>{html.escape(t)}</strong> {marked_html(html.escape(x), ids, why)}</li>"
+                    for t, x, ids in found)
     ids = [i for _, _, f in found for i in f]
     return f'<ul class="benchbook-findings">{items}</ul>' + (legend_html(ids, why) if ids else "")
 
