@@ -522,6 +522,12 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         assert not page.locator("div.dt-container").count()  # not fetched before a ledger is near
         page.locator("table.benchbook-filterable").first.scroll_into_view_if_needed()
         page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        # the verdict, its basis and the claim are in view before the wide ledger scrolls sideways
+        lead = page.evaluate("""() => { const t = document.querySelector('table.benchbook-filterable');
+          const edge = t.closest('.cell_output').getBoundingClientRect().right;
+          return [...t.tHead.rows[0].cells].slice(0, 3).map(h => [h.textContent.trim().split('Toggle')[0],
+                                                                   h.getBoundingClientRect().right <= edge]); }""")
+        assert lead == [["verdict", True], ["basis", True], ["claim", True]], lead
         page.goto((project / "book/_build/html/studies/power-sweep.html").as_uri())
         fold = page.locator("details:has(div.benchbook-plotly)").first
         fold.locator("summary").click()

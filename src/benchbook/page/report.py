@@ -235,8 +235,11 @@ def cell_labels(table_html: str, columns: list[str]) -> str:
     return re.sub(r'<td id="T_[0-9a-f]+_row\d+_col(\d+)"', label, table_html)
 
 
-LEDGER_COLUMNS = ["id", "claim", "published", "recomputed", "verdict", "basis", "difference", "tolerance", "kind",
+# The verdict, what it rests on and the claim come first, so they are in view before a wide
+# ledger scrolls sideways; the numbers behind the verdict follow.
+LEDGER_COLUMNS = ["verdict", "basis", "claim", "id", "published", "recomputed", "difference", "tolerance", "kind",
                   "note"]
+LEDGER_LEAD = 6  # the columns before a caller's `extra` ones
 
 
 def comparison_tables(published, comparison: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -257,16 +260,16 @@ def mismatches(comparison: pd.DataFrame) -> pd.DataFrame:
 
 def ledger_display(ledger: pd.DataFrame, extra: tuple[str, ...] = (),
                    links: dict[str, str] | None = None) -> pd.DataFrame:
-    """The claims ledger as shown: verdict beside the numbers; `extra` columns after it, then
-    what the verdict rests on (its basis, ledger_basis_note) and the rest.
+    """The claims ledger as shown: the verdict, what it rests on (its basis, ledger_basis_note),
+    the claim and the numbers behind the verdict; `extra` columns after them, then the rest.
 
     `links` (claim id -> anchor on the page, benchbook.ledger.independent.ledger_links) adds an
     'independent' column whose rows link to where others' measurements of that figure are;
     show it with html(..., markup=("independent",))."""
-    cols = LEDGER_COLUMNS[:5] + list(extra) + [c for c in LEDGER_COLUMNS[5:] if c != "same_as"]
+    cols = LEDGER_COLUMNS[:LEDGER_LEAD] + list(extra) + LEDGER_COLUMNS[LEDGER_LEAD:]
     out = ledger[cols].rename(columns={"id": "claim id"}).fillna("")
     if links:
-        out.insert(out.columns.get_loc("basis") + 1, "independent", ledger["id"].map(
+        out.insert(LEDGER_LEAD + len(extra), "independent", ledger["id"].map(
             lambda cid: f'<a href="{untrusted.html(links[cid])}">compare</a>' if cid in links else "").values)
     return out
 
