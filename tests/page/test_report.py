@@ -107,7 +107,8 @@ def test_downloads_come_as_parquet_too(tmp_path):
     from benchbook.chapters.h100 import analysis as h100
     from benchbook.chapters.power_sweep import analysis as power_sweep
     from benchbook.chapters.strix import analysis as strix
-    from benchbook.page.report import write_downloads
+    from benchbook.page.report import ASSUMED_FLAG, write_downloads
+    from benchbook.study import marks
 
     root = Path(__file__).resolve().parents[2] / "data"
     for mod in (dense_sparse, gb10, h100, power_sweep, strix):
@@ -117,7 +118,9 @@ def test_downloads_come_as_parquet_too(tmp_path):
             assert sorted(zf.namelist()) == sorted(f"{name}.parquet" for name in tables)
             for name, df in tables.items():
                 got = pl.read_parquet(io.BytesIO(zf.read(f"{name}.parquet")))
-                assert got.columns == [str(c) for c in df.columns] and got.height == len(df), (mod.STUDY, name)
+                flagged = [ASSUMED_FLAG] if marks.cell_ids(df) else []  # the cells the page marks, named
+                assert got.columns == [str(c) for c in df.columns] + flagged and got.height == len(df), \
+                    (mod.STUDY, name)
                 for col in df.columns:
                     if pd.api.types.is_float_dtype(df[col]):
                         assert got[str(col)].dtype == pl.Float64
@@ -409,3 +412,25 @@ def test_a_table_sets_numbers_in_the_book_s_style_and_right_aligns_number_column
     paths = write_downloads({"t": df}, tmp_path, "bundle")
     csv = paths["t"].read_text(encoding="utf-8")
     assert "-0.5" in csv and "-7.2%" in csv and "\u2212" not in csv
+
+
+def test_a_download_says_which_cells_rest_on_a_generator_s_choice(tmp_path):
+    """The page marks a cell with a raised 'ᵃ'; its CSV and Parquet rows name the same choice."""
+    import io
+    import zipfile
+
+    from benchbook.page.report import ASSUMED_FLAG, write_downloads
+    from benchbook.study.marks import with_marks
+
+    df = pd.DataFrame({"config": ["a", "b", "c"], "tps": [1.0, 2.0, 3.0], "ttft": [0.1, 0.2, 0.3]})
+    with_marks(df, {"tps": {1: ["h100/mtp_acceptance"]}, "ttft": {1: ["h100/seed"], 2: ["h100/seed"]}},
+               {"h100/mtp_acceptance": "MTP", "h100/seed": "seed"})
+    paths = write_downloads({"runs": df, "plain": pd.DataFrame({"x": [1]})}, tmp_path, "bundle")
+    csv = pd.read_csv(paths["runs"], keep_default_na=False)
+    assert list(csv[ASSUMED_FLAG]) == ["", "tps: h100/mtp_acceptance; ttft: h100/seed", "ttft: h100/seed"]
+    assert ASSUMED_FLAG not in pd.read_csv(paths["plain"]).columns  # a table resting on no choice: no column
+    import polars as pl
+
+    with zipfile.ZipFile(paths["parquet_zip"]) as zf:
+        parquet = pl.read_parquet(io.BytesIO(zf.read("runs.parquet")))
+    assert parquet[ASSUMED_FLAG].to_list() == list(csv[ASSUMED_FLAG])

@@ -308,6 +308,7 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
     opens as text, keeps the values as they are."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    tables = {name: assumed_flags(df) for name, df in tables.items()}
     paths = {}
     for name, df in tables.items():
         path = folder / f"{name}.csv"
@@ -323,6 +324,23 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
     paths["zip"] = zpath
     paths["parquet_zip"] = _parquet_zip(tables, folder / f"{bundle}-parquet.zip")
     return paths
+
+
+ASSUMED_FLAG = "assumed_by_generator"
+
+
+def assumed_flags(df: pd.DataFrame) -> pd.DataFrame:
+    """A table with the cells a page marks as assumed (marks.with_marks) gains a column saying,
+    per row, which of its columns rest on which generator choice ('col: folder/id, ...; col2:
+    ...'; empty for a row resting on none), so a download says what the page's raised 'ᵃ' says."""
+    ids = marks.cell_ids(df)
+    if not ids:
+        return df
+    rows: dict = {}
+    for (label, col), found in ids.items():
+        rows.setdefault(label, {})[col] = found
+    flags = ["; ".join(f"{c}: {', '.join(v)}" for c, v in rows.get(label, {}).items()) for label in df.index]
+    return df.assign(**{ASSUMED_FLAG: flags})
 
 
 def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
