@@ -37,6 +37,29 @@ function tables() {
   found.forEach((table) => near.observe(table));
 }
 
+// A cell as the page prints a number (benchbook.format: true minus, thousands commas, '×' or
+// a unit after it, '~' or a bound before it), and a dash for none.
+const NUMBER = /^[~≈≥≤<>]?\s*[€$£]?([−-]?[\d,]*\.?\d+)\s*(\S*)/;
+const NONE = new Set(["", "–", "—", "-"]);
+const SECONDS = { "µs": 1e-6, ms: 1e-3, s: 1 };  // fmt_seconds writes ms below a second, s above
+
+// The values of a column whose every cell is such a number followed by one and the same word
+// ('t/s', '×', 'at' of '2,229 at c=32', or nothing), for sorting (a dash sorts first); null
+// for any other column.
+function numericColumn(cells) {
+  const units = new Set();
+  const values = cells.map((cell) => {
+    const c = cell.replace(/\u2060/g, "");  // the joiner that holds a mark to its value
+    if (NONE.has(c)) return -Infinity;
+    const m = c.match(NUMBER);
+    if (!m) return null;
+    units.add(m[2]);
+    return parseFloat(m[1].replace("−", "-").replace(/,/g, "")) * (SECONDS[m[2]] || 1);
+  });
+  const times = [...units].every((u) => u in SECONDS);
+  return values.includes(null) || (units.size !== 1 && !times) ? null : values;
+}
+
 async function enhanceTables(found) {
   stylesheet("datatables.css");
   await classicScript("datatables.js");
@@ -52,11 +75,15 @@ async function enhanceTables(found) {
   };
   found.forEach((table) => {
     // a column of few distinct values (verdict, kind, basis) filters by picking values;
-    // the others by typing
+    // the others by typing; a column of numbers with one unit sorts by their value
     const rows = [...table.tBodies[0].rows];
     const columnDefs = [...table.tHead.rows[0].cells].map((th, i) => {
-      const values = new Set(rows.map((row) => (row.cells[i] ? text(row.cells[i]) : "")));
-      return { targets: i, render: unmarked,
+      const cells = rows.map((row) => (row.cells[i] ? text(row.cells[i]) : ""));
+      const values = new Set(cells);
+      const numbers = numericColumn(cells);
+      const render = numbers ? (data, type, row, meta) => (type === "sort" || type === "type"
+        ? numbers[meta.row] : unmarked(data, type)) : unmarked;
+      return { targets: i, render, type: numbers ? "num" : undefined,
                columnControl: ["order", [values.size <= 12 ? "searchList" : "search"]] };
     });
     new DataTable(table, {
