@@ -85,3 +85,23 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
   else bind();
 })();
+
+// A table wider than its box scrolls sideways inside the box (benchbook.css). Such a box is
+// made reachable with the keyboard, to scroll it with the arrow keys, and named for screen
+// readers by its table's caption (WCAG 2.1.1; axe-core's scrollable-region-focusable).
+(function () {
+  function reachable() {
+    document.querySelectorAll("div.cell_output, div.admonition").forEach(function (box) {
+      var overflow = getComputedStyle(box).overflowX;
+      if (!box.querySelector("table.benchbook-table") || box.hasAttribute("tabindex")) return;
+      if ((overflow !== "auto" && overflow !== "scroll") || box.scrollWidth <= box.clientWidth + 1) return;
+      var name = box.querySelector("caption, summary, .admonition-title");
+      box.tabIndex = 0;
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", (name ? name.textContent.trim() + ": " : "") + "table, scrolls sideways");
+    });
+  }
+  if (document.readyState === "complete") reachable();
+  else window.addEventListener("load", reachable);
+  window.addEventListener("resize", reachable);
+})();

@@ -295,7 +295,9 @@ def marked_html(value_html: str, ids, why: dict | None = None) -> str:
     if not ids:
         return value_html
     head, sep, last = value_html.rpartition(" ")
-    if any(c in re.sub(r"`[^`]*`", "", last) for c in "<>`*_"):  # a code span or a glue role is whole
+    # markup, a code span or a glue role (whose pasted text may be a whole phrase) is not split:
+    # a no-wrap span around it would keep a long phrase on one line, wider than a phone
+    if any(c in last for c in "<>`*_"):
         return f"{value_html}\u2060{marker_html(ids, why)}"
     return f'{head}{sep}<span class="benchbook-marked">{last}{marker_html(ids, why)}</span>'
 
