@@ -105,3 +105,29 @@
   else window.addEventListener("load", reachable);
   window.addEventListener("resize", reachable);
 })();
+
+// A raised 'ᵃ' after a number or phrase glued into the prose (myst-nb's span.pasted-text) is
+// held there by a word joiner (benchbook.study.marks.marked_html), which a narrow column that
+// breaks words anywhere can still break at. Here the value's last word and the mark share a
+// no-wrap span, as a table cell's do, so the mark never stands on a line of its own.
+(function () {
+  function hold() {
+    document.querySelectorAll(".benchbook-assumed-mark").forEach(function (mark) {
+      if (mark.closest(".benchbook-marked")) return;
+      var joiner = mark.previousSibling, value = joiner && joiner.previousSibling;
+      if (!joiner || joiner.nodeType !== 3 || joiner.textContent !== "\u2060") return;
+      if (!value || value.nodeType !== 1 || !value.classList.contains("pasted-text")) return;
+      var last = value.lastChild;
+      if (!last || last.nodeType !== 3) return;
+      var word = last.splitText(Math.max(0, last.textContent.search(/\S+\s*$/)));
+      var span = document.createElement("span");
+      span.className = "benchbook-marked";
+      value.insertBefore(span, word);
+      span.appendChild(word);
+      span.appendChild(mark);
+      joiner.remove();
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", hold);
+  else hold();
+})();
