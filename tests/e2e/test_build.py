@@ -544,10 +544,11 @@ def _site_pages(html: Path) -> list[str]:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("width,scheme", [(390, "light"), (1400, "dark")])  # both widths, both modes
+@pytest.mark.parametrize("width,scheme", [(390, "light"), (1400, "dark")])
 def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser, width, scheme):
-    """axe-core (Deque's rules, WCAG 2.x A and AA among them) on every page, on a phone and on a
-    wide screen, in light and dark mode: contrast, names, labels, structure."""
+    """axe-core (Deque's rules, WCAG 2.x A and AA among them) on every page: every rule on a
+    phone in light mode (contrast, names, labels, structure); on a wide screen in dark mode,
+    which changes colours only, the contrast rule (every rule on every page takes a minute)."""
     from axe_playwright_python.sync_playwright import Axe
 
     from browser import serve
@@ -561,7 +562,9 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             page = context.new_page()
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
-                bad = [v for v in axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+                options = {"runOnly": ["color-contrast"]} if scheme == "dark" else None
+                found_now = axe.run(page, options=options or {"resultTypes": ["violations"]}).response["violations"]
+                bad = [v for v in found_now if v["impact"] in ("serious", "critical")]
                 if bad:
                     found[rel] = {v["id"]: [n["target"] for n in v["nodes"][:3]] for v in bad}
     finally:
