@@ -81,13 +81,16 @@ def _drop_icon_script(app, exc) -> None:
     """Take FontAwesome's SVG framework (1.5 MB, the heaviest file of every page) off the pages.
 
     The book adds no custom icon; the theme's stylesheet already draws every icon its pages
-    use (menu, search, outline, download, light/dark) from FontAwesome's webfont. Every page
-    of the output is looked at, so a build that wrote none leaves no page asking for the
-    removed file."""
+    use (menu, search, outline, download, light/dark) from FontAwesome's webfont. The pages
+    this build wrote are looked at (a build that wrote none reads none); the others were
+    looked at by the build that wrote them."""
     if exc is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    for page in out.rglob("*.html"):
+    for name in getattr(app, "benchbook_written", ()):  # the pages this build wrote (_written)
+        page = out / app.builder.get_target_uri(name)
+        if not page.is_file():
+            continue
         text = page.read_text(encoding="utf-8")
         kept = _ICON_SCRIPT.sub("", text)
         if kept != text:
@@ -96,8 +99,13 @@ def _drop_icon_script(app, exc) -> None:
         f.unlink()
 
 
+def _written(app, pagename, templatename, context, doctree) -> None:
+    app.benchbook_written = getattr(app, "benchbook_written", set()) | {pagename}
+
+
 def setup(app):
     app.connect("builder-inited", _add_assets)
+    app.connect("html-page-context", _written)
     app.connect("build-finished", _drop_icon_script)
     app.add_js_file(SCRIPT, loading_method="defer")  # a classic script: a page from disk runs it
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
