@@ -1,3 +1,9 @@
+// Run `fn` once the page's elements are there (now, if they already are); every part below uses it.
+function benchbookReady(fn) {
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
+  else fn();
+}
+
 // Phone navigation for pydata-sphinx-theme 0.17 under sphinx-book-theme 1.3.
 // The theme binds its sidebar dialogs to the *first* .primary-toggle and .secondary-toggle
 // only (pydata-sphinx-theme issue 2451, 2026-07-22); sphinx-book-theme renders a second,
@@ -19,8 +25,7 @@
       }
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
-  else bind();
+  benchbookReady(bind);
 })();
 
 // Phone first: below 600 px the introduction of a page with key results (the paragraphs right
@@ -51,8 +56,7 @@
     intro[intro.length - 1].after(button);
     section.classList.add("benchbook-intro-short");
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shorten);
-  else shorten();
+  benchbookReady(shorten);
 })();
 
 // Print: open every fold before printing and close again the ones that were closed after, for
@@ -82,8 +86,7 @@
       });
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", bind);
-  else bind();
+  benchbookReady(bind);
 })();
 
 // A table wider than its box scrolls sideways inside the box (benchbook.css). Such a box is
@@ -128,6 +131,5 @@
       joiner.remove();
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", hold);
-  else hold();
+  benchbookReady(hold);
 })();

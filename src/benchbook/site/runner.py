@@ -113,22 +113,24 @@ class Chapter:
         """The jupytext notebook, a copy of its own to change (execute sets its kernel)."""
         return copy.deepcopy(self._parsed())
 
-    def _parsed(self):
-        """The notebook as parsed once per version of the file: read it, never change it."""
+    def _version(self) -> int:
+        """The notebook file's version (its mtime); a missing notebook is a ChapterError naming
+        the known studies."""
         if not self.source.is_file():
             raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
-        return _parsed_notebook(self.source, self.source.stat().st_mtime_ns)
+        return self.source.stat().st_mtime_ns
+
+    def _parsed(self):
+        """The notebook as parsed once per version of the file: read it, never change it."""
+        return _parsed_notebook(self.source, self._version())
 
     def _outline(self) -> tuple[tuple[str, ...], str]:
         """What a build needs of the notebook: its parameters cells and its code."""
-        if not self.source.is_file():
-            raise ChapterError(f"{self.source}: no such notebook; known studies: {', '.join(studies(self.repo))}")
-        return _notebook_outline(self.source, self.source.stat().st_mtime_ns)
+        return _notebook_outline(self.source, self._version())
 
     def _cell_defaults(self) -> dict:
         """The literal defaults of the notebook's parameters cell."""
-        self._outline()  # a missing notebook is a ChapterError naming the known studies
-        return copy.deepcopy(dict(_parameters_cell(self.source, self.source.stat().st_mtime_ns)))
+        return copy.deepcopy(dict(_parameters_cell(self.source, self._version())))
 
     def defaults(self) -> dict:
         """The notebook's parameters cell, with this page's registry overrides."""
