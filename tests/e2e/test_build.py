@@ -449,6 +449,7 @@ def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
 # ---------------------------------------------------------------- the built book in a browser
 
 PHONE = (390, 844)  # width and height of one phone screen
+BUSY = 60_000  # ms a lazily loaded script may take on a machine busy with other tests
 
 
 def _chapters(project: Path) -> list[str]:
@@ -521,7 +522,7 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         page.goto((project / "book/_build/html/studies" / f"{STUDY}.html").as_uri())
         assert not page.locator("div.dt-container").count()  # not fetched before a ledger is near
         page.locator("table.benchbook-filterable").first.scroll_into_view_if_needed()
-        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=BUSY)
         # the verdict, its basis and the claim are in view before the wide ledger scrolls sideways
         lead = page.evaluate("""() => { const t = document.querySelector('table.benchbook-filterable');
           const edge = t.closest('.cell_output').getBoundingClientRect().right;
@@ -531,7 +532,7 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         page.goto((project / "book/_build/html/studies/power-sweep.html").as_uri())
         fold = page.locator("details:has(div.benchbook-plotly)").first
         fold.locator("summary").click()
-        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=15000)
+        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=BUSY)
         assert not errors, errors
     finally:
         context.close()
@@ -551,7 +552,7 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
     which changes colours only, the contrast rule (every rule on every page takes a minute)."""
     from axe_playwright_python.sync_playwright import Axe
 
-    from browser import serve
+    from browser import serve, settle
 
     project, _ = built
     html = project / "book/_build/html"
@@ -562,8 +563,9 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             page = context.new_page()
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
-                options = {"runOnly": ["color-contrast"]} if scheme == "dark" else None
-                found_now = axe.run(page, options=options or {"resultTypes": ["violations"]}).response["violations"]
+                settle(page)
+                options = {"resultTypes": ["violations"]} | ({"runOnly": ["color-contrast"]} if scheme == "dark" else {})
+                found_now = axe.run(page, options=options).response["violations"]
                 bad = [v for v in found_now if v["impact"] in ("serious", "critical")]
                 if bad:
                     found[rel] = {v["id"]: [n["target"] for n in v["nodes"][:3]] for v in bad}
@@ -650,7 +652,7 @@ def test_the_cross_platform_table_sorts_each_column_by_its_values(built, browser
         page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
         table = page.locator("table.benchbook-filterable").first
         table.scroll_into_view_if_needed()
-        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=BUSY)
         heads = [h.split("\n")[0] for h in table.locator("thead th").all_inner_texts()]
         for name in ("best aggregate t/s", "TTFT (input)", "decode t/s (1 stream)"):
             col = heads.index(name)
