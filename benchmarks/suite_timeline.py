@@ -33,6 +33,9 @@ def run_suite(path: Path) -> float:
 
 
 def read(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such file; expected the timeline a suite run wrote with "
+                         "BENCHBOOK_TEST_TIMELINE set to that path")
     rows = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
