@@ -177,3 +177,23 @@ def test_a_model_keeps_its_colour_in_every_chapter_figure():
         assert len(colours) == 1, f"{name} in {len(colours)} colours: {colours}"
     chapters = {where.split(" figure")[0] for colours in seen.values() for ws in colours.values() for where in ws}
     assert {"3090", "power", "h100", "strix"} <= chapters
+
+
+def test_the_smallest_font_counts_only_text_that_is_drawn():
+    plots.set_theme()
+    fig, (ax, hidden) = plt.subplots(1, 2)
+    ax.set_title("a title")
+    ax.text(0, 0, "   ", fontsize=4)  # blank
+    ax.text(0, 0, "gone", fontsize=5).set_visible(False)
+    hidden.text(0, 0, "in a hidden panel", fontsize=6)
+    hidden.set_visible(False)
+    assert plots.smallest_font_pt(fig) == plots.MIN_FONT_PT
+    ax.text(0, 0, "tiny", fontsize=7)
+    assert plots.smallest_font_pt(fig) == 7
+    plt.close(fig)
+
+
+def test_a_desktop_figure_keeps_nine_pixel_text_in_the_narrowest_desktop_column():
+    """608 px: the article column at a 1200 px window, both sidebars shown."""
+    natural = plots.MAX_WIDTH_IN * plots.DESKTOP_DPI
+    assert plots.MIN_FONT_PT * plots.DESKTOP_DPI / 72 * 608 / natural >= 9
