@@ -49,8 +49,8 @@ def test_a_legend_beside_the_panels_goes_under_them_wrapped_to_the_width():
     assert not any(ax.get_legend() for ax in axes)
     lowest = min(ax.get_tightbbox(renderer).y0 for ax in axes)
     assert legend.get_window_extent(renderer).y1 <= lowest + 1
-    shown = render(fig, plots.PHONE_DPI)
-    assert shown.width <= phone.PHONE_WIDTH_IN * plots.PHONE_DPI * 1.01
+    shown = render(fig, phone.PHONE_DPI)
+    assert shown.width <= phone.PHONE_WIDTH_IN * phone.PHONE_DPI * 1.01
     assert shown.font_px * PHONE_COLUMN_PX / shown.width >= 9  # legible on a 390 px phone
     plt.close(fig)
 
@@ -100,7 +100,7 @@ def test_every_chapter_figure_laid_out_for_a_phone_shows_its_text_at_nine_pixels
     small = []
     for chapter, figures in _figures():
         for i, fig in enumerate(figures):
-            shown = render(phone.phone_layout(fig), plots.PHONE_DPI)
+            shown = render(phone.phone_layout(fig), phone.PHONE_DPI)
             for column in (PHONE_COLUMN_PX, 360 - 48):
                 px = shown.font_px * column / shown.width
                 if px < 9:

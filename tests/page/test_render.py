@@ -35,6 +35,6 @@ def test_renderings_are_a_desktop_column_s_and_a_phone_s_and_close_the_figure():
     shown = renderings(fig)
     desktop, small = shown["desktop"], shown["phone"]
     assert desktop.width <= plots.MAX_WIDTH_IN * plots.DESKTOP_DPI * 1.01
-    assert small.width <= phone.PHONE_WIDTH_IN * plots.PHONE_DPI * 1.01
+    assert small.width <= phone.PHONE_WIDTH_IN * phone.PHONE_DPI * 1.01
     assert small.height > desktop.height  # the three panels, one under another
     assert not plt.fignum_exists(fig.number)

@@ -13,37 +13,109 @@ import re
 import matplotlib.pyplot as plt
 from matplotlib.gridspec import GridSpec
 
-from .plots import fit_width
-
 # Saved width, padding included, so that text of plots.MIN_FONT_PT points shows at 9 px or
 # more in a column of 312 px (a 360 px phone): 10 pt * 312 px / (72 * 9 px) = 4.8 in.
 PHONE_WIDTH_IN = 4.8
+PHONE_DPI = 150  # 720 px for a 342 px phone column: sharp at two device pixels a CSS pixel
 PANEL_HEIGHT_IN = 2.7  # one stacked panel, its title and tick labels included
-WRAP_LEGEND, WRAP_TITLE, WRAP_TICK = 40, 36, 24  # characters a line, at 10-11 pt in that width
+WRAP_LEGEND, WRAP_TITLE, WRAP_TICK = 40, 30, 26  # characters a line, at 10-11 pt in that width
 
 
 def phone_layout(fig: plt.Figure) -> plt.Figure:
     """Lay `fig` out for a phone, in place: one column of panels, legends below, labels
-    wrapped, PHONE_WIDTH_IN wide. Text sizes are kept: only positions and line breaks change."""
+    wrapped, PHONE_WIDTH_IN wide once saved. Text sizes are kept: only positions and line
+    breaks change."""
+    fig.set_dpi(PHONE_DPI)  # measured at the dpi it is saved at: text widths differ a little with it
     panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None and not hasattr(ax, "_colorbar")]
     stacked = _stack(fig, panels)
     _wrap_texts(fig)
-    height = PANEL_HEIGHT_IN * len(stacked) if stacked else fig.get_size_inches()[1]
-    fig.set_size_inches(PHONE_WIDTH_IN, height)
+    width = _drawn_width()
+    fig.set_size_inches(width, PANEL_HEIGHT_IN * len(stacked) if stacked else fig.get_size_inches()[1])
     legends = _legends_below(fig)
     fig.tight_layout()
-    tall = {ax: ax.get_position().height * fig.get_figheight() for ax in fig.axes}
-    if [ax for ax in list(fig.axes) if _untangle_ticks(ax)]:  # every panel, not the first only
-        fig.tight_layout()
-        lost = max(tall[ax] - ax.get_position().height * fig.get_figheight() for ax in tall)
-        if lost > 0.05:  # taller labels took it from the panels: the figure grows instead
-            fig.set_size_inches(PHONE_WIDTH_IN, fig.get_figheight() + lost * max(len(stacked), 1))
-            fig.tight_layout()
-    _clear_colorbars(fig)
-    _place_legends(fig, legends)
-    fit_width(fig, PHONE_WIDTH_IN)
-    _place_legends(fig, legends)  # fit_width may have moved the panels
+    _room_for_rows(fig)
+    _room_for_names(fig, max(len(stacked), 1))
+    _fit(fig, legends)
     return fig
+
+
+def _drawn_width() -> float:
+    """The figure's width that saves (with bbox 'tight' and its padding) at PHONE_WIDTH_IN."""
+    pad = plt.rcParams["savefig.pad_inches"]
+    return PHONE_WIDTH_IN - (2 * pad if isinstance(pad, (int, float)) else 0.2)
+
+
+def _fit(fig: plt.Figure, legends: list) -> None:
+    """Everything inside the figure's width: laid out, the legends placed under the panels,
+    and, while something still sticks out (a legend wider than the panels), the panels
+    narrowed by as much and laid out again."""
+    width = _drawn_width()
+    for _ in range(4):
+        fig.tight_layout()
+        _clear_colorbars(fig)
+        _place_legends(fig, legends)
+        drawn = _saved_width(fig)
+        if drawn <= width * 1.005:
+            return
+        if _narrower_titles(fig):
+            continue
+        fig.set_size_inches(max(fig.get_figwidth() - (drawn - width), 1.5), fig.get_figheight())
+
+
+def _saved_width(fig: plt.Figure) -> float:
+    """The drawn width savefig's bbox 'tight' keeps, in inches (it counts every artist),
+    drawn first: a title finds its place when drawn."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return fig.get_tightbbox(renderer, bbox_extra_artists=fig.get_default_bbox_extra_artists()).width
+
+
+def _narrower_titles(fig: plt.Figure) -> bool:
+    """A panel's title centred over a panel that long category names pushed right runs off
+    the figure: it is wrapped shorter, in proportion. True if any was."""
+    renderer, changed = fig.canvas.get_renderer(), False
+    for ax in fig.axes:
+        box = ax.title.get_window_extent(renderer)
+        if ax.title.get_text() and (box.x1 > fig.bbox.x1 + 1 or box.x0 < -1):
+            room = 2 * min(box.x1, fig.bbox.x1) - 2 * (box.x0 + box.x1) / 2 if box.x1 > fig.bbox.x1 else box.width
+            longest = max(len(line) for line in ax.title.get_text().split("\n"))
+            chars = max(int(longest * abs(room) / box.width) - 1, 8)
+            if chars < longest:
+                ax.title.set_text(_wrap(ax.title.get_text().replace("\n", " "), chars))
+                changed = True
+    return changed
+
+
+def _room_for_names(fig: plt.Figure, rows: int) -> None:
+    """Category names under the panels, wrapped or turned upright (_untangle_ticks), take
+    their height from the figure, not from the panels."""
+    tall = {ax: ax.get_position().height * fig.get_figheight() for ax in fig.axes}
+    if not [ax for ax in list(fig.axes) if _untangle_ticks(ax)]:  # every panel, not the first only
+        return
+    fig.tight_layout()
+    lost = max(tall[ax] - ax.get_position().height * fig.get_figheight() for ax in tall)
+    if lost > 0.05:
+        fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() + lost * rows)
+        fig.tight_layout()
+
+
+def _room_for_rows(fig: plt.Figure) -> None:
+    """Category names beside horizontal bars, now on two or three lines, would run into the
+    next bar's: the figure grows until each row holds its name (a few passes: the layout's
+    margins do not grow with it)."""
+    for _ in range(4):
+        fig.canvas.draw()
+        need = 1.0
+        for ax in fig.axes:
+            boxes = sorted((t.get_window_extent() for t in ax.get_yticklabels() if t.get_text()), key=lambda b: b.y0)
+            for a, b in zip(boxes, boxes[1:]):
+                apart = (b.y0 + b.y1) / 2 - (a.y0 + a.y1) / 2
+                if apart > 0:
+                    need = max(need, ((a.height + b.height) / 2 + 3) / apart)
+        if need <= 1.01:
+            return
+        fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() * min(need, 3.0))
+        fig.tight_layout()
 
 
 def _clear_colorbars(fig: plt.Figure) -> None:
@@ -150,6 +222,7 @@ def _wrap_texts(fig: plt.Figure) -> None:
         for title in (ax.title, ax._left_title, ax._right_title):
             title.set_text(_wrap(title.get_text(), WRAP_TITLE))
         for axis in (ax.xaxis, ax.yaxis):
+            axis.label.set_text(_wrap(axis.label.get_text(), WRAP_TITLE))
             labels = [t.get_text() for t in axis.get_ticklabels()]
             if any(len(t) > WRAP_TICK for t in labels):  # category names; numbers are short
                 axis.set_ticks(axis.get_ticklocs(), [_wrap(t, WRAP_TICK) for t in labels])

@@ -19,7 +19,6 @@ MIN_FONT_PT = 10  # no text smaller
 # gets the figure laid out again for its width (page.phone; both saved by page.render).
 MAX_WIDTH_IN = 9.3
 DESKTOP_DPI = 110  # the figures' dpi (set_theme): 1,023 px wide at MAX_WIDTH_IN
-PHONE_DPI = 150  # 720 px for a 342 px phone column: sharp at two device pixels a CSS pixel
 
 
 def set_theme() -> None:

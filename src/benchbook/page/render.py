@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 
-from .phone import phone_layout
-from .plots import DESKTOP_DPI, PHONE_DPI, fit_width, smallest_font_pt
+from .phone import PHONE_DPI, phone_layout
+from .plots import DESKTOP_DPI, fit_width, smallest_font_pt
 
 
 @dataclass(frozen=True)
