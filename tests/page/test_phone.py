@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 
 from benchbook.page import phone, plots  # noqa: E402
 from benchbook.page.render import render  # noqa: E402
+from chapter_figures import chapter_figures  # noqa: E402
 
 PHONE_COLUMN_PX = 390 - 48  # the article column on a 390 px screen
 
@@ -94,11 +95,9 @@ def test_wrap_breaks_after_spaces_and_hyphens(text, width, lines):
 @pytest.mark.slow
 def test_every_chapter_figure_laid_out_for_a_phone_shows_its_text_at_nine_pixels_or_more():
     """At 390 px (a 342 px column) and at 360 px (312 px), every chapter's figure."""
-    from test_plots import _figures
-
     plots.set_theme()
     small = []
-    for chapter, figures in _figures():
+    for chapter, figures in chapter_figures():
         for i, fig in enumerate(figures):
             shown = render(phone.phone_layout(fig), phone.PHONE_DPI)
             for column in (PHONE_COLUMN_PX, 360 - 48):
