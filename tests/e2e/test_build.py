@@ -564,7 +564,8 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
                 settle(page)
-                options = {"resultTypes": ["violations"]} | ({"runOnly": ["color-contrast"]} if scheme == "dark" else {})
+                dark = {"runOnly": ["color-contrast"]} if scheme == "dark" else {}
+                options = {"resultTypes": ["violations"]} | dark
                 found_now = axe.run(page, options=options).response["violations"]
                 bad = [v for v in found_now if v["impact"] in ("serious", "critical")]
                 if bad:
