@@ -139,7 +139,9 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
         at = dict(zip(keys, values))
         group = f"{at[colour]} ({at[symbol]})"
         note = notes.reindex(part.index).fillna("")
-        name = html.escape(untrusted.visible(group)) + _suffix(note)
+        # a long entry in two lines: a phone's legend clips a line wider than the chart
+        name = html.escape(untrusted.visible(str(at[colour]))) + ("<br>" if len(group) > 30 else " ") \
+            + f"({html.escape(untrusted.visible(str(at[symbol])))})" + _suffix(note)
         extra = "".join(f"<br>{html.escape(lab)}: %{{customdata[{i}]}}" for i, lab in enumerate(hover.values()))
         fig.add_trace(go.Scatter(
             x=part[x], y=part[y], mode="markers", name=name, legendgroup=group, showlegend=group not in seen,
@@ -157,7 +159,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
         meta["benchbook_assumed"] = found
     axis = {"type": "log" if log else "linear"}
     fig.update_layout(meta=meta, title={"text": html.escape(title)}, hovermode="closest", template="plotly_white",
-                      font={"size": 13}, height=560, margin={"l": 60, "r": 20, "t": 60, "b": 50},
+                      font={"size": 13}, height=560, margin={"l": 60, "r": 20, "t": 60 if title else 20, "b": 50},
                       legend={"orientation": "h", "y": -0.18, "title": {"text": ""}},
                       xaxis={"title": {"text": html.escape(xlabel)}, **axis},
                       yaxis={"title": {"text": html.escape(ylabel)}, **axis})

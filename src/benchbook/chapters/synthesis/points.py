@@ -192,7 +192,7 @@ def chart_html(df: pd.DataFrame) -> str:
     if not len(pts):
         return ""
     fig = interactive.scatter(
-        pts, "per_user_tps", "per_device_tps", "Throughput per accelerator against throughput per user",
+        pts, "per_user_tps", "per_device_tps", "",  # the section's heading is its title
         "output t/s per user", "output t/s per accelerator", colour="platform_name", symbol="data_kind",
         filters=FILTERS, link="link", hover=HOVER, symbols=SYMBOLS)
     found = fig.layout.meta.get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
