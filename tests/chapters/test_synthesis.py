@@ -511,8 +511,9 @@ def test_the_chart_draws_each_chapter_s_points_and_says_what_was_left_out_and_wh
     assert g["serving_points_left_out_reasons"] == 2
     lo = points.left_out(df)
     assert lo.values.tolist() == [["one", sp_reason("OPEN_LOOP"), 1], ["two", sp_reason("NO_DECODE"), 1]]
-    by = points.per_chapter(df, runs).set_index("chapter")
-    assert by.loc["one", ["points", "left out"]].tolist() == [2, 1] and by.loc["two", "data"] == "measured"
+    by = points.per_chapter(df, runs)
+    assert by["chapter"].tolist() == ['<a href="one.html">one</a>', '<a href="two.html">two</a>']
+    assert by[["points", "left out"]].values.tolist() == [[2, 1], [1, 1]] and by.loc[1, "data"] == "measured"
     html_ = points.chart_html(df)
     assert html_.count("<select") == 4 and "All 3 points shown." in html_
 
@@ -543,7 +544,7 @@ def test_a_point_two_pages_computed_from_the_same_files_is_drawn_once(tmp_path):
     assert list(points.shown(df)["run"]) == ["c1", "c8", "c16"]
     assert list(df.loc[df["study"] == "second", "duplicate_of"]) == ["first", "first", ""]
     assert points.glue(df)["serving_points_duplicates"] == 2
-    assert points.per_chapter(df, runs).set_index("chapter").loc["second", "shown under another page"] == 2
+    assert points.per_chapter(df, runs).loc[1, "already another page's"] == 2
 
 
 def test_a_generator_s_choice_in_a_chapter_s_points_is_marked_on_the_chart_and_in_the_table(tmp_path):

@@ -119,8 +119,8 @@ def left_out(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_chapter(df: pd.DataFrame, runs) -> pd.DataFrame:
-    """Per chapter: its data kind, the points it gives, those another page gave first, and
-    the measurements left out."""
+    """Per chapter (linked to its page): its data kind, the points it gives, those another page
+    gave first, and the measurements left out."""
     rows = []
     for r in runs:
         if r.status != "ok":
@@ -128,12 +128,12 @@ def per_chapter(df: pd.DataFrame, runs) -> pd.DataFrame:
         mine = df[df["study"] == r.study]
         kind = ", ".join(dict.fromkeys(mine["data_kind"])) or ("reconstructed" if r.reconstructed else "measured")
         declared = r.points is not None
-        rows.append({"chapter": r.study, "data": kind,
+        rows.append({"chapter": f'<a href="{escape(r.study, quote=True)}.html">{escape(r.study)}</a>', "data": kind,
                      "points": int(((mine["left_out"] == "") & (mine["duplicate_of"] == "")).sum()),
-                     "shown under another page": int((mine["duplicate_of"] != "").sum()),
+                     "already another page's": int((mine["duplicate_of"] != "").sum()),
                      "left out": int((mine["left_out"] != "").sum()),
                      "note": "" if declared else "the chapter declares no serving_points output"})
-    return pd.DataFrame(rows, columns=["chapter", "data", "points", "shown under another page", "left out", "note"])
+    return pd.DataFrame(rows, columns=["chapter", "data", "points", "already another page's", "left out", "note"])
 
 
 def glue(df: pd.DataFrame) -> dict:
