@@ -662,3 +662,50 @@ def test_the_cross_platform_table_sorts_each_column_by_its_values(built, browser
             assert len(values) >= 5 and values == sorted(values), (name, values)
     finally:
         context.close()
+
+
+POINTS = "#throughput-per-accelerator-against-throughput-per-user .scatterlayer .trace .points path"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter(built, browser, width):
+    """The synthesis's chart of every serving point, opened from disk: it draws one marker per
+    point its count line announces; choosing a platform leaves only that platform's points
+    (the count says how many); the filters are labelled selects a thumb can hit; a click on a
+    point opens its chapter's section."""
+    project, _ = built
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    errors = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
+        section = page.locator("#throughput-per-accelerator-against-throughput-per-user")
+        section.locator("div.benchbook-plotly-chart").scroll_into_view_if_needed()
+        count = section.locator(".benchbook-chart-count")
+        page.wait_for_function("() => /^All \\d+ points shown/.test("
+                               "document.querySelector('.benchbook-chart-count').textContent)", timeout=20000)
+        total = int(re.match(r"All (\d+)", count.inner_text()).group(1))
+        assert total >= 50 and page.locator(POINTS).count() == total
+
+        select = section.locator("select[data-benchbook-filter='platform_name']")
+        for s in section.locator("select").all():
+            box = s.bounding_box()
+            assert box["height"] >= 44 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+            assert s.evaluate("s => s.closest('label').textContent.trim().length > 0")
+        h100 = next(o for o in select.locator("option").all() if o.get_attribute("value").startswith("H100"))
+        n = int(re.search(r"\((\d+)\)$", h100.inner_text()).group(1))
+        select.select_option(h100.get_attribute("value"))
+        page.wait_for_function(f"() => document.querySelector('.benchbook-chart-count').textContent"
+                               f" === '{n} of {total} points shown.'", timeout=10000)
+        assert 0 < n < total and page.locator(POINTS).count() == n
+
+        point = page.locator(POINTS).first.bounding_box()
+        page.mouse.move(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+        page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+        page.wait_for_url(re.compile(r"studies/h100-dense-vs-moe-mtp\.html#[\w-]+$"), timeout=10000)
+        assert page.locator(f"#{page.url.rsplit('#', 1)[1]}").count() == 1  # the section it names is there
+        assert not errors, errors
+    finally:
+        context.close()

@@ -152,6 +152,53 @@ async function charts() {
   });
 }
 
+// Filters of a chart whose traces carry their values (benchbook.page.interactive.scatter and
+// filter_controls): each select keeps the traces whose value it matches ("" matches all), the
+// count line says how many points are shown, and a click on a point opens the page it links
+// to. The chart is drawn when its fold opens (charts()), so each chart is wired once drawn.
+function chartFilters() {
+  document.querySelectorAll("form.benchbook-chart-filters").forEach((form) => {
+    const fold = form.closest("details");
+    const box = fold && fold.querySelector("div.benchbook-plotly");
+    if (!box) return;
+    const count = fold.querySelector(".benchbook-chart-count");
+    const selects = [...form.querySelectorAll("select[data-benchbook-filter]")];
+    const chart = () => box.querySelector(".benchbook-plotly-chart");
+    const apply = () => {
+      const c = chart();
+      if (!c || !c.data) return;
+      const want = selects.map((s) => [s.dataset.benchbookFilter, s.value]);
+      const keep = c.data.map((t) => want.every(([k, v]) => !v || ((t.meta || {}).filter || {})[k] === v));
+      window.Plotly.restyle(c, { visible: keep });
+      const size = (t) => ((t.meta || {}).links || []).length;  // one link per point (x may be binary-encoded)
+      const all = c.data.reduce((n, t) => n + size(t), 0);
+      const shown = c.data.reduce((n, t, i) => n + (keep[i] ? size(t) : 0), 0);
+      if (count) count.textContent = shown === all ? `All ${all} points shown.` : `${shown} of ${all} points shown.`;
+    };
+    const wire = (c) => {
+      if (c.dataset.benchbookWired) return;
+      c.dataset.benchbookWired = "1";
+      c.on("plotly_click", (ev) => {
+        const p = ev.points && ev.points[0];
+        const link = p && ((p.data.meta || {}).links || [])[p.pointIndex];
+        if (!link) return;
+        const url = new URL(link, document.baseURI);
+        if (url.protocol === location.protocol) location.href = url.href;  // a page of this site only
+      });
+      apply();
+    };
+    form.addEventListener("change", apply);
+    form.addEventListener("submit", (ev) => ev.preventDefault());
+    const seen = new MutationObserver(() => {
+      const c = chart();
+      if (c && c.on) wire(c);
+    });
+    seen.observe(box, { childList: true, subtree: true });
+    if (chart() && chart().on) wire(chart());
+  });
+}
+
 tables();
 charts();
+chartFilters();
 })();
