@@ -79,6 +79,7 @@ def test_scatter_has_a_trace_per_filter_combination_each_point_with_its_own_link
     assert len({t.marker.symbol for t in fig.data}) == 2
     assert "concurrency: %{customdata[0]}" in fig.data[0].hovertemplate
     assert fig.layout.xaxis.type == "log" and fig.layout.meta["benchbook_filters"] == FILTERS
+    assert fig.layout.xaxis.dtick == fig.layout.yaxis.dtick == 1  # powers of ten only, no bare 2 and 5
 
 
 def test_filter_controls_list_every_value_with_its_count_and_escape_names_from_data():

@@ -157,7 +157,9 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
     meta = {"benchbook_filters": filters}
     if found:
         meta["benchbook_assumed"] = found
-    axis = {"type": "log" if log else "linear"}
+    # a log axis labels each power of ten only: plotly's default also prints the 2 and 5
+    # between them as bare digits, which read as values
+    axis = {"type": "log", "dtick": 1} if log else {"type": "linear"}
     fig.update_layout(meta=meta, title={"text": html.escape(title)}, hovermode="closest", template="plotly_white",
                       font={"size": 13}, height=560, margin={"l": 60, "r": 20, "t": 60 if title else 20, "b": 50},
                       legend={"orientation": "h", "y": -0.18, "title": {"text": ""}},
