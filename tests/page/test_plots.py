@@ -15,6 +15,7 @@ from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from benchbook.page import palette, plots  # noqa: E402
+from chapter_figures import _analysed  # noqa: E402
 from chapter_figures import chapter_figures as _figures  # noqa: E402
 
 DATA = Path(__file__).parents[2] / "data"
@@ -45,8 +46,14 @@ def test_a_figure_with_its_legend_beside_the_axes_fits_too():
     plt.close("all")
 
 
+@pytest.fixture(scope="module")
+def analysed():
+    """The chapters' analyses, made once: the tests that take this fixture share one worker."""
+    return _analysed()
+
+
 @pytest.mark.slow
-def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
+def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum(analysed):
     plots.set_theme()
     small = []
     for chapter, figures in _figures():
@@ -59,15 +66,13 @@ def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
 
 
 @pytest.mark.slow
-def test_the_power_sweep_gives_each_model_its_book_colour():
+def test_the_power_sweep_gives_each_model_its_book_colour(analysed):
     from matplotlib.patches import Rectangle
 
-    from benchbook.chapters.power_sweep import analysis as power_sweep
     from benchbook.chapters.power_sweep import figures as pf
 
     plots.set_theme()
-    r = power_sweep.analyse(DATA / "power-sweep")
-    fig = pf.threeway(r)
+    fig = pf.threeway(analysed["power"])
     handles, labels = fig.axes[0].get_legend_handles_labels()
     for handle, label in zip(handles, labels):
         face = handle.patches[0] if hasattr(handle, "patches") else handle
@@ -136,7 +141,7 @@ def _legend_colours(fig) -> list[tuple[str, tuple]]:
 
 
 @pytest.mark.slow
-def test_a_model_keeps_its_colour_in_every_chapter_figure():
+def test_a_model_keeps_its_colour_in_every_chapter_figure(analysed):
     """Qwen3.5-122B in the 3090 chapter and in the power sweep, the H100's 35B-A3B + MTP in its
     chapter and in Strix's: one colour per model in every legend that names it."""
     import re
