@@ -31,7 +31,7 @@ from benchbook.ledger.published import load_published
 from benchbook.site import changes
 from benchbook.site.runner import Chapter
 from browser import serve
-from pages import measured_pages
+from pages import chapter_pages, measured_pages
 from projects import ignore_generated
 
 ROOT = Path(__file__).parents[2]
@@ -397,7 +397,7 @@ def test_changes_section_shows_the_previous_versions_published_numbers(published
 @pytest.mark.browser
 def test_every_chapter_of_the_newest_version_has_its_changes_and_the_older_one_a_banner(site, server, browser):
     with tab_at(browser, 1400) as tab:
-        for name in chapter_pages(site, NEW):
+        for name in chapter_pages(site / NEW):
             page = tab.open(f"{server}/{NEW}/studies/{name}.html")
             text = page.locator("section#changes-since-the-previous-version").inner_text()
             assert f"Since {OLD}:" in text, (name, text[:200])
@@ -493,13 +493,9 @@ def test_verdicts_differ_by_colour_symbol_and_weight_not_colour_alone(server, ta
 
 # ---------------------------------------------------------------- key results, ledgers
 
-def chapter_pages(site: Path, version: str) -> list[str]:
-    return [p.stem for p in sorted((site / version / "studies").glob("*.html")) if p.stem != "synthesis"]
-
-
 @pytest.mark.browser
 def test_every_chapter_opens_with_its_key_results_in_the_first_screen(site, server, browser):
-    pages = chapter_pages(site, NEW)
+    pages = chapter_pages(site / NEW)
     assert len(pages) >= 5
     with tab_at(browser, 1400, 900) as tab:
         for name in pages:
@@ -553,7 +549,7 @@ def test_the_synthesis_lists_every_claim_that_does_not_hold_with_a_link_to_its_r
     import lxml.html
 
     failing = 0
-    for name in chapter_pages(site, NEW):
+    for name in chapter_pages(site / NEW):
         if name in measured_pages():  # a second page of a notebook: not in the synthesis
             continue
         doc = lxml.html.parse(str(site / NEW / "studies" / f"{name}.html")).getroot()
@@ -588,7 +584,7 @@ def test_figure_text_shows_at_nine_pixels_or_more_at_every_width_and_a_figure_op
     the desktop figure. Smallest text as shown = its size in the image x shown / natural width."""
     with tab_at(browser, width) as tab:
         seen = 0
-        for name in chapter_pages(site, NEW):
+        for name in chapter_pages(site / NEW):
             page = tab.open(f"{server}/{NEW}/studies/{name}.html")
             page.evaluate("""() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))""")
             for fig in page.evaluate(FIGURES):
@@ -681,7 +677,7 @@ MARKS_OFF_THEIR_LINE = """(squeeze) => {
 
 
 def reconstructed_chapter_pages(site: Path) -> list[str]:
-    return [name for name in chapter_pages(site, NEW) if name not in measured_pages()] + ["synthesis"]
+    return [name for name in chapter_pages(site / NEW) if name not in measured_pages()] + ["synthesis"]
 
 
 @pytest.mark.browser

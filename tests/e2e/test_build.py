@@ -19,7 +19,7 @@ import pytest
 
 from benchbook.book import registry
 from benchbook.study.folder import write_checksums
-from pages import measured_pages
+from pages import chapter_pages, measured_pages
 from projects import copy_project
 
 ROOT = Path(__file__).parents[2]
@@ -452,10 +452,6 @@ PHONE = (390, 844)  # width and height of one phone screen
 BUSY = 60_000  # ms a lazily loaded script may take on a machine busy with other tests
 
 
-def _chapters(project: Path) -> list[str]:
-    return [p.stem for p in sorted((project / "book/_build/html/studies").glob("*.html")) if p.stem != "synthesis"]
-
-
 @pytest.mark.browser
 def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_screens(built, browser):
     project, _ = built
@@ -464,7 +460,7 @@ def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_scree
     try:
         page = context.new_page()
         cut = 0
-        for name in _chapters(project):
+        for name in chapter_pages(project / "book/_build/html"):
             page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
             rows = page.locator(".benchbook-key-results tbody tr")
             if name not in measured_pages():
@@ -622,7 +618,7 @@ def test_a_printed_page_opens_every_fold_and_fits_every_table_to_the_paper(built
     context = browser.new_context(viewport={"width": 700, "height": 1000})
     try:
         page = context.new_page()
-        for name in _chapters(project):
+        for name in chapter_pages(project / "book/_build/html"):
             page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
             page.emulate_media(media="screen")
             on_screen = page.evaluate(PRINT_LAYOUT)
