@@ -567,3 +567,14 @@ def test_a_chapter_that_declares_no_points_is_listed_with_none(tmp_path):
     assert runs[0].status == "ok" and runs[0].points is None and not len(df)
     assert points.per_chapter(df, runs).loc[0, "note"] == "the chapter declares no serving_points output"
     assert points.chart_html(df) == ""
+
+
+def test_a_platform_the_facts_do_not_know_is_named_by_its_whole_text():
+    """Two setups that differ only after a bracket or a comma stay two filter values."""
+    from benchbook.analysis.facts import load_facts
+    from benchbook.chapters.synthesis import points
+
+    facts = load_facts(ROOT / "data/facts")
+    df = pd.DataFrame({"platform": ["Lab box (NVLink), 350 W", "Lab box (PCIe), 350 W"], "model": ["m", "m"],
+                       "quantisation": ["FP8", "FP8"], "study": ["s", "s"], "anchor": ["", ""]})
+    assert list(points.name(facts, df)["platform_name"]) == ["Lab box (NVLink), 350 W", "Lab box (PCIe), 350 W"]

@@ -97,10 +97,11 @@ def test_filter_controls_list_every_value_with_its_count_and_escape_names_from_d
     assert {html.unescape(v) for v in offered} >= carried
 
 
-def test_the_filtered_block_is_open_with_its_controls_before_the_chart_data():
+def test_the_filtered_block_is_folded_with_its_controls_before_the_chart_data():
     fig = scatter(points_frame())
     out = interactive.filtered_block(fig, "Every point", interactive.filter_controls(points_frame(), FILTERS))
-    assert out.startswith("<details open ")
+    assert out.startswith('<details class="benchbook-details benchbook-interactive">')  # plotly.js loads when opened
+    assert interactive.filtered_block(fig, "Every point", "", open_=True).startswith("<details open ")
     assert out.index("</summary>") < out.index("<form") < out.index('<div class="benchbook-plotly">')
     spec = json.loads(re.search(r'<script type="application/json">(.*)</script>', out, re.S).group(1))
     assert spec["data"][0]["meta"]["links"][0] == "h100.html#concurrency"

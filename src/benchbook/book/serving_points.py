@@ -159,7 +159,7 @@ def benchy_points(study: str, closed: pd.DataFrame, configs: dict, *, labels: di
         prompt = _num(t["prompt_tokens"])
         # one file runs a test name at several prompt lengths: the prompt tells them apart
         run = f"{t['source_file']}: {t['test']}" + ("" if math.isnan(prompt) else f", {int(prompt):,}-token prompt") \
-            + (f" after {int(depth):,} of context" if depth else "")
+            + (f" after {int(depth):,} tokens of context" if depth else "")
         at = dict(run=run, label=labels.get(cid, cid), anchor=anchor, kind=kind)
         conc, per, total = _num(t["concurrency"]), _num(t["tps_req"]), _num(t["tps_total"])
         load = load_pattern.SINGLE if conc == 1 else load_pattern.CONCURRENCY

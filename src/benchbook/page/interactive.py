@@ -184,7 +184,9 @@ def filter_controls(df: pd.DataFrame, filters: dict[str, str], noun: str = "poin
             f'<p class="benchbook-chart-count" aria-live="polite">All {len(df)} {html.escape(noun)} shown.</p>')
 
 
-def filtered_block(fig, summary: str, controls: str, open_: bool = True) -> str:
-    """The chart as page HTML (`block`) with its filter controls above it, open by default."""
+def filtered_block(fig, summary: str, controls: str, open_: bool = False) -> str:
+    """The chart as page HTML (`block`) with its filter controls above it; folded unless
+    `open_`, as every chart is: plotly.js (1.2 MB) then loads only for a reader who opens it,
+    which keeps a page under 2 MB on a phone."""
     page = block(fig, summary).replace("</summary>", "</summary>" + controls, 1)
     return page.replace("<details ", "<details open ", 1) if open_ else page

@@ -10,7 +10,6 @@ files once. It computes no rate of its own.
 
 from __future__ import annotations
 
-import re
 from html import escape
 
 import pandas as pd
@@ -59,7 +58,9 @@ def name(facts: Facts, df: pd.DataFrame) -> pd.DataFrame:
 def _named(facts: Facts, section: str, text, fields) -> str:
     key = facts.identify(section, text)
     if key is None:
-        return "" if section == "models" else (re.split(r"\s*[(,]", str(text or ""), maxsplit=1)[0] or "unknown")
+        # a platform the registry does not know keeps its whole text: a cut at its first
+        # bracket or comma could join two setups that differ only there
+        return "" if section == "models" else (str(text or "").strip() or "unknown")
     entry = facts.entry(section, key)
     return next((str(entry[f]) for f in fields if entry.get(f)), key)
 
@@ -196,6 +197,6 @@ def chart_html(df: pd.DataFrame) -> str:
         "output t/s per user", "output t/s per accelerator", colour="platform_name", symbol="data_kind",
         filters=FILTERS, link="link", hover=HOVER, symbols=SYMBOLS)
     found = fig.layout.meta.get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
-    summary = "Every point: hover for its values, click to open its chapter; choose below what to show"
+    summary = "Open the chart of every point: hover for its values, click to open its chapter, choose what to show"
     return interactive.filtered_block(fig, summary, interactive.filter_controls(pts, FILTERS)) + \
         (legend_html(list(found), found) if found else "")
