@@ -102,7 +102,7 @@ def test_llama_benchy_pairs_per_request_and_total_of_one_test_and_its_prefill_ro
     p = sp.conform_points(sp.points_table(rows, {}), "s")
     assert len(p) == 1
     assert (p.at[0, "per_user_tps"], p.at[0, "aggregate_tps"], p.at[0, "concurrency"]) == (21.0, 100.0, 5)
-    assert p.at[0, "input_tokens"] == 1024 + 4096 and "4,096 of context" in p.at[0, "run"]
+    assert p.at[0, "input_tokens"] == 1024 + 4096 and "4,096 tokens of context" in p.at[0, "run"]
 
 
 def test_a_generator_s_choice_marks_only_the_rate_read_from_it():
