@@ -49,3 +49,16 @@ def chapter_figures():
     yield "gb10", [gb10.fig_deltas(r), gb10.fig_acceptance(r), gb10.fig_itl(r)]
     r = a["strix"]
     yield "strix", [strix.spread_figure(r), strix.serving_figure(strix.serving_curve(r))]
+
+
+def panels_with_legends(n: int, width: float, label: str = "a series"):
+    """A figure of `n` panels side by side, each with one line and its legend: the layout a
+    phone rendering has to stack (tests of page.phone, page.render and site.picture)."""
+    import matplotlib.pyplot as plt
+
+    plots.set_theme()
+    fig, axes = plt.subplots(1, n, figsize=(width, 4))
+    for ax in axes:
+        ax.plot([1, 2], [1, 2], label=label)
+        ax.legend()
+    return fig, axes

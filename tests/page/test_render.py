@@ -13,6 +13,7 @@ from PIL import Image  # noqa: E402
 
 from benchbook.page import phone, plots  # noqa: E402
 from benchbook.page.render import render, renderings  # noqa: E402
+from chapter_figures import panels_with_legends  # noqa: E402
 
 
 def test_a_rendering_knows_its_pixel_size_and_its_smallest_text_in_pixels():
@@ -27,11 +28,7 @@ def test_a_rendering_knows_its_pixel_size_and_its_smallest_text_in_pixels():
 
 
 def test_renderings_are_a_desktop_column_s_and_a_phone_s_and_close_the_figure():
-    plots.set_theme()
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    for ax in axes:
-        ax.plot([1, 2], [1, 2], label="a series")
-        ax.legend()
+    fig, _ = panels_with_legends(3, 14)
     shown = renderings(fig)
     desktop, small = shown["desktop"], shown["phone"]
     assert desktop.width <= plots.MAX_WIDTH_IN * plots.DESKTOP_DPI * 1.01

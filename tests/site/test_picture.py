@@ -12,11 +12,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-from benchbook.page import plots  # noqa: E402
 from benchbook.page.render import renderings  # noqa: E402
 from benchbook.site.picture import PHONE_MEDIA  # noqa: E402
+from chapter_figures import panels_with_legends  # noqa: E402
 
 CONF = """extensions = ["myst_nb"{extra}]
 nb_execution_mode = "off"
@@ -25,11 +24,7 @@ nb_execution_mode = "off"
 
 def _notebook(tmp: Path) -> dict:
     """One code cell holding what report.glue_figure displays, and a page that pastes it."""
-    plots.set_theme()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax in axes:
-        ax.plot([1, 2], [1, 2], label="a series")
-        ax.legend()
+    fig, _ = panels_with_legends(2, 10)
     shown = renderings(fig)
     size = {k: getattr(shown["phone"], k) for k in ("width", "height")}
     meta = {"scrapbook": {"name": "fig", "mime_prefix": "application/papermill.record/"},
