@@ -57,10 +57,12 @@ def fit_width(fig: plt.Figure, max_width_in: float = MAX_WIDTH_IN) -> plt.Figure
     return fig
 
 
-def smallest_font_pt(fig: plt.Figure) -> float:
+def smallest_font_pt(fig: plt.Figure, drawn: bool = False) -> float:
     """The size in points of the smallest text the figure draws (visible, not blank); laid
-    out first, as tick labels are made when a figure is drawn."""
-    fig.draw_without_rendering()
+    out first, as tick labels are made when a figure is drawn, unless it was just `drawn`
+    (saved: a second layout would only repeat that work)."""
+    if not drawn:
+        fig.draw_without_rendering()
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
              and (t.axes is None or t.axes.get_visible())]
     return min(sizes, default=MIN_FONT_PT)

@@ -34,7 +34,7 @@ def render(fig: plt.Figure, dpi: float) -> Rendering:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     png = compact(buf.getvalue())
     width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
-    return Rendering(png, width, height, smallest_font_pt(fig) * dpi / 72)
+    return Rendering(png, width, height, smallest_font_pt(fig, drawn=True) * dpi / 72)
 
 
 def compact(png: bytes) -> bytes:
