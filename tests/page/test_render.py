@@ -51,3 +51,45 @@ def test_a_rendering_is_a_palette_png_a_third_of_the_bytes_with_the_figure_s_col
     colours = {c for _, c in image.convert("RGB").getcolors(256)}
     assert {(0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00), (0x00, 0x9E, 0x73)} <= colours  # the series keep theirs
     plt.close(fig)
+
+
+def _bars(hidden: str = "", line_beyond: float = 10, dot_beyond: float = 10):
+    plots.set_theme()
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.bar(["a", "b", "c"], (3, 5, 4))
+    ax.plot([0, 1, 2, line_beyond], (3, 5, 4, 4), marker="o")  # a point outside the axes' limits
+    ax.scatter([dot_beyond], [1])
+    ax.set_xlim(-0.5, 2.5)
+    ax.set_title("bars")
+    ax.text(0, 0, hidden, visible=False)
+    return fig
+
+
+def test_a_figure_rendered_again_comes_from_the_cache_with_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path))
+    first = renderings(_bars())
+    assert len(list((tmp_path / "figures").glob("*.json"))) == 1
+    assert renderings(_bars(), cache=False) == first  # what rendering it anew makes
+    monkeypatch.setattr("benchbook.page.render.phone_layout", lambda fig: pytest.fail("laid out again"))
+    assert renderings(_bars()) == first
+
+
+def test_a_figure_that_differs_in_a_hidden_text_or_its_data_is_rendered_anew(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path))
+    renderings(_bars())
+    renderings(_bars(hidden="shown on a phone"))  # the same pixels on a desktop
+    renderings(_bars(line_beyond=11))  # the same pixels too, other data
+    renderings(_bars(dot_beyond=11))
+    assert len(list((tmp_path / "figures").glob("*.json"))) == 4
+
+
+def test_an_unreadable_cache_entry_is_rendered_again_and_an_unwritable_folder_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(tmp_path))
+    first = renderings(_bars())
+    (entry,) = (tmp_path / "figures").glob("*.json")
+    entry.write_text("{not json")
+    assert renderings(_bars()) == first
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("BENCHBOOK_CACHE_DIR", str(blocked))  # its figures/ can never be made
+    assert renderings(_bars()) == first

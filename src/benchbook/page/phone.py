@@ -3,7 +3,7 @@
 A desktop figure about 9 inches wide, shown in a 342 px phone column (a 390 px screen), would
 draw 10 pt text at 5 px. The same figure, with its panels stacked in one column, its legends
 under what they explain and long labels wrapped, fits PHONE_WIDTH_IN with the text sizes it
-had, so the phone shows that text at about 10 px (page.plots.renderings serves each reader
+had, so the phone shows that text at about 10 px (page.render.renderings serves each reader
 the layout that fits their screen)."""
 
 from __future__ import annotations
