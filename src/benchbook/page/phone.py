@@ -65,7 +65,7 @@ def _fit(fig: plt.Figure, legends: list) -> None:
 def _saved_width(fig: plt.Figure) -> float:
     """The drawn width savefig's bbox 'tight' keeps, in inches (it counts every artist),
     drawn first: a title finds its place when drawn."""
-    fig.canvas.draw()
+    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     return fig.get_tightbbox(renderer, bbox_extra_artists=fig.get_default_bbox_extra_artists()).width
 
@@ -104,7 +104,7 @@ def _room_for_rows(fig: plt.Figure) -> None:
     next bar's: the figure grows until each row holds its name (a few passes: the layout's
     margins do not grow with it)."""
     for _ in range(4):
-        fig.canvas.draw()
+        fig.draw_without_rendering()
         need = 1.0
         for ax in fig.axes:
             boxes = sorted((t.get_window_extent() for t in ax.get_yticklabels() if t.get_text()), key=lambda b: b.y0)
@@ -135,7 +135,7 @@ def _untangle_ticks(ax) -> bool:
     renderer = ax.figure.canvas.get_renderer()
 
     def overlap() -> bool:
-        ax.figure.canvas.draw()  # tick labels take their text and place when drawn
+        ax.figure.draw_without_rendering()  # tick labels take their text and place when laid out
         boxes = sorted((t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()),
                        key=lambda b: b.x0)
         return any(a.x1 > b.x0 - 2 for a, b in zip(boxes, boxes[1:]))
