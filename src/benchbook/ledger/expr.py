@@ -8,6 +8,7 @@ parentheses, min/max/abs) and errors that say which name is unknown.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 
@@ -35,15 +36,28 @@ class MissingValue(LookupError):
 
 def names_in(expr: str) -> set[str]:
     """The value names an expression uses."""
-    return {n.id for n in ast.walk(_parse(expr)) if isinstance(n, ast.Name) and n.id not in _FUNCS}
+    return set(_names(str(expr)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(expr: str) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(_parse(expr)) if isinstance(n, ast.Name) and n.id not in _FUNCS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(expr: str) -> ast.Expression:
+    """The parsed expression, refused if it uses anything outside the language (once per
+    text: a claim's stated range evaluates one expression at up to 2^n corners)."""
+    tree = _parse(expr)
+    _check(tree.body)
+    return tree
 
 
 def evaluate(expr: str, values: dict[str, float | None]) -> float:
     """Evaluate `expr` over `values`; raise MissingValue for absent or None values."""
-    tree = _parse(expr)
-    _check(tree.body)
+    tree = _checked(str(expr))
     missing = sorted(
-        n for n in names_in(expr) if values.get(n) is None or _isnan(values.get(n))
+        n for n in _names(str(expr)) if values.get(n) is None or _isnan(values.get(n))
     )
     if missing:
         raise MissingValue(missing)
