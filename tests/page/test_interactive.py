@@ -42,7 +42,8 @@ def test_series_take_their_model_colour_and_hover_shows_the_values_and_extra_col
     s = chart.series[0]
     assert s["colour"] == palette.model_colour("Qwen3.6-35B-A3B")
     assert s["x"] == [1, 2, 4] and s["y"] == [10.0, 18.0, 30.0]
-    assert s["tips"][1] == ["concurrency: 2", "t/s: 18", "why: b"]
+    assert interactive.tooltip_lines(chart, 0, 1) == ["concurrency: 2", "t/s: 18", "why: b"]
+    assert s["tips"][1] == ["2", "18", "b"] and chart.spec["tip"] == ["concurrency", "t/s", "why"]  # labels once
     assert chart.spec["x"] == {"label": "concurrency", "log": True, "ticks": [1.0, 2.0, 4.0]}  # labelled at its values
     assert chart.spec["y"] == {"label": "t/s", "log": False}
 
@@ -67,7 +68,8 @@ def test_an_assumed_point_says_so_in_its_tooltip_and_its_series_name():
     chart = interactive.lines(df, "c", "tps", "series", "t", "x", "y")
     s = chart.series[0]
     assert s["name"].endswith("(partly assumed)")
-    assert s["tips"][1][-1] == f"{SYMBOL} {LEGEND}: dense_tps" and not s["tips"][0][-1].startswith(SYMBOL)
+    assert interactive.tooltip_lines(chart, 0, 1)[-1] == f"{SYMBOL} {LEGEND}: dense_tps"
+    assert not interactive.tooltip_lines(chart, 0, 0)[-1].startswith(SYMBOL)
     assert chart.assumed == {"dense_tps": "chosen by the generator"}
     assert "benchbook-assumed-legend" in interactive.show(chart).data
 
@@ -107,7 +109,7 @@ def test_scatter_has_a_series_per_filter_combination_each_point_with_its_own_lin
     assert chart.series[0]["colour"] == palette.platform_colour("H100 SXM5 80GB")
     assert {s["group"]: s["symbol"] for s in chart.series} == {"H100 SXM5 80GB (reconstructed)": "circle-open",
                                                                 "RTX 3090 (measured)": "circle"}
-    assert chart.series[0]["tips"][1] == ["per user: 30", "per device: 900", "concurrency: 32"]
+    assert interactive.tooltip_lines(chart, 0, 1) == ["per user: 30", "per device: 900", "concurrency: 32"]
     assert chart.spec["filters"] == FILTERS
     # log axes labelled at powers of ten only, no bare 2 and 5 between them
     assert chart.spec["x"]["log"] and chart.spec["x"]["ticks"] == chart.spec["y"]["ticks"] == "decades"

@@ -105,19 +105,30 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
             part = part.sort_values(x)
             note = notes.reindex(part.index).fillna("")
             label = untrusted.visible(str(name) if d is None else f"{name} ({d})") + _suffix(note)
-            tips = [[f"{xlabel}: {number(row[x])}", f"{ylabel}: {number(row[y])}",
-                     *(f"{lab}: {_text(row[col])}" for col, lab in hover.items()), *([n] if n else [])]
-                    for (_, row), n in zip(part.iterrows(), note)]
+            tips = _tips(part, x, y, hover, note)
             out.append({"name": label, "group": label,
                         "colour": series_colour(str((colour_of or {}).get(name, name)), colour_by),
                         "dash": DASHES[k % len(DASHES)], "symbol": "circle",
                         "x": _values(part[x]), "y": _values(part[y]), "tips": tips})
-    spec = {"kind": "lines", "title": untrusted.visible(title),
+    spec = {"kind": "lines", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
             "x": _axis(xlabel, log_x, df[x]), "y": _axis(ylabel, log_y, df[y]), "series": out,
             "legend": [_entry(s) for s in out]}
     if found:
         spec["assumed"] = found
     return Chart(spec)
+
+
+def _tips(part: pd.DataFrame, x: str, y: str, hover: dict[str, str], notes: pd.Series) -> list[list[str]]:
+    """Each point's tooltip: its values, in the order of the spec's `tip` labels (x, y, then the
+    `hover` columns), and the line naming the assumptions it rests on, if any."""
+    return [[number(row[x]), number(row[y]), *(_text(row[col]) for col in hover), *([n] if n else [])]
+            for (_, row), n in zip(part.iterrows(), notes)]
+
+
+def tooltip_lines(chart: Chart, series: int, point: int) -> list[str]:
+    """A point's tooltip as the page shows it under its series' name (benchbook-enhance.js)."""
+    labels, values = chart.spec["tip"], chart.series[series]["tips"][point]
+    return [f"{lab}: {v}" for lab, v in zip(labels, values)] + values[len(labels):]
 
 
 def _entry(s: dict, name: str | None = None) -> dict:
@@ -200,15 +211,13 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
         at = dict(zip(keys, values))
         group = f"{untrusted.visible(str(at[colour]))} ({untrusted.visible(str(at[symbol]))})"
         note = notes.reindex(part.index).fillna("")
-        tips = [[f"{xlabel}: {number(row[x])}", f"{ylabel}: {number(row[y])}",
-                 *(f"{lab}: {_text(row[col])}" for col, lab in hover.items()), *([n] if n else [])]
-                for (_, row), n in zip(part.iterrows(), note)]
+        tips = _tips(part, x, y, hover, note)
         out.append({"name": group, "group": group, "colour": platform_colour(at[colour]), "dash": [],
                     "symbol": shapes[at[symbol]], "filter": {k: untrusted.visible(str(at[k])) for k in filters},
                     "x": _values(part[x]), "y": _values(part[y]), "tips": tips,
                     "links": [str(v) for v in part[link]]})
         groups.setdefault(group, []).append(note)
-    spec = {"kind": "scatter", "title": untrusted.visible(title),
+    spec = {"kind": "scatter", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
             "x": _axis(xlabel, False) | ({"log": True, "ticks": "decades"} if log else {}),
             "y": _axis(ylabel, False) | ({"log": True, "ticks": "decades"} if log else {}),
             "series": out, "filters": filters,

@@ -227,7 +227,9 @@ function tooltip(box, spec, touched) {
     if (!p) { tip.hidden = true; return; }
     const s = spec.series[p.datasetIndex];
     tip.replaceChildren(element("strong", "", s.name));
-    (s.tips[p.dataIndex] || []).forEach((line) => tip.appendChild(element("div", "", line)));
+    // its values under their labels (spec.tip), then any line past them (what it rests on)
+    const values = s.tips[p.dataIndex] || [];
+    values.forEach((v, i) => tip.appendChild(element("div", "", i < spec.tip.length ? `${spec.tip[i]}: ${v}` : v)));
     if (s.links && s.links[p.dataIndex]) {
       tip.appendChild(element("div", "benchbook-chart-tip-hint", touched() ? "tap again: open its chapter"
                                                                             : "click: open its chapter"));
