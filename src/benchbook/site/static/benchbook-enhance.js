@@ -131,7 +131,8 @@ function themeColours(box) {
 }
 
 // A log axis's ticks: at its values where the spec lists them (concurrencies), else at each power
-// of ten in view, or at 1, 2 and 5 of each where less than a decade is in view (a filtered chart).
+// of ten in view; where fewer than two are in view (a filtered chart), at 1, 2 and 5 of each
+// decade, or at every digit of it.
 function logTicks(scale, axis) {
   const lo = scale.min * 0.999, hi = scale.max * 1.001;
   const inView = (values) => values.filter((v) => v >= lo && v <= hi);
@@ -141,8 +142,10 @@ function logTicks(scale, axis) {
   } else {
     const decades = [];
     for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) decades.push(Number(`1e${e}`));
-    values = inView(decades);
-    if (values.length < 2) values = inView(decades.flatMap((d) => [d, 2 * d, 5 * d]));
+    for (const digits of [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+      values = inView(decades.flatMap((d) => digits.map((k) => Number((k * d).toPrecision(1)))));
+      if (values.length >= 2) break;
+    }
   }
   if (values.length) scale.ticks = values.map((value) => ({ value }));
 }
@@ -345,7 +348,10 @@ function drawChart(box) {
       shown += keep ? s.x.length : 0;
     });
     chart.update();
-    if (count) count.textContent = shown === all ? `All ${all} points shown.` : `${shown} of ${all} points shown.`;
+    if (count) {
+      count.textContent = shown === all ? `All ${all} points shown.`
+        : `${shown} of ${all} points shown.${shown ? "" : " No point matches these choices."}`;
+    }
   };
   box.appendChild(legend(spec, hidden, apply));
   if (form) {
