@@ -545,7 +545,8 @@ def _site_pages(html: Path) -> list[str]:
 def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser, width, scheme):
     """axe-core (Deque's rules, WCAG 2.x A and AA among them) on every page: every rule on a
     phone in light mode (contrast, names, labels, structure); on a wide screen in dark mode,
-    which changes colours only, the contrast rule (every rule on every page takes a minute)."""
+    which changes colours only, the contrast rule (every rule on every page takes a minute). Each
+    page's interactive charts are scrolled to first, so their legends and text are drawn."""
     from axe_playwright_python.sync_playwright import Axe
 
     from browser import serve, settle
@@ -559,6 +560,9 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             page = context.new_page()
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
+                for box in page.locator("div.benchbook-chart").all():  # its legend and text checked too
+                    box.scroll_into_view_if_needed()
+                    box.and_(page.locator("[data-drawn]")).wait_for(timeout=BUSY)
                 settle(page)
                 only = {"runOnly": ["color-contrast"]} if scheme == "dark" else {}
                 options = {"resultTypes": ["violations"]} | only

@@ -56,6 +56,13 @@ def test_a_dash_column_gives_one_line_per_value_with_its_own_dash():
     assert [e["dash"] for e in chart.spec["legend"]] == [s["dash"] for s in chart.series]  # the legend shows it
 
 
+def test_a_missing_or_infinite_value_is_a_gap_and_the_spec_stays_json():
+    df = frame("m").assign(tps=[10.0, float("inf"), float("nan")])
+    chart = interactive.lines(df, "c", "tps", "series", "t", "x", "y")
+    assert chart.series[0]["y"] == [10.0, None, None]
+    assert spec_of(interactive.block(chart, "s"))["series"][0]["tips"][1][1] == "–"
+
+
 def test_numbers_in_a_tooltip_read_as_the_book_writes_them():
     assert [interactive.number(v) for v in (12345.6, 123.456, 0.012345, 5.0, -2.5, None, float("nan"))] == \
         ["12,346", "123.5", "0.01235", "5", "\u22122.5", "–", "–"]

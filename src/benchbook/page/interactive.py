@@ -82,7 +82,8 @@ def _axis(label: str, log: bool, values=None) -> dict:
 
 
 def _values(s: pd.Series) -> list:
-    return [None if is_missing(v) else float(v) for v in s]
+    """A column's numbers for the spec; none (a gap) where a value is missing or infinite."""
+    return [float(v) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str, ylabel: str,
