@@ -80,12 +80,12 @@ def test_nothing_planted_runs_or_renders_and_the_text_shows_literally(book, brow
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         for path in pages:
             page.goto(f"{server}/studies/{path.name}", wait_until="load")
-            # interactive charts are drawn when opened: their labels are inert text as well
-            for fold in page.locator("details.benchbook-interactive").all():
-                fold.locator("summary").click()
-            if page.locator("details.benchbook-interactive").count():
-                page.locator("details.benchbook-interactive .main-svg").first.wait_for(timeout=15000)
-                legend = " ".join(page.locator("details.benchbook-interactive .legendtext").all_text_contents())
+            # interactive charts are drawn as they near the screen: their labels are inert text as well
+            for box in page.locator("div.benchbook-chart").all():
+                box.scroll_into_view_if_needed()
+            if page.locator("div.benchbook-chart").count():
+                page.locator("div.benchbook-chart[data-drawn]").first.wait_for(timeout=15000)
+                legend = " ".join(page.locator("ul.benchbook-chart-legend button").all_text_contents())
                 if "Evil" in legend:  # a planted label reached the legend: shown as written
                     assert "<b>bold</b>" in legend, (path.name, legend[:300])
             found = page.evaluate(PLANTED)

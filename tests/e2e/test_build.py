@@ -442,7 +442,7 @@ def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
     assert "assumed" not in captions["fig-h100-throughput"]
     data = next(s.text for s in doc.iter("script")
                 if s.get("type") == "application/json" and "Aggregate output" in s.text)
-    names = [t["name"] for t in json.loads(data)["data"]]
+    names = [t["name"] for t in json.loads(data)["series"]]
     assert names[0].endswith("(partly assumed)") and not names[1].endswith("assumed)")
 
 
@@ -526,9 +526,9 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
                                                                    h.getBoundingClientRect().right <= edge]); }""")
         assert lead == [["verdict", True], ["basis", True], ["claim", True]], lead
         page.goto((project / "book/_build/html/studies/power-sweep.html").as_uri())
-        fold = page.locator("details:has(div.benchbook-plotly)").first
-        fold.locator("summary").click()
-        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=BUSY)
+        page.locator("div.benchbook-chart").first.scroll_into_view_if_needed()
+        page.locator("div.benchbook-chart[data-drawn]").first.wait_for(timeout=BUSY)  # Chart.js, a classic script
+        assert page.evaluate(PAINTED) > 0.02, "the chart's canvas is blank"
         assert not errors, errors
     finally:
         context.close()
@@ -545,7 +545,8 @@ def _site_pages(html: Path) -> list[str]:
 def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser, width, scheme):
     """axe-core (Deque's rules, WCAG 2.x A and AA among them) on every page: every rule on a
     phone in light mode (contrast, names, labels, structure); on a wide screen in dark mode,
-    which changes colours only, the contrast rule (every rule on every page takes a minute)."""
+    which changes colours only, the contrast rule (every rule on every page takes a minute). Each
+    page's interactive charts are scrolled to first, so their legends and text are drawn."""
     from axe_playwright_python.sync_playwright import Axe
 
     from browser import serve, settle
@@ -559,6 +560,9 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             page = context.new_page()
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
+                for box in page.locator("div.benchbook-chart").all():  # its legend and text checked too
+                    box.scroll_into_view_if_needed()
+                    box.and_(page.locator("[data-drawn]")).wait_for(timeout=BUSY)
                 settle(page)
                 only = {"runOnly": ["color-contrast"]} if scheme == "dark" else {}
                 options = {"resultTypes": ["violations"]} | only
@@ -575,7 +579,8 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
 def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
     """What a phone downloads to show a page, served as a host would serve it (bytes before any
     compression the host may add); libraries a reader has not reached yet (a ledger's DataTables,
-    a folded chart's plotly) are not part of it."""
+    a chart's Chart.js, each fetched as what needs it nears the screen) are not part of it. A page
+    with a chart draws it, inline, once scrolled to, fetching 0.25 MB at most for it."""
     from browser import serve
 
     project, _ = built
@@ -583,7 +588,7 @@ def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
     pages = _site_pages(html)
     assert len(pages) >= 10
     context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
-    heavy = {}
+    heavy, chart = {}, {}
     try:
         with serve(html) as url:
             for rel in pages:
@@ -592,10 +597,18 @@ def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
                 assert not [u for u in sizes if "fontawesome.js" in u], rel  # the unused icon script is gone
                 heavy[rel] = sum(sizes.values())
+                if page.locator("div.benchbook-chart").count():
+                    before = set(sizes)
+                    page.locator("div.benchbook-chart").first.scroll_into_view_if_needed()
+                    page.locator("div.benchbook-chart[data-drawn]").first.wait_for(timeout=BUSY)
+                    assert page.evaluate(PAINTED) > 0.02, rel
+                    chart[rel] = {u.rsplit("/", 1)[-1]: sizes[u] for u in set(sizes) - before if u.endswith(".js")}
                 page.close()
     finally:
         context.close()
     assert max(heavy.values()) <= 2_000_000, heavy
+    assert {"studies/synthesis.html", f"studies/{STUDY}.html", "studies/power-sweep.html"} <= set(chart), chart
+    assert all(list(js) == ["chart.umd.js"] and js["chart.umd.js"] <= 250_000 for js in chart.values()), chart
 
 
 PRINT_LAYOUT = """() => ({
@@ -660,34 +673,46 @@ def test_the_cross_platform_table_sorts_each_column_by_its_values(built, browser
         context.close()
 
 
-POINTS = "#throughput-per-accelerator-against-throughput-per-user .scatterlayer .trace .points path"
+CROSS_STUDY = "#throughput-per-accelerator-against-throughput-per-user"
+# The cross-study chart as Chart.js drew it: how many points show, and where the first shown one is.
+SHOWN = """() => {
+  const canvas = document.querySelector('#throughput-per-accelerator-against-throughput-per-user canvas');
+  const chart = Chart.getChart(canvas), r = canvas.getBoundingClientRect(), a = chart.chartArea;
+  const shown = chart.data.datasets.map((d, k) => k).filter(k => chart.isDatasetVisible(k));
+  const points = shown.flatMap(k => chart.getDatasetMeta(k).data);
+  const inside = points.filter(p => p.x >= a.left && p.x <= a.right && p.y >= a.top && p.y <= a.bottom);
+  return {count: points.length, inside: inside.length, x: r.left + points[0].x, y: r.top + points[0].y};
+}"""
+# Of the page's first chart canvas, the share of pixels painted (0 for a blank canvas).
+PAINTED = """() => { const c = document.querySelector('div.benchbook-chart canvas');
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0; for (let k = 3; k < px.length; k += 4) if (px[k]) n++; return n / (px.length / 4); }"""
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [1400, 390])
 def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter(built, browser, width):
-    """The synthesis's chart of every serving point, opened from disk: folded, it draws when
-    opened, one marker per
-    point its count line announces; choosing a platform leaves only that platform's points
-    (the count says how many); the filters are labelled selects a thumb can hit; a click on a
-    point opens its chapter's section."""
+    """The synthesis's chart of every serving point, opened from disk: inline, drawn as it nears
+    the screen, one marker per point its count line announces, every one inside the plot;
+    choosing a platform leaves only that platform's points (the count says how many); the
+    filters are labelled selects a thumb can hit; a click on a point opens its chapter's section
+    (on a phone's touch screen the first tap shows its values and says a second opens it)."""
     project, _ = built
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    phone = width < 600
+    context = browser.new_context(viewport={"width": width, "height": 900}, has_touch=phone, is_mobile=phone)
     errors = []
     try:
         page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
-        section = page.locator("#throughput-per-accelerator-against-throughput-per-user")
-        # folded, so plotly.js (1.2 MB) loads only for a reader who opens it (the page stays under 2 MB)
-        assert not section.locator(".main-svg").count()
-        section.locator("details.benchbook-interactive > summary").click()
-        section.locator("div.benchbook-plotly-chart").scroll_into_view_if_needed()
+        section = page.locator(CROSS_STUDY)
+        assert not section.locator("details.benchbook-interactive").count()  # not folded
+        section.locator("div.benchbook-chart").scroll_into_view_if_needed()
+        section.locator("div.benchbook-chart[data-drawn]").wait_for(timeout=BUSY)
         count = section.locator(".benchbook-chart-count")
-        page.wait_for_function("() => /^All \\d+ points shown/.test("
-                               "document.querySelector('.benchbook-chart-count').textContent)", timeout=20000)
-        total = int(re.match(r"All (\d+)", count.inner_text()).group(1))
-        assert total >= 50 and page.locator(POINTS).count() == total
+        total = int(re.match(r"All (\d+) points shown", count.inner_text()).group(1))
+        shown = page.evaluate(SHOWN)
+        assert total >= 50 and shown["count"] == shown["inside"] == total, (total, shown)
 
         select = section.locator("select[data-benchbook-filter='platform_name']")
         for s in section.locator("select").all():
@@ -697,13 +722,22 @@ def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter
         h100 = next(o for o in select.locator("option").all() if o.get_attribute("value").startswith("H100"))
         n = int(re.search(r"\((\d+)\)$", h100.inner_text()).group(1))
         select.select_option(h100.get_attribute("value"))
-        page.wait_for_function(f"() => document.querySelector('.benchbook-chart-count').textContent"
-                               f" === '{n} of {total} points shown.'", timeout=10000)
-        assert 0 < n < total and page.locator(POINTS).count() == n
+        section.locator(".benchbook-chart-count", has_text=f"{n} of {total} points shown.").wait_for(timeout=10000)
+        shown = page.evaluate(SHOWN)
+        assert 0 < n < total and shown["count"] == shown["inside"] == n, (n, shown)
 
-        point = page.locator(POINTS).first.bounding_box()
-        page.mouse.move(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
-        page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+        section.locator("div.benchbook-chart").scroll_into_view_if_needed()
+        point = page.evaluate(SHOWN)
+        if phone:
+            page.touchscreen.tap(point["x"], point["y"])
+            tip = section.locator("div.benchbook-chart-tip")
+            tip.wait_for(state="visible", timeout=5000)
+            assert "H100" in tip.inner_text() and "tap again: open its chapter" in tip.inner_text()
+            assert "synthesis.html" in page.url  # the first tap only shows the values
+            page.touchscreen.tap(point["x"], point["y"])
+        else:
+            page.mouse.move(point["x"], point["y"])
+            page.mouse.click(point["x"], point["y"])
         page.wait_for_url(re.compile(r"studies/h100-dense-vs-moe-mtp\.html#[\w-]+$"), timeout=10000)
         assert page.locator(f"#{page.url.rsplit('#', 1)[1]}").count() == 1  # the section it names is there
         assert not errors, errors

@@ -239,9 +239,9 @@ def test_figure_series_drawn_from_assumed_cells_say_so_in_the_legend_and_interac
     chart = interactive.lines(sweep.assign(p99=sweep["p99_ttft_s"].map(str)), "concurrency", "output_tps", "config",
                               "t", "x", "y",
                               hover={"p99": "P99"}, reads={"p99": "p99_ttft_s"})
-    assert [t.name for t in chart.data] == ["dense (partly assumed)", "moe"]
-    assert "assumed: not in the write-up: tails" in chart.data[0].customdata[0][-1]
-    assert chart.data[0].customdata[2][-1] == ""
+    assert [s["name"] for s in chart.series] == ["dense (partly assumed)", "moe"]
+    assert "assumed: not in the write-up: tails" in interactive.tooltip_lines(chart, 0, 0)[-1]
+    assert "assumed" not in interactive.tooltip_lines(chart, 0, 2)[-1]
     assert "benchbook-assumed-legend" in interactive.show(chart).data
 
 

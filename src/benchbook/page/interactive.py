@@ -1,25 +1,54 @@
 """Interactive versions of the figures where readers compare many series.
 
-A static PNG stays the figure of record (it prints, and it shows without JavaScript).
-Beside it, folded under a line that says what it offers, the same data as a plotly.js
-chart: hovering a point shows its values, clicking a legend entry hides or shows that
-series. plotly builds the chart's JSON here; the page holds it in a data block
-(`<script type="application/json">`, which browsers never run), and the site's own
-`benchbook-enhance.js` draws it with the plotly.js bundle the plotly package ships, copied
-into the site (benchbook.site.assets). Nothing is fetched from elsewhere, and the pages'
-Content-Security-Policy needs neither inline scripts nor eval: plotly.js draws SVG
-traces without them (checked in tests/test_site_browser.py).
+A static figure stays the figure of record (it prints, and it shows without JavaScript).
+Under it, inline, the same data as a chart the browser draws: hovering (or tapping) a point
+shows its values, a legend entry hides or shows its series, a scatter's points open their
+chapters and its filters choose what is shown. The chart is described here as the book's
+own small JSON spec (`Chart.spec`: series with the palette registry's colours, as the
+static figures have them, their points, and each point's tooltip lines already written in
+the book's number style); the page holds it in a data block (`<script
+type="application/json">`, which browsers never run), and the site's `benchbook-enhance.js`
+draws it with Chart.js (0.2 MB, vendored: benchbook.site.assets) on a canvas at the column's
+width, in the theme's colours (light or dark). Every text from data reaches the reader as
+text: drawn on the canvas, or set as a legend's or tooltip's `textContent`, never parsed as
+HTML. Nothing is fetched from elsewhere, and the pages' Content-Security-Policy needs
+neither inline scripts nor eval (checked in tests/browser/test_site_browser.py).
 """
 
 from __future__ import annotations
 
 import html
+import json
+import math
+from dataclasses import dataclass
 
 import pandas as pd
 
+from ..format import is_missing, typeset
 from ..study import untrusted
 from ..study.marks import LEGEND, SERIES, SERIES_PART, SYMBOL, WHY, cell_ids, legend_html, short, union
 from .palette import model_colour, platform_colour, power_colour
+
+# a line's dash (Chart.js borderDash, in px), one per value of a `dash` column in turn
+DASHES = ([], [8, 4], [2, 3], [8, 3, 2, 3])
+# marker shapes, one per value of a scatter's `symbol` column in turn ('-open': outline only)
+SYMBOLS = ("circle", "circle-open", "square", "diamond", "triangle")
+LOG_TICKS_AT_VALUES = 12  # a log axis with at most this many distinct values is labelled at them
+
+
+@dataclass
+class Chart:
+    """An interactive chart: `spec` is what the page holds (see the module's docstring)."""
+    spec: dict
+
+    @property
+    def series(self) -> list[dict]:
+        return self.spec["series"]
+
+    @property
+    def assumed(self) -> dict:
+        """{assumption id: why} of every assumption a point of the chart rests on."""
+        return self.spec.get("assumed") or {}
 
 
 def series_colour(name: str, by: str = "model") -> str:
@@ -27,23 +56,48 @@ def series_colour(name: str, by: str = "model") -> str:
     return power_colour(name) if by == "power" else model_colour(name)
 
 
+def number(v) -> str:
+    """A point's value in a tooltip: four significant figures, thousands with commas, whole
+    above 1,000 ('12,345', '123.5', '0.01235'); a dash for none."""
+    if is_missing(v):
+        return "–"
+    v = float(v)
+    if not math.isfinite(v):
+        return "–"
+    return typeset(f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,.10g}")
+
+
+def _text(v) -> str:
+    return "–" if is_missing(v) else untrusted.visible(str(v))
+
+
+def _axis(label: str, log: bool, values=None) -> dict:
+    """An axis: its title, linear or log; a log axis is labelled at each power of ten, or at
+    its values when they are few (concurrencies 1, 4, 8, 16, 32)."""
+    out = {"label": label, "log": bool(log)}
+    if log:
+        distinct = sorted({float(v) for v in (values if values is not None else []) if not is_missing(v) and v > 0})
+        out["ticks"] = distinct if 0 < len(distinct) <= LOG_TICKS_AT_VALUES else "decades"
+    return out
+
+
+def _values(s: pd.Series) -> list:
+    """A column's numbers for the spec; none (a gap) where a value is missing or infinite."""
+    return [float(v) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
+
+
 def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str, ylabel: str,
           colour_by: str = "model", dash: str | None = None, log_x: bool = False, log_y: bool = False,
-          hover: dict[str, str] | None = None, colour_of: dict | None = None, reads: dict | None = None):
+          hover: dict[str, str] | None = None, colour_of: dict | None = None, reads: dict | None = None) -> Chart:
     """One line per `series` (and per `dash` value, dashed), hover showing x, y and the
     `hover` columns ({column: label}). A series is coloured as the static figures colour
     its model (`colour_of` maps a series to its model's name when the series is not one).
     A series drawn from assumed cells (marks in `df.attrs`; `reads` maps a hover column to
-    the column its marks come from) says so in its name and at each such point.
-    Every text is escaped: plotly reads a little HTML (<b>, <a href>) in names and titles,
-    and a label from data must show as written."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    styles = ["solid", "dash", "dot", "dashdot"]
+    the column its marks come from) says so in its name and at each such point."""
     dashes = list(dict.fromkeys(df[dash])) if dash else [None]
     hover = hover or {}
     notes, found = _assumed_notes(df, [y, *hover], reads or {})
+    out = []
     for name, g in df.groupby(series, sort=False):
         for k, d in enumerate(dashes):
             part = g if d is None else g[g[dash] == d]
@@ -51,35 +105,48 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
                 continue
             part = part.sort_values(x)
             note = notes.reindex(part.index).fillna("")
-            label = html.escape(untrusted.visible(str(name) if d is None else f"{name} ({d})")) + _suffix(note)
-            extra = "".join(f"<br>{html.escape(lab)}: %{{customdata[{i}]}}" for i, lab in enumerate(hover.values()))
-            fig.add_trace(go.Scatter(
-                x=part[x], y=part[y], mode="lines+markers", name=label,
-                line={"color": series_colour(str((colour_of or {}).get(name, name)), colour_by),
-                      "dash": styles[k % len(styles)]},
-                customdata=part[list(hover)].assign(_note=note).to_numpy(),
-                hovertemplate=(f"<b>{label}</b><br>{html.escape(xlabel)}: %{{x}}"
-                               f"<br>{html.escape(ylabel)}: %{{y:,.4~g}}{extra}%{{customdata[{len(hover)}]}}"
-                               "<extra></extra>"),
-            ))
+            label = untrusted.visible(str(name) if d is None else f"{name} ({d})") + _suffix(note)
+            tips = _tips(part, x, y, hover, note)
+            out.append({"name": label, "group": label,
+                        "colour": series_colour(str((colour_of or {}).get(name, name)), colour_by),
+                        "dash": DASHES[k % len(DASHES)], "symbol": "circle",
+                        "x": _values(part[x]), "y": _values(part[y]), "tips": tips})
+    spec = {"kind": "lines", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
+            "x": _axis(xlabel, log_x, df[x]), "y": _axis(ylabel, log_y, df[y]), "series": out,
+            "legend": [_entry(s) for s in out]}
     if found:
-        fig.update_layout(meta={"benchbook_assumed": found})
-    fig.update_layout(title={"text": html.escape(title)}, hovermode="closest", template="plotly_white",
-                      font={"size": 13}, legend={"title": {"text": ""}}, margin={"l": 60, "r": 20, "t": 60, "b": 50},
-                      xaxis={"title": {"text": html.escape(xlabel)}, "type": "log" if log_x else "linear"},
-                      yaxis={"title": {"text": html.escape(ylabel)}, "type": "log" if log_y else "linear"})
-    return fig
+        spec["assumed"] = found
+    return Chart(spec)
+
+
+def _tips(part: pd.DataFrame, x: str, y: str, hover: dict[str, str], notes: pd.Series) -> list[list[str]]:
+    """Each point's tooltip: its values, in the order of the spec's `tip` labels (x, y, then the
+    `hover` columns), and the line naming the assumptions it rests on, if any."""
+    return [[number(row[x]), number(row[y]), *(_text(row[col]) for col in hover), *([n] if n else [])]
+            for (_, row), n in zip(part.iterrows(), notes)]
+
+
+def tooltip_lines(chart: Chart, series: int, point: int) -> list[str]:
+    """A point's tooltip as the page shows it under its series' name (benchbook-enhance.js)."""
+    labels, values = chart.spec["tip"], chart.series[series]["tips"][point]
+    return [f"{lab}: {v}" for lab, v in zip(labels, values)] + values[len(labels):]
+
+
+def _entry(s: dict, name: str | None = None) -> dict:
+    """A legend entry: what it is called and how its series look."""
+    return {"group": s["group"], "name": name or s["name"], "colour": s["colour"], "dash": s["dash"],
+            "symbol": s["symbol"]}
 
 
 def _assumed_notes(df: pd.DataFrame, columns: list[str], reads: dict) -> tuple[pd.Series, dict]:
-    """Per point, the hover line naming the assumptions its values rest on ('' for none),
+    """Per point, the tooltip line naming the assumptions its values rest on ('' for none),
     and {id: why} of all of them."""
 
     cells, why = cell_ids(df), df.attrs.get(WHY) or {}
     sources = [reads.get(c, c) for c in columns]
     ids = {label: union(*(cells.get((label, c), ()) for c in sources)) for label in df.index}
-    notes = pd.Series({label: (f"<br>{SYMBOL} {html.escape(LEGEND)}: " + html.escape("; ".join(v)) if v else "")
-                       for label, v in ids.items()}, dtype=object)
+    notes = pd.Series({label: (f"{SYMBOL} {LEGEND}: " + "; ".join(v) if v else "") for label, v in ids.items()},
+                      dtype=object)
     found = {i: short(why.get(i, "")) for v in ids.values() for i in v}
     return notes, found
 
@@ -91,81 +158,75 @@ def _suffix(notes: pd.Series) -> str:
     return "" if not hit.any() else SERIES if hit.all() else SERIES_PART
 
 
-def block(fig, summary: str) -> str:
-    """The chart as page HTML: folded under `summary`, its JSON in a data block. '<' is
-    written as \\u003c, so no text from data can close the block early."""
-    spec = fig.to_json().replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (f'<details class="benchbook-details benchbook-interactive"><summary>{html.escape(summary)}</summary>'
-            f'<div class="benchbook-plotly"><script type="application/json">{spec}</script></div></details>')
+def _data_block(chart: Chart) -> str:
+    """The spec in a data block. '<', '>' and '&' are written as \\u escapes, so no text from
+    data can close the block early."""
+    spec = json.dumps(chart.spec, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    kind = chart.spec["kind"]
+    return f'<div class="benchbook-chart benchbook-chart-{kind}"><script type="application/json">{spec}</script></div>'
 
 
-def show(fig, summary: str = "Interactive version: hover over a point for its values; "
-                                "click a legend entry to hide or show that series"):
-    """Display the folded interactive chart in a notebook (an HTML output)."""
+def block(chart: Chart, summary: str, controls: str = "") -> str:
+    """The chart as page HTML, inline: a line saying what it offers (`summary`), any filter
+    `controls`, then the chart's data block, which benchbook-enhance.js draws as it comes
+    near the screen. Without JavaScript, and in print, the whole block is hidden: the static
+    figure and the tables beside it show the same data."""
+    return (f'<div class="benchbook-interactive"><p class="benchbook-chart-summary">{html.escape(summary)}</p>'
+            f"{controls}{_data_block(chart)}</div>")
+
+
+def show(chart: Chart, summary: str = "Interactive version: hover over or tap a point for its values; "
+                                      "tap a legend entry to hide or show that series"):
+    """Display the interactive chart in a notebook (an HTML output), with the legend of any
+    assumption its points rest on."""
     from IPython.display import HTML
 
-    found = (fig.layout.meta or {}).get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
-    legend = legend_html(list(found), found) if found else ""
-    return HTML(block(fig, summary) + legend)
+    found = chart.assumed
+    return HTML(block(chart, summary) + (legend_html(list(found), found) if found else ""))
 
 
 # ---- a scatter whose points the page filters -----------------------------------------
 
-SYMBOLS = ("circle", "circle-open", "square", "diamond", "triangle-up")
-
 
 def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: str, *, colour: str,
             symbol: str, filters: dict[str, str], link: str, hover: dict[str, str] | None = None,
-            symbols: dict[str, str] | None = None, log: bool = True, reads: dict | None = None):
+            symbols: dict[str, str] | None = None, log: bool = True, reads: dict | None = None) -> Chart:
     """One marker per row at (`x`, `y`), coloured by platform (`colour` names the column) and
-    shaped by `symbol` (e.g. measured or reconstructed; `symbols` maps its values to plotly
-    marker symbols, the others take SYMBOLS in turn), each a link to `link` (a click opens it).
+    shaped by `symbol` (e.g. measured or reconstructed; `symbols` maps its values to SYMBOLS,
+    the others take the rest in turn), each a link to `link` (a click opens it).
 
-    There is one trace per combination of the `filters` columns ({column: what the filter
-    is called}), each trace's `meta` holding its value of every filter column, so the page's
-    filter controls (filter_controls) show and hide whole traces (benchbook-enhance.js). The
-    legend has one entry per colour and symbol, which shows or hides all their traces. A point
-    drawn from assumed cells (marks in `df.attrs`) says so where it is hovered, as in `lines`."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
+    There is one series per combination of the `filters` columns ({column: what the filter
+    is called}), each holding its value of every filter column, so the page's filter controls
+    (filter_controls) show and hide whole series (benchbook-enhance.js). The legend has one
+    entry per colour and symbol, which shows or hides all their series. A log axis is
+    labelled at each power of ten only. A point drawn from assumed cells (marks in
+    `df.attrs`) says so where it is hovered, as in `lines`."""
     hover = hover or {}
     keys = list(dict.fromkeys([colour, symbol, *filters]))
     others = [s for s in SYMBOLS if s not in (symbols or {}).values()]
     shapes = {v: (symbols or {}).get(v) or others[i % len(others)] for i, v in enumerate(sorted(set(df[symbol])))}
     notes, found = _assumed_notes(df, [x, y], reads or {})
-    seen = set()
+    out, groups = [], {}
     for values, part in df.groupby(keys, sort=True):
         at = dict(zip(keys, values))
-        group = f"{at[colour]} ({at[symbol]})"
+        group = f"{untrusted.visible(str(at[colour]))} ({untrusted.visible(str(at[symbol]))})"
         note = notes.reindex(part.index).fillna("")
-        # a long entry in two lines: a phone's legend clips a line wider than the chart
-        name = html.escape(untrusted.visible(str(at[colour]))) + ("<br>" if len(group) > 30 else " ") \
-            + f"({html.escape(untrusted.visible(str(at[symbol])))})" + _suffix(note)
-        extra = "".join(f"<br>{html.escape(lab)}: %{{customdata[{i}]}}" for i, lab in enumerate(hover.values()))
-        fig.add_trace(go.Scatter(
-            x=part[x], y=part[y], mode="markers", name=name, legendgroup=group, showlegend=group not in seen,
-            marker={"color": platform_colour(at[colour]), "symbol": shapes[at[symbol]], "size": 9,
-                    "line": {"width": 1.5, "color": platform_colour(at[colour])}},
-            meta={"filter": {k: untrusted.visible(str(at[k])) for k in filters}, "links": [str(v) for v in part[link]]},
-            customdata=part[list(hover)].astype(str).map(lambda v: html.escape(untrusted.visible(v)))
-                           .assign(_note=note).to_numpy(),
-            hovertemplate=(f"{html.escape(xlabel)}: %{{x:,.4~g}}<br>{html.escape(ylabel)}: %{{y:,.4~g}}{extra}"
-                           f"%{{customdata[{len(hover)}]}}<br><i>click: open its chapter</i><extra></extra>"),
-        ))
-        seen.add(group)
-    meta = {"benchbook_filters": filters}
+        tips = _tips(part, x, y, hover, note)
+        out.append({"name": group, "group": group, "colour": platform_colour(at[colour]), "dash": [],
+                    "symbol": shapes[at[symbol]], "filter": {k: untrusted.visible(str(at[k])) for k in filters},
+                    "x": _values(part[x]), "y": _values(part[y]), "tips": tips,
+                    "links": [str(v) for v in part[link]]})
+        groups.setdefault(group, []).append(note)
+    spec = {"kind": "scatter", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
+            "x": _axis(xlabel, False) | ({"log": True, "ticks": "decades"} if log else {}),
+            "y": _axis(ylabel, False) | ({"log": True, "ticks": "decades"} if log else {}),
+            "series": out, "filters": filters,
+            "legend": [_entry(s, s["group"] + _suffix(pd.concat(groups.pop(s["group"]))))
+                       for s in out if s["group"] in groups]}
     if found:
-        meta["benchbook_assumed"] = found
-    # a log axis labels each power of ten only: plotly's default also prints the 2 and 5
-    # between them as bare digits, which read as values
-    axis = {"type": "log", "dtick": 1} if log else {"type": "linear"}
-    fig.update_layout(meta=meta, title={"text": html.escape(title)}, hovermode="closest", template="plotly_white",
-                      font={"size": 13}, height=560, margin={"l": 60, "r": 20, "t": 60 if title else 20, "b": 50},
-                      legend={"orientation": "h", "y": -0.18, "title": {"text": ""}},
-                      xaxis={"title": {"text": html.escape(xlabel)}, **axis},
-                      yaxis={"title": {"text": html.escape(ylabel)}, **axis})
-    return fig
+        spec["assumed"] = found
+    return Chart(spec)
 
 
 def filter_controls(df: pd.DataFrame, filters: dict[str, str], noun: str = "points") -> str:
@@ -184,9 +245,6 @@ def filter_controls(df: pd.DataFrame, filters: dict[str, str], noun: str = "poin
             f'<p class="benchbook-chart-count" aria-live="polite">All {len(df)} {html.escape(noun)} shown.</p>')
 
 
-def filtered_block(fig, summary: str, controls: str, open_: bool = False) -> str:
-    """The chart as page HTML (`block`) with its filter controls above it; folded unless
-    `open_`, as every chart is: plotly.js (1.2 MB) then loads only for a reader who opens it,
-    which keeps a page under 2 MB on a phone."""
-    page = block(fig, summary).replace("</summary>", "</summary>" + controls, 1)
-    return page.replace("<details ", "<details open ", 1) if open_ else page
+def filtered_block(chart: Chart, summary: str, controls: str) -> str:
+    """The chart as page HTML (`block`) with its filter controls above it."""
+    return block(chart, summary, controls)

@@ -2,14 +2,14 @@
 
 - Long tables that `report.html(..., filterable=True)` marks get DataTables (2.x with its
   ColumnControl extension), from the offline bundle the itables package ships.
-- Charts that `benchbook.page.interactive` writes get plotly.js's "basic" bundle (scatter,
-  bar and pie traces: 1.2 MB, where the full bundle the plotly package ships is 4.8 MB),
-  vendored in `static/vendor/` at the version of the plotly.js that package pairs with
-  (`static/vendor/README.md` says where it came from and how to update it).
+- Charts that `benchbook.page.interactive` writes get Chart.js (its UMD build, 0.2 MB),
+  vendored in `static/vendor/` (`static/vendor/README.md` says where it came from and how
+  to update it).
 
-Both are copied into the site's _static folder, so nothing is fetched from elsewhere, and
-each is fetched only when a reader reaches what needs it (a ledger, an opened chart). The
-theme's FontAwesome script, which nothing here uses, is taken off every page.
+Both are copied into the site's _static folder, so nothing is fetched from elsewhere.
+DataTables is fetched when a ledger comes near the screen; Chart.js with a page that has a
+chart, which is drawn inline (a page stays under 2 MB on a phone with it). The theme's
+FontAwesome script, which nothing here uses, is taken off every page.
 `static/benchbook-enhance.js` (shipped with the library, so every book built with it has it)
 loads each library only on pages that need it. All of them are classic scripts, which a page
 opened from disk (file://) runs: Chromium blocks module scripts there.
@@ -30,7 +30,7 @@ from .. import __version__
 
 SCRIPT = "benchbook-enhance.js"
 DATATABLES = {"dt_bundle.js": "datatables.js", "dt_bundle.css": "datatables.css"}
-PLOTLY = "plotly-basic.min.js"
+CHARTJS = "chart.umd.js"
 VENDOR = Path(__file__).parent / "static" / "vendor"
 
 
@@ -63,7 +63,7 @@ def _copy_libraries(out: Path) -> None:
             (out / dest).write_text(classic_script(text, str(bundle / src)), encoding="utf-8")
         else:
             shutil.copyfile(bundle / src, out / dest)
-    shutil.copyfile(VENDOR / PLOTLY, out / PLOTLY)
+    shutil.copyfile(VENDOR / CHARTJS, out / CHARTJS)
     shutil.copyfile(Path(__file__).parent / "static" / SCRIPT, out / SCRIPT)
 
 

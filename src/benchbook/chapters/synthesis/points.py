@@ -192,11 +192,12 @@ def chart_html(df: pd.DataFrame) -> str:
     pts = shown(df)
     if not len(pts):
         return ""
-    fig = interactive.scatter(
+    chart = interactive.scatter(
         pts, "per_user_tps", "per_device_tps", "",  # the section's heading is its title
         "output t/s per user", "output t/s per accelerator", colour="platform_name", symbol="data_kind",
         filters=FILTERS, link="link", hover=HOVER, symbols=SYMBOLS)
-    found = fig.layout.meta.get("benchbook_assumed") if isinstance(fig.layout.meta, dict) else None
-    summary = "Open the chart of every point: hover for its values, click to open its chapter, choose what to show"
-    return interactive.filtered_block(fig, summary, interactive.filter_controls(pts, FILTERS)) + \
+    found = chart.assumed
+    summary = ("Every point: hover over or tap one for its values, click it (tap it twice) to open its chapter; "
+               "choose what to show")
+    return interactive.filtered_block(chart, summary, interactive.filter_controls(pts, FILTERS)) + \
         (legend_html(list(found), found) if found else "")

@@ -97,108 +97,300 @@ async function enhanceTables(found) {
   });
 }
 
-// Interactive charts (benchbook.page.interactive): the chart's JSON sits in a data block; it is
-// drawn with plotly.js's basic bundle (1.2 MB, vendored: benchbook.site.assets) when its folded
-// section is first opened (plotly needs the size).
-const PLOTLY = "plotly-basic.min.js";
-const NARROW = 600;  // px: below it a chart takes a phone's layout (phoneLayout)
+// Interactive charts (benchbook.page.interactive): each chart's spec sits in a data block beside
+// its static figure; it is drawn inline, unfolded, with Chart.js (0.2 MB, vendored:
+// benchbook.site.assets) on a canvas at the column's width. Every text from the
+// spec reaches the page as text: drawn on the canvas, or set as textContent (title, legend,
+// tooltip), never parsed as HTML. Colours of text and grid are read from the page's CSS when the
+// chart is drawn and again when the theme changes (pydata-sphinx-theme's html[data-theme]), so
+// the chart follows dark mode; its series keep the palette's colours on a light plot panel.
+const CHARTJS = "chart.umd.js";
+const NARROW = 600;  // px: below it a chart's text is a little smaller
+const TAP = 800;  // ms: a click this soon after a touch is a tap
+const POINT_STYLES = { circle: "circle", square: "rect", diamond: "rectRot", triangle: "triangle" };
+const SIGNIFICANT = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4 });
 
-// A title broken into lines of about `width` characters (plotly draws one line as it is given).
-function wrapTitle(text, width) {
-  const lines = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line && line.length + word.length + 1 > width) { lines.push(line); line = ""; }
-    line = line ? line + " " + word : word;
-  }
-  return lines.concat(line ? [line] : []).join("<br>");
+function element(tag, className, text) {
+  const el = document.createElement(tag);
+  if (className) el.className = className;
+  if (text !== undefined) el.textContent = text;
+  return el;
 }
 
-// On a phone the legend goes under the plot, one series a line, so the plot keeps the whole
-// width (beside it, long series names left the plot 70 px of a 390 px screen); the chart
-// grows by the legend's height, and the title wraps.
-function phoneLayout(layout, width, traces) {
-  if (width >= NARROW) return layout;
-  const title = layout.title || {};
-  const lines = Math.ceil((title.text || "").length / 36);
-  return Object.assign({}, layout, {
-    title: Object.assign({}, title, { text: wrapTitle(title.text || "", 36) }),
-    legend: Object.assign({}, layout.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.18, yanchor: "top" }),
-    margin: { l: 56, r: 12, t: 30 + 20 * lines, b: 40 },
-    height: 340 + 20 * lines + 24 * traces,
-  });
-}
-
-async function charts() {
-  const found = document.querySelectorAll("div.benchbook-plotly");
-  if (!found.length) return;
-  let ready = null;
-  const draw = async (box) => {
-    if (box.dataset.drawn) return;
-    box.dataset.drawn = "1";
-    ready = ready || classicScript(PLOTLY);
-    await ready;
-    const spec = JSON.parse(box.querySelector("script[type='application/json']").textContent);
-    const chart = document.createElement("div");
-    chart.className = "benchbook-plotly-chart";
-    box.appendChild(chart);
-    const layout = phoneLayout(spec.layout, box.getBoundingClientRect().width, spec.data.length);
-    window.Plotly.newPlot(chart, spec.data, layout, { displaylogo: false, responsive: true });
+// The chart's colours from the page's CSS (benchbook.css sets them for light and dark).
+function themeColours(box) {
+  const style = getComputedStyle(box);
+  const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    text: style.color,
+    grid: read("--benchbook-chart-grid", "rgba(0, 0, 0, 0.12)"),
+    axis: read("--benchbook-chart-axis", style.color),
+    panel: read("--benchbook-chart-panel", "transparent"),
+    font: style.fontFamily,
   };
-  found.forEach((box) => {
-    const fold = box.closest("details");
-    if (!fold || fold.open) draw(box);
-    else fold.addEventListener("toggle", () => fold.open && draw(box), { once: false });
+}
+
+// A log axis's ticks: at its values where the spec lists them (concurrencies), else at each power
+// of ten in view; where fewer than two are in view (a filtered chart), at 1, 2 and 5 of each
+// decade, or at every digit of it.
+function logTicks(scale, axis) {
+  const lo = scale.min * 0.999, hi = scale.max * 1.001;
+  const inView = (values) => values.filter((v) => v >= lo && v <= hi);
+  let values;
+  if (Array.isArray(axis.ticks)) {
+    values = inView(axis.ticks);
+  } else {
+    const decades = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) decades.push(Number(`1e${e}`));
+    for (const digits of [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+      values = inView(decades.flatMap((d) => digits.map((k) => Number((k * d).toPrecision(1)))));
+      if (values.length >= 2) break;
+    }
+  }
+  if (values.length) scale.ticks = values.map((value) => ({ value }));
+}
+
+function scaleOptions(axis, colours, small) {
+  const font = () => ({ family: colours().font, size: small() ? 12 : 13 });
+  const out = {
+    type: axis.log ? "logarithmic" : "linear",
+    title: { display: !!axis.label, text: axis.label, color: () => colours().text, font },
+    ticks: { color: () => colours().text, font, maxRotation: 0 },
+    grid: { color: () => colours().grid },
+    border: { color: () => colours().axis },
+  };
+  if (axis.log) {
+    // room around the outermost points, then ticks chosen as above, each labelled as a number
+    out.afterDataLimits = (scale) => { scale.min /= 1.25; scale.max *= 1.25; };
+    out.afterBuildTicks = (scale) => logTicks(scale, axis);
+    out.ticks.callback = (value) => SIGNIFICANT.format(value);
+  } else {
+    out.grace = "5%";
+  }
+  return out;
+}
+
+// A legend entry's sample: its line (dash as drawn) and its marker, in an inline SVG.
+function swatch(entry, lines) {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", "0 0 28 14");
+  svg.setAttribute("width", "28");
+  svg.setAttribute("height", "14");
+  svg.setAttribute("aria-hidden", "true");
+  const add = (tag, attrs) => {
+    const el = document.createElementNS(NS, tag);
+    Object.entries(attrs).forEach(([k, v]) => el.setAttribute(k, String(v)));
+    svg.appendChild(el);
+  };
+  if (lines) {
+    add("line", { x1: 1, y1: 7, x2: 27, y2: 7, stroke: entry.colour, "stroke-width": 2,
+                  "stroke-dasharray": (entry.dash || []).join(" ") || "none" });
+  }
+  const open = entry.symbol.endsWith("-open");
+  const paint = { fill: open ? "none" : entry.colour, stroke: entry.colour, "stroke-width": 1.5 };
+  const base = entry.symbol.replace(/-open$/, "");
+  if (base === "square") add("rect", { x: 10, y: 3, width: 8, height: 8, ...paint });
+  else if (base === "diamond") add("polygon", { points: "14,2 19,7 14,12 9,7", ...paint });
+  else if (base === "triangle") add("polygon", { points: "14,2 19,11 9,11", ...paint });
+  else add("circle", { cx: 14, cy: 7, r: lines ? 3 : 4.5, ...paint });
+  return svg;
+}
+
+function datasets(spec) {
+  const lines = spec.kind === "lines";
+  return spec.series.map((s) => {
+    const open = s.symbol.endsWith("-open");
+    return {
+      label: s.name,
+      data: s.x.map((x, i) => ({ x, y: s.y[i] })),
+      showLine: lines,
+      borderColor: s.colour,
+      backgroundColor: s.colour,
+      borderWidth: 2,
+      borderDash: s.dash || [],
+      pointStyle: POINT_STYLES[s.symbol.replace(/-open$/, "")] || "circle",
+      pointRadius: lines ? 3 : 4.5,
+      pointHoverRadius: lines ? 5 : 6.5,
+      pointBorderWidth: 1.5,
+      pointHitRadius: 6,
+      pointBackgroundColor: open ? "rgba(0, 0, 0, 0)" : s.colour,
+      pointBorderColor: s.colour,
+    };
   });
 }
 
-// Filters of a chart whose traces carry their values (benchbook.page.interactive.scatter and
-// filter_controls): each select keeps the traces whose value it matches ("" matches all), the
-// count line says how many points are shown, and a click on a point opens the page it links
-// to. The chart is drawn when its fold opens (charts()), so each chart is wired once drawn.
-function chartFilters() {
-  document.querySelectorAll("form.benchbook-chart-filters").forEach((form) => {
-    const fold = form.closest("details");
-    const box = fold && fold.querySelector("div.benchbook-plotly");
-    if (!box) return;
-    const count = fold.querySelector(".benchbook-chart-count");
-    const selects = [...form.querySelectorAll("select[data-benchbook-filter]")];
-    const chart = () => box.querySelector(".benchbook-plotly-chart");
-    const apply = () => {
-      const c = chart();
-      if (!c || !c.data) return;
-      const want = selects.map((s) => [s.dataset.benchbookFilter, s.value]);
-      const keep = c.data.map((t) => want.every(([k, v]) => !v || ((t.meta || {}).filter || {})[k] === v));
-      window.Plotly.restyle(c, { visible: keep });
-      const size = (t) => ((t.meta || {}).links || []).length;  // one link per point (x may be binary-encoded)
-      const all = c.data.reduce((n, t) => n + size(t), 0);
-      const shown = c.data.reduce((n, t, i) => n + (keep[i] ? size(t) : 0), 0);
-      if (count) count.textContent = shown === all ? `All ${all} points shown.` : `${shown} of ${all} points shown.`;
-    };
-    const wire = (c) => {
-      if (c.dataset.benchbookWired) return;
-      c.dataset.benchbookWired = "1";
-      c.on("plotly_click", (ev) => {
-        const p = ev.points && ev.points[0];
-        const link = p && ((p.data.meta || {}).links || [])[p.pointIndex];
-        if (!link) return;
+// The tooltip as page text (Chart.js's external tooltip): the series, then the point's lines.
+function tooltip(box, spec, touched) {
+  const tip = element("div", "benchbook-chart-tip");
+  tip.hidden = true;
+  box.appendChild(tip);
+  return ({ chart, tooltip: t }) => {
+    const p = t.opacity && t.dataPoints && t.dataPoints[0];
+    if (!p) { tip.hidden = true; return; }
+    const s = spec.series[p.datasetIndex];
+    tip.replaceChildren(element("strong", "", s.name));
+    // its values under their labels (spec.tip), then any line past them (what it rests on)
+    const values = s.tips[p.dataIndex] || [];
+    values.forEach((v, i) => tip.appendChild(element("div", "", i < spec.tip.length ? `${spec.tip[i]}: ${v}` : v)));
+    if (s.links && s.links[p.dataIndex]) {
+      tip.appendChild(element("div", "benchbook-chart-tip-hint", touched() ? "tap again: open its chapter"
+                                                                            : "click: open its chapter"));
+    }
+    tip.hidden = false;
+    const frame = box.getBoundingClientRect(), canvas = chart.canvas.getBoundingClientRect();
+    const x = canvas.left - frame.left + t.caretX, y = canvas.top - frame.top + t.caretY;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    let left = x + 14, top = y + 14;
+    if (left + w > box.clientWidth) left = Math.max(0, x - 14 - w);
+    if (top + h > box.clientHeight) top = Math.max(0, y - 14 - h);
+    tip.style.left = `${left}px`;
+    tip.style.top = `${top}px`;
+  };
+}
+
+// The legend as buttons (a thumb can hit them; a screen reader hears whether each is shown):
+// pressing one hides or shows every series of its group.
+function legend(spec, hidden, apply) {
+  const list = element("ul", "benchbook-chart-legend");
+  list.setAttribute("aria-label", "Series: press one to hide or show it");
+  spec.legend.forEach((entry) => {
+    const button = element("button");
+    button.type = "button";
+    button.setAttribute("aria-pressed", "true");
+    button.append(swatch(entry, spec.kind === "lines"), element("span", "", entry.name));
+    button.addEventListener("click", () => {
+      const shown = hidden.has(entry.group);
+      if (shown) hidden.delete(entry.group); else hidden.add(entry.group);
+      button.setAttribute("aria-pressed", String(shown));
+      apply();
+    });
+    const item = element("li");
+    item.appendChild(button);
+    list.appendChild(item);
+  });
+  return list;
+}
+
+// One chart: its title, canvas, legend and tooltip; its filters (filter_controls), if any, choose
+// which series show, and the count line says how many points are shown; a click on a point that
+// links somewhere opens it (on a touch screen the first tap shows its values, the second opens it).
+function drawChart(box) {
+  const Chart = window.Chart;  // set by chart.umd.js
+  const spec = JSON.parse(box.querySelector("script[type='application/json']").textContent);
+  let colours = themeColours(box);
+  const small = () => box.clientWidth < NARROW;
+  if (spec.title) box.appendChild(element("p", "benchbook-chart-title", spec.title));
+  const frame = element("div", "benchbook-chart-canvas");
+  const canvas = element("canvas");
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", `${spec.title || "Chart"}: ${spec.y.label} against ${spec.x.label}; `
+                      + "the figure and the tables of this section hold the same values");
+  frame.appendChild(canvas);
+  box.appendChild(frame);
+  let touchedAt = 0, armed = null;
+  const touched = () => Date.now() - touchedAt < TAP;
+  canvas.addEventListener("touchstart", () => { touchedAt = Date.now(); }, { passive: true });
+  const linkAt = (els) => {
+    const el = els && els[0];
+    const s = el && spec.series[el.datasetIndex];
+    return s && s.links ? [`${el.datasetIndex}:${el.index}`, s.links[el.index]] : [null, null];
+  };
+  const panel = {  // the plot's own panel, behind the series
+    id: "benchbookPanel",
+    beforeDraw(chart) {
+      const a = chart.chartArea;
+      if (!a || colours.panel === "transparent") return;
+      chart.ctx.save();
+      chart.ctx.fillStyle = colours.panel;
+      chart.ctx.fillRect(a.left, a.top, a.right - a.left, a.bottom - a.top);
+      chart.ctx.restore();
+    },
+  };
+  const chart = new Chart(canvas, {
+    type: "scatter",
+    data: { datasets: datasets(spec) },
+    plugins: [panel],
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      interaction: spec.kind === "lines" ? { mode: "nearest", intersect: false, axis: "xy" }
+                                         : { mode: "nearest", intersect: true },
+      scales: { x: scaleOptions(spec.x, () => colours, small), y: scaleOptions(spec.y, () => colours, small) },
+      plugins: {
+        legend: { display: false },
+        title: { display: false },
+        tooltip: { enabled: false, external: tooltip(box, spec, touched) },
+      },
+      onHover: (ev, els) => { canvas.style.cursor = linkAt(els)[1] ? "pointer" : "default"; },
+      onClick: (ev, els) => {
+        const [key, link] = linkAt(els);
+        if (!link) { armed = null; return; }
+        if (touched() && armed !== key) { armed = key; return; }  // a first tap shows the values
         const url = new URL(link, document.baseURI);
         if (url.protocol === location.protocol) location.href = url.href;  // a page of this site only
-      });
-      apply();
-    };
+      },
+    },
+  });
+  const hidden = new Set();
+  const wrap = box.closest(".benchbook-interactive");
+  const form = wrap && wrap.querySelector("form.benchbook-chart-filters");
+  const count = wrap && wrap.querySelector(".benchbook-chart-count");
+  const selects = form ? [...form.querySelectorAll("select[data-benchbook-filter]")] : [];
+  const apply = () => {
+    const want = selects.map((s) => [s.dataset.benchbookFilter, s.value]);
+    let shown = 0, all = 0;
+    spec.series.forEach((s, i) => {
+      const keep = !hidden.has(s.group) && want.every(([k, v]) => !v || (s.filter || {})[k] === v);
+      chart.setDatasetVisibility(i, keep);
+      all += s.x.length;
+      shown += keep ? s.x.length : 0;
+    });
+    chart.update();
+    if (count) {
+      count.textContent = shown === all ? `All ${all} points shown.`
+        : `${shown} of ${all} points shown.${shown ? "" : " No point matches these choices."}`;
+    }
+  };
+  box.appendChild(legend(spec, hidden, apply));
+  if (form) {
     form.addEventListener("change", apply);
     form.addEventListener("submit", (ev) => ev.preventDefault());
-    const seen = new MutationObserver(() => {
-      const c = chart();
-      if (c && c.on) wire(c);
-    });
-    seen.observe(box, { childList: true, subtree: true });
-    if (chart() && chart().on) wire(chart());
-  });
+  }
+  apply();
+  // the theme's light/dark switch: read the colours again and redraw
+  new MutationObserver(() => { colours = themeColours(box); chart.update("none"); })
+    .observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  box.dataset.drawn = "1";
+}
+
+// Charts are drawn as they come within about two screens of the window, so Chart.js (0.2 MB)
+// is fetched with the first of them, not with the page: a reader who never scrolls near one
+// downloads no more than the page, which keeps every page under 2 MB on a phone. The blocks
+// show only with JavaScript (html.benchbook-js); a chart that cannot be drawn hides its block.
+function charts() {
+  const found = document.querySelectorAll("div.benchbook-chart");
+  if (!found.length) return;
+  document.documentElement.classList.add("benchbook-js");
+  let ready = null;
+  const draw = async (box) => {
+    const block = box.closest(".benchbook-interactive") || box;
+    try {
+      ready = ready || classicScript(CHARTJS);
+      await ready;
+      drawChart(box);
+    } catch (err) {
+      block.classList.add("benchbook-failed");  // the figure above shows the same data
+      console.error("benchbook: a chart could not be drawn", err);
+    }
+  };
+  const near = new IntersectionObserver((entries) => {
+    entries.filter((e) => e.isIntersecting).forEach((e) => { near.unobserve(e.target); draw(e.target); });
+  }, { rootMargin: "1600px 0px" });
+  found.forEach((box) => near.observe(box));
 }
 
 tables();
 charts();
-chartFilters();
 })();
