@@ -640,6 +640,11 @@ def test_a_printed_page_opens_every_fold_and_fits_every_table_to_the_paper(built
             assert printed == {"clipped": [], "closed": []}, (name, printed)
             if name == STUDY:  # on a screen the same page scrolls wide tables and folds long ones
                 assert on_screen["clipped"] and on_screen["closed"], on_screen
+                # figures load as a reader nears them; printing loads every one first
+                assert page.evaluate("[...document.images].some(i => i.loading === 'lazy' && !i.complete)")
+                page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+                page.wait_for_function("[...document.images].every(i => i.complete && i.naturalWidth > 0)",
+                                       timeout=BUSY)
     finally:
         context.close()
 

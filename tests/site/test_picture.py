@@ -59,7 +59,8 @@ def test_the_figure_is_a_picture_whose_phone_source_and_desktop_image_carry_thei
     page, out, shown = _build(tmp_path, extension=True)
     m = re.search(r'<a class="reference internal image-reference" href="([^"]+)"><picture>'
                   r'<source media="([^"]+)" srcset="([^"]+)" width="(\d+)" height="(\d+)" data-font-px="([\d.]+)">'
-                  r'<img width="(\d+)" height="(\d+)" data-font-px="([\d.]+)" alt="two panels" src="([^"]+)"', page)
+                  r'<img width="(\d+)" height="(\d+)" data-font-px="([\d.]+)" loading="lazy" decoding="async" '
+                  r'alt="two panels" src="([^"]+)"', page)
     assert m, page[page.find("<figure"):page.find("</figure>")]
     link, media, phone_src, pw, ph, pfont, w, h, font, src = m.groups()
     assert media == PHONE_MEDIA

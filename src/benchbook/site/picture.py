@@ -66,6 +66,12 @@ def _attrs(size: dict) -> str:
             f' data-font-px="{float(size["font_px"]):g}"')
 
 
+# A figure is fetched as the reader nears it, not with the page (a phone's page weight; the
+# browser's own distance: Chromium starts 1,250-2,500 px ahead). Its width and height keep
+# its place, so nothing moves when it arrives; benchbook-enhance.js loads every one to print.
+LAZY = ' loading="lazy" decoding="async"'
+
+
 def visit_picture(self, node: picture) -> None:
     """<a><picture><source><img></picture></a>: the link Sphinx puts around a scaled image
     (to its full size) goes around the picture, whose only children are sources and one img."""
@@ -84,7 +90,7 @@ def visit_picture(self, node: picture) -> None:
     image.walkabout(self)
     for i in range(start, len(self.body)) if size else ():  # the img's natural size and smallest text
         if "<img " in self.body[i]:
-            self.body[i] = self.body[i].replace("<img ", "<img" + _attrs(size) + " ", 1)
+            self.body[i] = self.body[i].replace("<img ", "<img" + _attrs(size) + LAZY + " ", 1)
             break
     self.body.append("</picture>" + ("</a>" if link is not None else ""))
     raise nodes.SkipNode

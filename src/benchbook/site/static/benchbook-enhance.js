@@ -391,6 +391,15 @@ function charts() {
   found.forEach((box) => near.observe(box));
 }
 
+// Figures load lazily (benchbook.site.picture), as a reader nears them; a printed page needs
+// every one, so printing loads them all first.
+function figuresForPrint() {
+  window.addEventListener("beforeprint", () => {
+    document.querySelectorAll('img[loading="lazy"]').forEach((img) => { img.loading = "eager"; });
+  });
+}
+
 tables();
 charts();
+figuresForPrint();
 })();
