@@ -82,3 +82,14 @@ SETTLED = ("() => document.fonts.ready.then(() => "
 
 def settle(page) -> None:
     page.evaluate(SETTLED)
+
+
+# Figures load lazily, as a reader scrolls to them (benchbook.site.picture): a test that reads
+# every figure of a page asks for each one at once (as printing does) and waits until each has
+# arrived or failed.
+EVERY_FIGURE = ("() => Promise.all([...document.images].map(i => { i.loading = 'eager'; "
+                "return i.decode().catch(() => null); }))")
+
+
+def load_every_figure(page) -> None:
+    page.evaluate(EVERY_FIGURE)

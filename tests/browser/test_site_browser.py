@@ -30,7 +30,7 @@ from benchbook.book.registry import chapters
 from benchbook.ledger.published import load_published
 from benchbook.site import changes
 from benchbook.site.runner import Chapter
-from browser import serve
+from browser import load_every_figure, serve
 from pages import chapter_pages, measured_pages
 from projects import ignore_generated
 
@@ -304,6 +304,7 @@ def test_root_and_latest_reach_the_newest_release(server, tab):
 @pytest.mark.parametrize("version", [OLD, NEW])
 def test_figures_load_and_carry_alt_text(server, tab, version):
     page = tab.open(chapter_url(server, version))
+    load_every_figure(page)
     images = page.locator("article img").evaluate_all(
         "els => els.map(e => ({src: e.getAttribute('src'), width: e.naturalWidth, alt: e.alt, done: e.complete}))")
     assert len(images) >= 4, images
@@ -586,7 +587,7 @@ def test_figure_text_shows_at_nine_pixels_or_more_at_every_width_and_a_figure_op
         seen = 0
         for name in chapter_pages(site / NEW):
             page = tab.open(f"{server}/{NEW}/studies/{name}.html")
-            page.evaluate("""() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))""")
+            load_every_figure(page)
             for fig in page.evaluate(FIGURES):
                 seen += 1
                 assert fig["natural"] and fig["font"] > 0, (name, fig)
