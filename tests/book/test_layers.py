@@ -7,7 +7,7 @@ from __future__ import annotations
 from benchbook.site.runner import _imported, _module_files
 
 # Lowest first; a module may import its own package and any package before it.
-LAYERS = ["benchbook", "ingest", "format", "study", "analysis", "ledger", "book", "page", "chapters",
+LAYERS = ["benchbook", "cache", "ingest", "format", "study", "analysis", "ledger", "book", "page", "chapters",
           "site", "scaffold", "cli"]
 
 

@@ -6,7 +6,7 @@ Each PNG comes with its size and its smallest text in its own pixels, so the pag
 Laying a figure out for a phone takes most of a figure's time (about a second: it draws the
 figure several times), and a rerun of one chapter re-executes the pages that read it, whose
 figures mostly did not change. So both PNGs are kept in the user's cache folder
-(benchbook.site.memo.folder(), `figures/`), keyed by the desktop image's pixels, every
+(benchbook.cache, `figures/`), keyed by the desktop image's pixels, every
 text of the figure (shown or hidden: a phone's layout shows the tick labels a shared axis
 hid), the data of every line and marker set, the code of this module, page.phone and
 page.plots, and the versions of matplotlib and Pillow. A figure that differs in anything
@@ -33,6 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from PIL import Image
 
+from .. import cache
 from . import phone as _phone
 from . import plots as _plots
 from .phone import PHONE_DPI, phone_layout
@@ -123,9 +124,7 @@ def figure_key(fig: plt.Figure, desktop_png: bytes) -> str:
 
 
 def _folder() -> Path:
-    from ..site.memo import folder
-
-    return folder() / "figures"
+    return cache.folder() / "figures"
 
 
 def _recall(key: str) -> dict[str, Rendering] | None:

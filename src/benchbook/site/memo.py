@@ -5,8 +5,7 @@ Every build checks each chapter's cache key, which follows the imports of the li
 modules and reads each notebook's parameters; parsing them all took a third of a build that
 changed nothing. A result is keyed by a hash of the source (and the module's name, or the
 notebook's format), so it can never be stale. It is kept in the user's cache folder
-(BENCHBOOK_CACHE_DIR, else $XDG_CACHE_HOME/benchbook or ~/.cache/benchbook); a folder that
-cannot be written is simply not used.
+(benchbook.cache); a folder that cannot be written is simply not used.
 """
 
 from __future__ import annotations
@@ -15,19 +14,14 @@ import hashlib
 import json
 import os
 import threading
-from pathlib import Path
+
+from ..cache import folder
 
 FILE = "imports.json"
 KEEP = 4000  # entries: every version of every module of a few checkouts
 _LOCK = threading.Lock()
 _memo: dict | None = None
 _dirty = False
-
-
-def folder() -> Path:
-    if os.environ.get("BENCHBOOK_CACHE_DIR"):
-        return Path(os.environ["BENCHBOOK_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchbook"
 
 
 def key(*parts: str) -> str:
