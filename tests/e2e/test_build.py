@@ -611,14 +611,15 @@ def test_every_page_weighs_at_most_two_megabytes_on_a_phone(built, browser):
     assert all(list(js) == ["chart.umd.js"] and js["chart.umd.js"] <= 250_000 for js in chart.values()), chart
 
 
+# A closed fold's content keeps its layout box in Chromium (details::details-content is
+# content-visibility: hidden), so it is found by checkVisibility, not by a zero height.
 PRINT_LAYOUT = """() => ({
   clipped: [...document.querySelectorAll('table.benchbook-table')].filter(t => {
     const box = t.closest('div.cell_output') || t.parentElement;
     return t.getBoundingClientRect().right > box.getBoundingClientRect().right + 1;
   }).map(t => t.caption ? t.caption.textContent : t.id),
   closed: [...document.querySelectorAll('details')].filter(d => getComputedStyle(d).display !== 'none'
-    && [...d.children].some(k => k.tagName !== 'SUMMARY' && k.tagName !== 'STYLE'
-                                 && k.getBoundingClientRect().height === 0))
+    && [...d.children].some(k => k.tagName !== 'SUMMARY' && k.tagName !== 'STYLE' && !k.checkVisibility()))
     .map(d => d.querySelector('summary').textContent.trim()),
 })"""
 
