@@ -124,9 +124,14 @@ def suite() -> dict:
     out = {}
     for label, target in (("test-fast (make test-fast)", "test-fast"), ("suite (make test)", "test")):
         seconds, log = timed(["make", target, "PYTHON=" + sys.executable], ROOT)
-        tail = log.strip().splitlines()[-1] if log.strip() else ""
-        out[label] = ([seconds], tail.strip("= "))
+        out[label] = ([seconds], summary(log))
     return out
+
+
+def summary(log: str) -> str:
+    """pytest's closing line ('3206 passed, 2 skipped in 577.12s'), not make's last words."""
+    lines = [ln.strip("= ") for ln in log.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    return lines[-1] if lines else "no pytest summary in the output"
 
 
 def fresh() -> tuple[float, str]:

@@ -56,3 +56,15 @@ def test_suite_timeline_reads_workers_groups_and_the_idle_tail(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite_timeline.py"), "--from", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and f"{path}:1: not a timeline line" in proc.stderr
+
+
+def test_build_times_quotes_pytest_s_summary_not_make_s_last_line():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from build_times import summary
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    log = ".venv/bin/pytest\n==== 3206 passed, 2 skipped in 577.12s (0:09:37) ====\nmake[1]: Leaving directory '/x'\n"
+    assert summary(log) == "3206 passed, 2 skipped in 577.12s (0:09:37)"
+    assert summary("==== 1 failed, 9 passed in 3.00s ====\n") == "1 failed, 9 passed in 3.00s"
+    assert summary("make: *** [test] Error 2\n") == "no pytest summary in the output"

@@ -667,6 +667,53 @@ def test_an_interactive_chart_draws_inline_shows_values_on_hover_hides_a_series_
 
 
 @pytest.mark.browser
+def test_an_interactive_chart_s_points_are_reached_by_keyboard(server, tab):
+    """Tab reaches the chart; Right and Left step through one series' points, Down moves to the
+    next shown series, End jumps to its last point, each showing the values the hover shows (and
+    a screen reader hears them: the values are a live region); a hidden series is skipped;
+    Escape and leaving the chart hide the values."""
+    page = tab.open(chapter_url(server, NEW))
+    block = drawn_chart(page)
+    spec = json.loads(block.locator("div.benchbook-chart script[type='application/json']").text_content())
+    series = spec["series"]
+    canvas = block.locator("div.benchbook-chart canvas")
+    assert canvas.get_attribute("tabindex") == "0" and "Arrow keys" in canvas.get_attribute("aria-label")
+    tip = block.locator("div.benchbook-chart-tip")
+    assert tip.get_attribute("aria-live") == "polite"
+
+    def shows(s, i):
+        tip.wait_for(state="visible", timeout=5000)
+        lines = tip.inner_text().split("\n")
+        assert lines[0] == series[s]["name"] and series[s]["tips"][i][0] in lines[1], (s, i, lines)
+
+    block.locator("ul.benchbook-chart-legend button").first.focus()
+    page.keyboard.press("Shift+Tab")  # the chart comes before its legend in the tab order
+    assert canvas.evaluate("c => document.activeElement === c")
+    page.keyboard.press("ArrowRight")
+    shows(0, 0)
+    page.keyboard.press("ArrowRight")
+    shows(0, 1)
+    page.keyboard.press("ArrowLeft")
+    shows(0, 0)
+    page.keyboard.press("ArrowDown")
+    shows(1, 0)
+    page.keyboard.press("End")
+    shows(1, len(series[1]["x"]) - 1)
+    page.keyboard.press("Escape")
+    tip.wait_for(state="hidden", timeout=5000)
+
+    block.locator("ul.benchbook-chart-legend button").first.click()  # hides the first group's series
+    hidden = {i for i, s in enumerate(series) if s["group"] == spec["legend"][0]["group"]}
+    canvas.focus()
+    page.keyboard.press("ArrowRight")
+    first = min(set(range(len(series))) - hidden)
+    shows(first, 0)
+    page.keyboard.press("Tab")  # leaving the chart hides its values
+    tip.wait_for(state="hidden", timeout=5000)
+    assert not tab.errors, tab.errors
+
+
+@pytest.mark.browser
 def test_an_interactive_chart_on_a_phone_fills_the_column_and_loads_little(server, browser):
     """At 390 px the chart keeps the column's width with its legend under it and its text at 12 px;
     a tap on a point shows its values inside the screen; the one chart library fetched is Chart.js

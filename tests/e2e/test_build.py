@@ -696,15 +696,16 @@ PAINTED = """() => { const c = document.querySelector('div.benchbook-chart canva
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("width", [1400, 390])
-def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter(built, browser, width):
+@pytest.mark.parametrize("width, how", [(1400, "mouse"), (1400, "keyboard"), (390, "touch")])
+def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter(built, browser, width, how):
     """The synthesis's chart of every serving point, opened from disk: inline, drawn as it nears
     the screen, one marker per point its count line announces, every one inside the plot;
     choosing a platform leaves only that platform's points (the count says how many); the
     filters are labelled selects a thumb can hit; a click on a point opens its chapter's section
-    (on a phone's touch screen the first tap shows its values and says a second opens it)."""
+    (on a phone's touch screen the first tap shows its values and says a second opens it; by
+    keyboard the arrow keys step to a shown point and Enter opens it)."""
     project, _ = built
-    phone = width < 600
+    phone = how == "touch"
     context = browser.new_context(viewport={"width": width, "height": 900}, has_touch=phone, is_mobile=phone)
     errors = []
     try:
@@ -741,6 +742,14 @@ def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter
             assert "H100" in tip.inner_text() and "tap again: open its chapter" in tip.inner_text()
             assert "synthesis.html" in page.url  # the first tap only shows the values
             page.touchscreen.tap(point["x"], point["y"])
+        elif how == "keyboard":
+            canvas = section.locator("div.benchbook-chart canvas")
+            canvas.focus()
+            page.keyboard.press("ArrowRight")  # the first shown series' first point: an H100 one
+            tip = section.locator("div.benchbook-chart-tip")
+            tip.wait_for(state="visible", timeout=5000)
+            assert "H100" in tip.inner_text() and "Enter: open its chapter" in tip.inner_text(), tip.inner_text()
+            page.keyboard.press("Enter")
         else:
             page.mouse.move(point["x"], point["y"])
             page.mouse.click(point["x"], point["y"])

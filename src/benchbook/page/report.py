@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from ..book.headlines import key_results as rows
 from ..book.paths import find_repo
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 
 SHORT = 12  # characters: a table cell this short is never wrapped
+POSITION_CLASSES = re.compile(r'class="data row\d+ col\d+')  # the Styler's, on each data cell
 FOLD_ROWS = 30  # a table with more rows is folded (about three phone screens of rows)
 
 
@@ -83,12 +85,14 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     for col in [c for c in shown.columns if c == "verdict"]:
         classes[col] = classes[col] + shown[col].map(
             lambda v: f" benchbook-verdict benchbook-verdict-{re.sub(r'[^a-z]+', '-', str(v).lower()).strip('-')}")
+    for col in [c for c in wide if c in shown.columns]:  # long text: a column wide enough to read (benchbook.css)
+        classes[col] = classes[col] + " benchbook-wide"
     numeric = _numeric_columns(shown)
     for col in numeric:  # right-aligned in tabular figures (benchbook.css)
         classes[col] = classes[col] + " benchbook-num"
     shown, classes, marked_cols = _with_markers(shown, classes, marked, df.attrs.get(marks.WHY) or {}, plain)
     styler = (
-        shown.style.hide(axis="index")
+        Styler(shown, cell_ids=False).hide(axis="index")  # an id only on a cell a style names
         .set_table_attributes(f'class="{classes_attr}"')
         .format(fmt_cell, na_rep="–", escape="html", subset=plain)
         .format_index(escape="html", axis=1)
@@ -103,15 +107,18 @@ def html(df: pd.DataFrame, caption: str | None = None, wide: tuple[str, ...] = (
     styler.set_uuid(uid)
     if caption and not collapsed:
         styler = styler.set_caption(untrusted.html(caption))
-    cols = [c for c in wide if c in shown.columns]
-    if cols:
-        styler = styler.set_properties(subset=cols, **{"min-width": "18em"})
-    table = styler.to_html() + _legend(marked, df)
+    table = _light(styler.to_html()) + _legend(marked, df)
     if folded:
         rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
         table = (f'<details class="benchbook-details"><summary>{untrusted.html(caption or "Table")} '
                  f'<span class="benchbook-rows">({rows})</span></summary>\n{table}</details>')
     return HTML(table)
+
+
+def _light(table: str) -> str:
+    """The Styler's table without its position classes on data cells ('data row12 col3'):
+    nothing styles or reads them, and they were half the bytes of a long table's rows."""
+    return POSITION_CLASSES.sub('class="data', table)
 
 
 def _numeric_columns(shown: pd.DataFrame) -> list:

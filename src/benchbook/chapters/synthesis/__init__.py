@@ -10,7 +10,8 @@ from ...book.spec import ChapterSpec
 PAGES = (
     ChapterSpec("synthesis", "synthesis", "Synthesis", None,
         uses=("h100-dense-vs-moe-mtp", "3090-dense-vs-sparse", "power-sweep", "gb10-mtp",
-              "strix-halo-baseline", "dgx-spark-dense-vs-moe", "dgx-spark-measured"),  # the last two: measured files
+              "strix-halo-baseline", "dgx-spark-dense-vs-moe", "dgx-spark-measured",
+              "strix-halo-qwen3-30b-lhl"),  # the last three: measured files
         outputs=(), writeup=False, order=90,
         files=("data/*/published.yml",)),  # the write-ups' headline numbers, for the second-opinion table
 )

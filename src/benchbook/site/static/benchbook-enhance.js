@@ -221,9 +221,10 @@ function datasets(spec) {
 }
 
 // The tooltip as page text (Chart.js's external tooltip): the series, then the point's lines.
-function tooltip(box, spec, touched) {
+function tooltip(box, spec, how) {
   const tip = element("div", "benchbook-chart-tip");
   tip.hidden = true;
+  tip.setAttribute("aria-live", "polite");  // a keyboard user's screen reader hears the point it steps to
   box.appendChild(tip);
   return ({ chart, tooltip: t }) => {
     const p = t.opacity && t.dataPoints && t.dataPoints[0];
@@ -234,8 +235,7 @@ function tooltip(box, spec, touched) {
     const values = s.tips[p.dataIndex] || [];
     values.forEach((v, i) => tip.appendChild(element("div", "", i < spec.tip.length ? `${spec.tip[i]}: ${v}` : v)));
     if (s.links && s.links[p.dataIndex]) {
-      tip.appendChild(element("div", "benchbook-chart-tip-hint", touched() ? "tap again: open its chapter"
-                                                                            : "click: open its chapter"));
+      tip.appendChild(element("div", "benchbook-chart-tip-hint", `${OPEN[how()]}: open its chapter`));
     }
     tip.hidden = false;
     const frame = box.getBoundingClientRect(), canvas = chart.canvas.getBoundingClientRect();
@@ -247,6 +247,49 @@ function tooltip(box, spec, touched) {
     tip.style.left = `${left}px`;
     tip.style.top = `${top}px`;
   };
+}
+
+// How a reader reached a point decides the hint for opening its chapter.
+const OPEN = { mouse: "click", touch: "tap again", keyboard: "Enter" };
+
+// Points by keyboard: the canvas takes focus; Left and Right step through the points of one
+// series, Up and Down move to the next shown series, Home and End jump to its ends, Enter
+// opens the point's chapter and Escape hides the values. The values show as the hover's do.
+function keyboard(canvas, chart, spec, follow) {
+  canvas.tabIndex = 0;
+  let at = null;  // [series, point]
+  const shown = () => spec.series.map((s, i) => i).filter((i) => chart.isDatasetVisible(i) && spec.series[i].x.length);
+  const show = (el) => {
+    at = el;
+    const active = el ? [{ datasetIndex: el[0], index: el[1] }] : [];
+    const p = el && chart.getDatasetMeta(el[0]).data[el[1]];
+    chart.setActiveElements(active);
+    chart.tooltip.setActiveElements(active, p ? { x: p.x, y: p.y } : { x: 0, y: 0 });
+    chart.update("none");
+  };
+  canvas.addEventListener("keydown", (ev) => {
+    const series = shown();
+    if (!series.length) return;
+    const s = at && series.includes(at[0]) ? at[0] : null;
+    const k = series.indexOf(s), n = s === null ? 0 : spec.series[s].x.length;
+    let next;
+    if (ev.key === "Escape") next = null;
+    else if (ev.key === "Enter") { if (at) follow(at); ev.preventDefault(); return; }
+    else if (s === null) {
+      if (!["ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp", "Home", "End"].includes(ev.key)) return;
+      next = [series[0], 0];
+    } else if (ev.key === "ArrowRight") next = [s, (at[1] + 1) % n];
+    else if (ev.key === "ArrowLeft") next = [s, (at[1] - 1 + n) % n];
+    else if (ev.key === "Home") next = [s, 0];
+    else if (ev.key === "End") next = [s, n - 1];
+    else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+      const t = series[(k + (ev.key === "ArrowDown" ? 1 : series.length - 1)) % series.length];
+      next = [t, Math.min(at[1], spec.series[t].x.length - 1)];
+    } else return;
+    ev.preventDefault();
+    show(next);
+  });
+  canvas.addEventListener("blur", () => show(null));
 }
 
 // The legend as buttons (a thumb can hit them; a screen reader hears whether each is shown):
@@ -283,18 +326,27 @@ function drawChart(box) {
   if (spec.title) box.appendChild(element("p", "benchbook-chart-title", spec.title));
   const frame = element("div", "benchbook-chart-canvas");
   const canvas = element("canvas");
-  canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", `${spec.title || "Chart"}: ${spec.y.label} against ${spec.x.label}; `
+  canvas.setAttribute("role", "application");  // it takes the arrow keys (keyboard, below)
+  canvas.setAttribute("aria-roledescription", "chart");
+  canvas.setAttribute("aria-label", `${spec.title || "Chart"}: ${spec.y.label} against ${spec.x.label}. `
+                      + "Arrow keys step through the points, Enter opens a point's chapter; "
                       + "the figure and the tables of this section hold the same values");
   frame.appendChild(canvas);
   box.appendChild(frame);
-  let touchedAt = 0, armed = null;
+  let touchedAt = 0, armed = null, keyed = false;
   const touched = () => Date.now() - touchedAt < TAP;
-  canvas.addEventListener("touchstart", () => { touchedAt = Date.now(); }, { passive: true });
+  const how = () => (keyed ? "keyboard" : touched() ? "touch" : "mouse");
+  canvas.addEventListener("touchstart", () => { touchedAt = Date.now(); keyed = false; }, { passive: true });
+  canvas.addEventListener("pointermove", () => { keyed = false; });
+  canvas.addEventListener("keydown", () => { keyed = true; }, { capture: true });
   const linkAt = (els) => {
     const el = els && els[0];
     const s = el && spec.series[el.datasetIndex];
     return s && s.links ? [`${el.datasetIndex}:${el.index}`, s.links[el.index]] : [null, null];
+  };
+  const open = (link) => {
+    const url = new URL(link, document.baseURI);
+    if (url.protocol === location.protocol) location.href = url.href;  // a page of this site only
   };
   const panel = {  // the plot's own panel, behind the series
     id: "benchbookPanel",
@@ -321,18 +373,18 @@ function drawChart(box) {
       plugins: {
         legend: { display: false },
         title: { display: false },
-        tooltip: { enabled: false, external: tooltip(box, spec, touched) },
+        tooltip: { enabled: false, external: tooltip(box, spec, how) },
       },
       onHover: (ev, els) => { canvas.style.cursor = linkAt(els)[1] ? "pointer" : "default"; },
       onClick: (ev, els) => {
         const [key, link] = linkAt(els);
         if (!link) { armed = null; return; }
         if (touched() && armed !== key) { armed = key; return; }  // a first tap shows the values
-        const url = new URL(link, document.baseURI);
-        if (url.protocol === location.protocol) location.href = url.href;  // a page of this site only
+        open(link);
       },
     },
   });
+  keyboard(canvas, chart, spec, ([s, i]) => { const l = spec.series[s].links; if (l && l[i]) open(l[i]); });
   const hidden = new Set();
   const wrap = box.closest(".benchbook-interactive");
   const form = wrap && wrap.querySelector("form.benchbook-chart-filters");
