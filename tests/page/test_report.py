@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from benchbook.format import fmt_args
+from benchbook.page import report
 from benchbook.page.report import html
 
 
@@ -434,3 +435,17 @@ def test_a_download_says_which_cells_rest_on_a_generator_s_choice(tmp_path):
     with zipfile.ZipFile(paths["parquet_zip"]) as zf:
         parquet = pl.read_parquet(io.BytesIO(zf.read("runs.parquet")))
     assert parquet[ASSUMED_FLAG].to_list() == list(csv[ASSUMED_FLAG])
+
+
+def test_every_body_cell_names_its_column_for_the_phone_s_stacked_rows():
+    """cell_labels gives each cell of each body row its column's name, in order, whatever the
+    Styler writes on the cell (ids only on styled cells; a wide column's class)."""
+    df = pd.DataFrame({"claim": ["a long claim that wraps", "b"], "this data": ["2.1×", "3"],
+                       "verdict": ["holds", "does not hold"]})
+    table = report.cell_labels(report.html(df, None, wide=("claim",)).data, list(df.columns))
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+    assert len(rows) == 2
+    for row in rows:
+        assert re.findall(r'<td data-label="([^"]+)"', row) == ["claim", "this data", "verdict"], row
+    assert "data-label" not in table.split("<tbody>")[0]  # the header row keeps its own names
+    assert " row0 " not in table and "_row0_col1" not in table  # no position classes or ids on plain cells

@@ -238,10 +238,14 @@ def key_results(r):
 def cell_labels(table_html: str, columns: list[str]) -> str:
     """Each body cell of a table html() made names its column (`data-label`), so a phone can
     show the rows one under another, each value under its label (benchbook.css)."""
-    def label(m: re.Match) -> str:
-        return f'{m.group(0)} data-label="{untrusted.html(str(columns[int(m.group(1))]))}"'
+    labels = [f' data-label="{untrusted.html(str(c))}"' for c in columns]
 
-    return re.sub(r'<td id="T_[0-9a-f]+_row\d+_col(\d+)"', label, table_html)
+    def row(m: re.Match) -> str:
+        cells = iter(labels)  # the body's cells in column order (the index is hidden)
+        return re.sub(r"<td\b", lambda td: td.group(0) + next(cells, ""), m.group(0))
+
+    head, sep, body = table_html.partition("<tbody>")
+    return head + sep + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S)
 
 
 # The verdict, what it rests on and the claim come first, so they are in view before a wide
