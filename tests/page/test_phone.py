@@ -82,6 +82,48 @@ def test_category_names_that_run_into_each_other_are_broken_at_their_hyphens():
     plt.close(fig)
 
 
+def test_long_names_of_horizontal_bars_go_above_their_bars_and_the_bars_get_the_width():
+    """Beside the bars, names of 60-odd characters would take half a phone's width; above
+    them, each name sits between its bar's top and the next bar's bottom, no name runs into
+    another or off the figure, the bars' panel spans most of the width, and the values and
+    markers drawn at a bar's centre still sit on its bar."""
+    plots.set_theme()
+    names = [f"Platform {k}, a model with a long name-{k}, a weight format and its engine" for k in range(6)]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(names) + 1.4))
+    ax.barh(range(len(names)), [10, 40, 70, 20, 90, 55])
+    ax.scatter([30], [2], marker="D")
+    for k, v in enumerate([10, 40, 70, 20, 90, 55]):
+        ax.text(v + 1, k, f"{v} %", va="center")
+    ax.set_yticks(range(len(names)), names)
+    size = ax.get_yticklabels()[0].get_fontsize()
+    phone.phone_layout(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert not any(t.get_text() for t in ax.get_yticklabels())
+    shown = [t for t in ax.texts if t.get_text().startswith("Platform")]
+    assert [t.get_text().replace("\n", " ") for t in shown] == names and {t.get_fontsize() for t in shown} == {size}
+    bars = sorted(ax.patches, key=lambda b: b.get_y())
+    for k, (name, bar) in enumerate(zip(shown, bars)):
+        box, top = name.get_window_extent(renderer), bar.get_window_extent(renderer)
+        assert box.y0 >= top.y1 - 1, k  # above its own bar
+        if k + 1 < len(bars):
+            assert box.y1 <= bars[k + 1].get_window_extent(renderer).y0 + 1, k  # under the next one
+        assert box.x1 <= fig.bbox.x1 + 1 and box.x0 >= fig.bbox.x0
+    assert ax.get_window_extent(renderer).width >= 0.8 * fig.bbox.width
+    assert bars[2].get_y() < 2 < bars[2].get_y() + bars[2].get_height()  # the marker's row is its bar's centre
+    assert fig.get_figwidth() <= phone.PHONE_WIDTH_IN
+    plt.close(fig)
+
+
+def test_short_names_of_horizontal_bars_stay_beside_them():
+    plots.set_theme()
+    fig, ax = plt.subplots(figsize=(9, 3))
+    ax.barh(["H100", "GB10", "3090"], [1, 2, 3])
+    phone.phone_layout(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["H100", "GB10", "3090"] and not ax.texts
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("text,width,lines", [
     ("Qwen3.5-122B-A10B", 8, ["Qwen3.5-", "122B-", "A10B"]),  # textwrap breaks no hyphen after a digit
     ("limit (bars: 4 x limit)", 12, ["limit (bars:", "4 x limit)"]),

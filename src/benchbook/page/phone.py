@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 import matplotlib.pyplot as plt
+from matplotlib.container import BarContainer
 from matplotlib.gridspec import GridSpec
+from matplotlib.transforms import blended_transform_factory
 
 # Saved width, padding included, so that text of plots.MIN_FONT_PT points shows at 9 px or
 # more in a column of 312 px (a 360 px phone): 10 pt * 312 px / (72 * 9 px) = 4.8 in.
@@ -19,6 +21,8 @@ PHONE_WIDTH_IN = 4.8
 PHONE_DPI = 150  # 720 px for a 342 px phone column: sharp at two device pixels a CSS pixel
 PANEL_HEIGHT_IN = 2.7  # one stacked panel, its title and tick labels included
 WRAP_LEGEND, WRAP_TITLE, WRAP_TICK = 40, 30, 26  # characters a line, at 10-11 pt in that width
+WRAP_ABOVE = 52  # a bar's name above it, across the panel
+BAR_SHARE = 0.55  # of its height a bar keeps when its name goes above it
 
 
 def phone_layout(fig: plt.Figure) -> plt.Figure:
@@ -28,11 +32,14 @@ def phone_layout(fig: plt.Figure) -> plt.Figure:
     fig.set_dpi(PHONE_DPI)  # measured at the dpi it is saved at: text widths differ a little with it
     panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None and not hasattr(ax, "_colorbar")]
     stacked = _stack(fig, panels)
+    named = [ax for ax in fig.axes if _names_above_bars(ax)]
     _wrap_texts(fig)
     width = _drawn_width()
     fig.set_size_inches(width, PANEL_HEIGHT_IN * len(stacked) if stacked else fig.get_size_inches()[1])
     legends = _legends_below(fig)
     fig.tight_layout()
+    for ax in named:
+        _room_for_names_above(ax)
     _room_for_rows(fig)
     _room_for_names(fig, max(len(stacked), 1))
     _fit(fig, legends)
@@ -96,6 +103,51 @@ def _room_for_names(fig: plt.Figure, rows: int) -> None:
     lost = max(tall[ax] - ax.get_position().height * fig.get_figheight() for ax in tall)
     if lost > 0.05:
         fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() + lost * rows)
+        fig.tight_layout()
+
+
+def _names_above_bars(ax) -> bool:
+    """Horizontal bars named by long labels beside them would leave the bars a sliver of a
+    phone's width: each name goes on its own line(s) above its bar, across the panel, and
+    the bar narrows to make room within its row (markers and values on the bar's centre stay
+    there). True if the panel was changed."""
+    bars = [c for c in ax.containers if isinstance(c, BarContainer) and c.orientation == "horizontal"]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    if not bars or not any(len(t) > WRAP_TICK for t in labels):
+        return False
+    for bar in (b for c in bars for b in c):
+        centre, height = bar.get_y() + bar.get_height() / 2, bar.get_height() * BAR_SHARE
+        bar.set_y(centre - height / 2)
+        bar.set_height(height)
+    ax._benchbook_bar_half = height / 2
+    size = ax.get_yticklabels()[0].get_fontsize()
+    across = blended_transform_factory(ax.transAxes, ax.transData)
+    ax._benchbook_names = [ax.text(0.01, loc + height / 2, _wrap(text.replace("\n", " "), WRAP_ABOVE),
+                                   transform=across, ha="left", va="bottom", fontsize=size, clip_on=False)
+                           for loc, text in zip(ax.get_yticks(), labels) if text]
+    ax.set_yticks(ax.get_yticks(), [""] * len(labels))
+    ax.tick_params(axis="y", length=0)
+    locs = sorted(ax.get_yticks())
+    ax._benchbook_step = min((b - a for a, b in zip(locs, locs[1:])), default=1.0)  # one row of the axis
+    low, high = ax.get_ylim()
+    top = locs[-1] + ax._benchbook_step - height / 2  # the top name's row, as tall as the others
+    bottom = locs[0] - height / 2 - 0.1 * ax._benchbook_step  # no empty rows under the lowest bar
+    ax.set_ylim(bottom, top) if high >= low else ax.set_ylim(top, bottom)
+    return True
+
+
+def _room_for_names_above(ax) -> None:
+    """The figure grows until each row holds its name above its bar (the tallest name sets
+    every row's height: the rows are equal steps of the y axis)."""
+    fig = ax.figure
+    for _ in range(4):
+        fig.draw_without_rendering()
+        per_unit = ax.get_window_extent().height / abs(ax.get_ylim()[1] - ax.get_ylim()[0])
+        gap = per_unit * (ax._benchbook_step - 2 * ax._benchbook_bar_half)  # a bar's top to the next one's bottom
+        need = max(t.get_window_extent().height for t in ax._benchbook_names) + 4
+        if gap >= need:
+            return
+        fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() * min(need / gap, 3.0) + 0.1)
         fig.tight_layout()
 
 

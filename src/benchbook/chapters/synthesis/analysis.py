@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from . import points as points_mod
 
 STUDY = "synthesis"
 CLAIMS_ANCHOR = "claims-ledger"
+BAR_LABEL = 48  # characters a line of a bar's name in the decode-ceiling figure
 
 
 @dataclass
@@ -707,13 +709,18 @@ def _fact_value(v, lo, hi) -> str:
 def ceiling_figure(r: Results) -> plt.Figure:
     """Share of the decode ceiling per configuration, grouped by platform."""
     lim = r.limits.dropna(subset=["plain_ratio"]).copy() if len(r.limits) else pd.DataFrame()
-    fig, ax = plt.subplots(figsize=(9, 0.45 * max(len(lim), 2) + 1.4))
     if not len(lim):
+        fig, ax = plt.subplots(figsize=(9, 2.3))
         ax.text(0.5, 0.5, "no configuration with a decode ceiling", ha="center", va="center")
         ax.set_axis_off()
         return fig
     lim["platform_name"] = [_platform_name(r.facts, x) for _, x in lim.iterrows()]
     lim = lim.sort_values(["platform_name", "label"]).reset_index(drop=True)
+    names, assumed = _bar_labels(r, lim)
+    lines = max(n.count("\n") + 1 for n in names)  # a long name wraps: every row as tall as the tallest
+    fig, ax = plt.subplots(figsize=(9, max(0.45, 0.17 * lines + 0.12) * len(lim) + 1.4))
+    if assumed:
+        fig.benchbook_assumed = assumed  # the ids of the rates resting on a generator's choice, for the caption
     colors = {p: platform_colour(p) for p in lim["platform_name"].unique()}
     y = np.arange(len(lim))
     shown = lim["pct_decode_ceiling"].astype(float)
@@ -725,7 +732,7 @@ def ceiling_figure(r: Results) -> plt.Figure:
     for yi, v in zip(y, shown):
         if pd.notna(v):
             ax.text(100 * v + 1, yi, f"{100 * v:.0f} %", va="center", fontsize=plots.MIN_FONT_PT)
-    ax.set_yticks(y, _bar_labels(r, fig, lim))
+    ax.set_yticks(y, names)
     ax.axvline(100, color="grey", linestyle="--", linewidth=1)
     ax.set_xlim(0, max(110, float(100 * lim["plain_ratio"].max()) + 10))
     ax.set_xlabel("single-stream decode as % of the memory-bandwidth ceiling")
@@ -744,13 +751,14 @@ def ceiling_figure(r: Results) -> plt.Figure:
     return fig
 
 
-def _bar_labels(r: Results, fig, lim: pd.DataFrame) -> list[str]:
-    """Each bar's label; a bar of a rate resting on a generator's choice says so, and the
-    figure keeps the ids for its caption (report.glue_figure)."""
+def _bar_labels(r: Results, lim: pd.DataFrame) -> tuple[list[str], dict]:
+    """Each bar's label, wrapped at BAR_LABEL characters a line; a bar of a rate resting on a
+    generator's choice says so, and its ids (with why) go to the figure's caption
+    (report.glue_figure)."""
     marked = [row_ids(r, x, "share") for _, x in lim.iterrows()]
-    if any(marked):
-        fig.benchbook_assumed = {i: r.assumed_why.get(i, "") for ids in marked for i in ids}
-    return [f"{label}" + (" (assumed)" if ids else "") for label, ids in zip(lim["label"], marked)]
+    assumed = {i: r.assumed_why.get(i, "") for ids in marked for i in ids}
+    return [textwrap.fill(f"{label}" + (" (assumed)" if ids else ""), BAR_LABEL, break_on_hyphens=False)
+            for label, ids in zip(lim["label"], marked)], assumed
 
 
 def ceiling_values(r: Results) -> str:
