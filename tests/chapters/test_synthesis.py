@@ -115,6 +115,26 @@ def test_claims_summary_equals_each_chapters_own_ledger(project, executed):
     assert g["chapters_present"] == len(ok)
 
 
+def test_the_decode_ceiling_figure_keeps_nine_pixel_text_with_every_chapter_s_names(outputs):
+    """Every bar of every included chapter, its name however long (the real Strix Halo row's
+    runs to 115 characters), in a figure whose text still shows at 9 px or more in the
+    narrowest desktop column (608 px) and on a phone: a name too long for the figure's
+    width once squashed the whole figure into a strip."""
+    from benchbook.page.plots import DESKTOP_DPI
+    from benchbook.page.render import renderings
+
+    r = run_in(outputs)
+    fig = synthesis.ceiling_figure(r)
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert len(names) == len(r.limits.dropna(subset=["plain_ratio"])) >= 20
+    assert max(len(line) for n in names for line in n.split("\n")) <= synthesis.BAR_LABEL
+    shown = renderings(fig, cache=False)
+    desktop, phone = shown["desktop"], shown["phone"]
+    assert desktop.font_px * 608 / desktop.width >= 9, desktop
+    assert desktop.height >= 0.4 * len(names) * DESKTOP_DPI, desktop  # a row of at least 0.4 inches
+    assert phone.font_px * 342 / phone.width >= 9, phone
+
+
 def test_h100_key_figures_match_the_raw_json(executed, outputs):
     """Decode as 1 / median TPOT and MTP acceptance length, from the bench arrays."""
     study = yaml.safe_load((ROOT / "data" / H100 / "study.yml").read_text(encoding="utf-8"))
