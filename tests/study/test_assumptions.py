@@ -190,3 +190,25 @@ def test_on_measured_data_nothing_carries_an_assumption():
     assert r.assumptions_of() == [] and not r.claim_ids
     assert not any(strix.backend_table(r).attrs.get("benchbook_assumed", {}).values())
     assert not strix.glue_values(r).assumed
+
+
+def test_a_published_number_the_files_were_fit_to_is_not_marked_as_assumed():
+    """Issue 34: the Strix Halo key result '1,388 t/s' is the write-up's number: the generator fit
+    the best-of backends to print as published, so which backend wins and by how much the
+    others lose do not move it. A claim recomputed only from published table cells carries no
+    mark; one that reads a chosen value still does."""
+    from benchbook.ledger.expr import names_in
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    tables = {n for t in r.published.tables for exprs in t.values for e in exprs if e for n in names_in(e)}
+    exprs = {c["id"]: c.get("recompute") for c in r.published.claims if c.get("kind", "data") == "data"}
+    fitted = {cid for cid, e in exprs.items() if e and names_in(e) - set(r.params) <= tables}
+    assert "strix-prefill-rate" in fitted
+    row = r.ledger.index[r.ledger["id"] == "strix-prefill-rate"][0]
+    assert r.ledger.loc[row, "recomputed"] == "1,388 t/s"
+    assert "strix-prefill-rate" not in r.claim_ids and (row, "recomputed") not in cell_ids(r.ledger)
+    assert not fitted & set(r.claim_ids)
+    h100 = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    assert h100.claim_ids["moe-mtp-two-plus"] == ("mtp_acceptance",)
