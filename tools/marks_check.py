@@ -42,10 +42,33 @@ SCALES = (1.1, 0.9, 1.02, 0.98, 1.3)  # numbers are moved by these factors, the 
 # ---- moving a choice ------------------------------------------------------------------
 
 
-def moves(value) -> list:
-    """Other values for a choice, the likeliest the generator accepts first; none equal to it."""
-    out = [_scaled(value, s) for s in SCALES] + [_rotated(value)]
+def moves(value, siblings=()) -> list:
+    """Other values for a choice, the likeliest the generator accepts first; none equal to it.
+    A text choice also tries the other texts of its generator's choices (`siblings`): a name
+    the generator knows (another backend, say) is one it can use."""
+    out = [_scaled(value, s) for s in SCALES] + [_rotated(value)] + _one_at_a_time(value)
+    if isinstance(value, str):
+        out += [t for t in siblings if isinstance(t, str)]
     return [v for i, v in enumerate(out) if v != value and v not in out[:i]]
+
+
+def _one_at_a_time(v) -> list:
+    """A mapping with one of its entries moved (each in turn), for generators that read some
+    entries as names (a concurrency that is also a key, say) and refuse them all moved."""
+    if not isinstance(v, dict) or len(v) < 2:
+        return []
+    return [{**v, k: moved} for k in v for s in SCALES[:2] if (moved := _scaled(v[k], s)) != v[k]]
+
+
+def texts(v) -> list:
+    """Every text inside a value (keys of mappings too), in order."""
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [t for k, x in v.items() for t in texts(k) + texts(x)]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in texts(x)]
+    return []
 
 
 def _scaled(v, s: float):
@@ -162,7 +185,8 @@ class Check:
     def _moved(self, folder: str, choice: str, value, verdict: Verdict) -> Path | None:
         """A copy of the data with the choice moved to the first value the generator accepts."""
         errors = []
-        for candidate in moves(value):
+        choices = reconstruct.module(FOLDERS[folder]).ASSUMPTIONS
+        for candidate in moves(value, dict.fromkeys(texts([v for v, _ in choices.values()]))):
             work = Path(tempfile.mkdtemp(dir=self.tmp))
             data = work / "data"
             shutil.copytree(self.data, data)
