@@ -52,12 +52,45 @@ def moves(value, siblings=()) -> list:
     return [v for i, v in enumerate(out) if v != value and v not in out[:i]]
 
 
-def _one_at_a_time(v) -> list:
-    """A mapping with one of its entries moved (each in turn), for generators that read some
-    entries as names (a concurrency that is also a key, say) and refuse them all moved."""
-    if not isinstance(v, dict) or len(v) < 2:
-        return []
-    return [{**v, k: moved} for k in v for s in SCALES[:2] if (moved := _scaled(v[k], s)) != v[k]]
+def _one_at_a_time(v, limit: int = 12) -> list:
+    """The value with one of its numbers moved (each in turn, however deep), and with one unit
+    shifted between the first two integers of a list (a split whose total is published), for
+    generators that read some entries as names or totals and refuse them all moved."""
+    out = []
+    for path, leaf in _leaves(v, lists=True):
+        if len(leaf) > 1 and all(isinstance(x, int) and not isinstance(x, bool) for x in leaf[:2]):
+            out.append(_replaced(v, path, type(leaf)([leaf[0] + 1, leaf[1] - 1, *leaf[2:]])))
+    for path, leaf in _leaves(v):
+        for s in SCALES[:2]:
+            if (moved := _scaled(leaf, s)) != leaf:
+                out.append(_replaced(v, path, moved))
+    return out[:limit] if isinstance(v, (dict, list, tuple)) else []
+
+
+def _leaves(v, path=(), lists: bool = False):
+    """(path, value) of a value's numbers, or of its lists when `lists`."""
+    if lists and isinstance(v, (list, tuple)):
+        yield path, v
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _leaves(x, (*path, k), lists)
+    elif isinstance(v, (list, tuple)) and not lists:
+        for i, x in enumerate(v):
+            yield from _leaves(x, (*path, i), lists)
+    elif isinstance(v, (int, float)) and not lists:
+        yield path, v
+
+
+def _replaced(v, path: tuple, new):
+    """A copy of `v` with the entry at `path` set to `new`."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(v, dict):
+        return {**v, head: _replaced(v[head], rest, new)}
+    items = list(v)
+    items[head] = _replaced(items[head], rest, new)
+    return type(v)(items)
 
 
 def texts(v) -> list:
