@@ -294,12 +294,13 @@ def _place_text(place) -> str:
     return " | ".join(str(x) for x in place)
 
 
-def choices(folder: str, only: list[str] | None) -> list[str]:
-    ids = [a.id for a in load_assumptions(REPO / "data" / folder)]
-    unknown = sorted(set(only or ()) - set(ids))
+def choices(folders: list[str], only: list[str] | None) -> dict[str, list[str]]:
+    """Folder -> the ids of its choices to move (all, or those of `only` it has)."""
+    ids = {f: [a.id for a in load_assumptions(REPO / "data" / f)] for f in folders}
+    unknown = sorted(set(only or ()) - {i for found in ids.values() for i in found})
     if unknown:
-        raise SystemExit(f"{folder}: no choice {', '.join(unknown)} (known: {', '.join(ids)})")
-    return [i for i in ids if not only or i in only]
+        raise SystemExit(f"no choice {', '.join(unknown)} in {', '.join(folders)}")
+    return {f: [i for i in found if not only or i in only] for f, found in ids.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -315,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     failed, start = 0, time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="marks-check-") as tmp:
         check = Check(Path(tmp), pages=not args.tidy_only)
-        for folder in args.folder or list(FOLDERS):
+        for folder, ids in choices(args.folder or list(FOLDERS), args.choice).items():
             found = {}
-            for choice in choices(folder, args.choice):
+            for choice in ids:
                 v = check.choice(folder, choice)
                 report(v)
                 failed += not v.ok if not args.tidy_only else bool(v.error)

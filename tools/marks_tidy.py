@@ -50,35 +50,60 @@ def _missing(v) -> bool:
 
 
 def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]]) -> dict:
-    """{columns: [table.column, ...], rows: selector} where the choice lands, or NOTHING."""
+    """{columns: [table.column, ...], rows or rows_of: selectors} where the choice lands, or NOTHING."""
     if not moved:
         return dict(NOTHING)
-    columns = [f"{t}.{c}" for t, cols in moved.items() for c in cols]
-    out = {"columns": columns}
-    if len(moved) == 1:
-        (table, cols), = moved.items()
-        rows = _selector(base.get(table, pd.DataFrame()), cols)
-        if rows:
-            out["rows"] = rows
+    out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
+    rows = {t: sel for t, cols in moved.items() if (sel := _selector(base.get(t, pd.DataFrame()), cols))}
+    if len(moved) == 1 and rows:
+        out["rows"] = next(iter(rows.values()))
+    elif rows:
+        out["rows_of"] = rows
     return out
 
 
-def _selector(df: pd.DataFrame, cols: dict[str, pd.Series]) -> dict | None:
-    """The fewest values of one unmoved column that pick exactly the rows that moved; None when
-    every row moved or no column tells them apart (then the entry covers all rows)."""
+def _selector(df: pd.DataFrame, cols: dict[str, pd.Series]):
+    """The rows that moved as selectors: the fewest values of one unmoved column that pick
+    exactly them, else a list of (value, values) pairs of two columns; None when every row
+    moved or no such columns tell them apart (then the entry covers all rows)."""
     if not len(df) or any(len(m) != len(df) for m in cols.values()):
         return None
     hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
     if hit.all():
         return None
-    best = None
-    for c in sorted(set(df.columns) - set(cols), key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c)):
-        values = _plain_values(df[c][hit])
-        if values is None or set(values) & set(_plain_values(df[c][~hit]) or ()):
-            continue
-        if best is None or len(values) < len(best[1]):
-            best = (c, values)
-    return {best[0]: sorted(best[1], key=str)} if best else None
+    keys = sorted((c for c in set(df.columns) - set(cols) if _plain_values(df[c]) is not None),
+                  key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
+    single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None]
+    if single:
+        c, values = min(single, key=lambda cv: len(cv[1]))
+        return {c: values}
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            pairs = _pairs_apart(df[a], df[b], hit)
+            if pairs is not None:
+                return [{a: [x], b: ys} for x, ys in pairs]
+    return None
+
+
+def _apart(s: pd.Series, hit) -> list | None:
+    """The values of `s` in the moved rows, when none of them is in an unmoved row."""
+    inside, outside = _plain_values(s[hit]), _plain_values(s[~hit])
+    return None if inside is None or set(inside) & set(outside or ()) else sorted(inside, key=str)
+
+
+def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = 40) -> list | None:
+    """[(value of a, [values of b])] of the moved rows, when no unmoved row has such a pair."""
+    inside = set(zip(a[hit].map(_item), b[hit].map(_item)))
+    if len(inside) > limit or inside & set(zip(a[~hit].map(_item), b[~hit].map(_item))):
+        return None
+    grouped = {}
+    for x, y in sorted(inside, key=str):
+        grouped.setdefault(x, []).append(y)
+    return list(grouped.items())
+
+
+def _item(v):
+    return v.item() if hasattr(v, "item") else v
 
 
 def _plain_values(s: pd.Series) -> list | None:
@@ -87,7 +112,7 @@ def _plain_values(s: pd.Series) -> list | None:
     for v in s.drop_duplicates():
         if _missing(v) or isinstance(v, (list, dict, tuple)):
             return None
-        v = v.item() if hasattr(v, "item") else v
+        v = _item(v)
         if not isinstance(v, (str, int)) or isinstance(v, bool):  # measured numbers select no rows
             return None
         out.append(v)
