@@ -7,9 +7,10 @@ as `table.column`) and, when it covers only some rows of them, which (`rows`: a 
 from a column of the same table to the values it matches, or a list of such mappings, any
 of which may match; all rows when absent; `rows_of`: such rows per table, for an entry whose
 columns span several tables, a table it does not name covered in every row). A chapter
-section whose declared columns meet an entry's rests on that choice, and every displayed cell, figure series, glued number and
-claim computed from a cell it covers is marked (`assumed_ids`), so an assumption never
-reads as a finding. A measured folder has no such file, and nothing of it is marked.
+section whose declared columns meet an entry's rests on that choice, and every displayed
+cell, figure series, glued number and claim computed from a cell it covers is marked
+(`assumed_ids`), so an assumption never reads as a finding. A measured folder has no such
+file, and nothing of it is marked.
 """
 
 from __future__ import annotations
