@@ -243,7 +243,8 @@ class Check:
         before = self.base_places(folder)
         after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
         verdict.moved = {k for k in before.keys() | after.keys() if _text(before.get(k)) != _text(after.get(k))}
-        verdict.marked = {k for k, (_, ids) in before.items() if _names(ids, folder, choice)}
+        own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
+        verdict.marked = {k for k, (_, ids) in before.items() if _names(ids, folder, choice, k[0] in own)}
 
 
 def same_files(a: Path, b: Path) -> bool:
@@ -260,9 +261,10 @@ def _text(place) -> object:
     return None if place is None else HEX.sub("#", str(place[0]))
 
 
-def _names(ids, folder: str, choice: str) -> bool:
-    """Do these mark ids name the choice (a page reading another folder prefixes its id)?"""
-    return choice in ids or f"{folder}/{choice}" in ids
+def _names(ids, folder: str, choice: str, own: bool) -> bool:
+    """Do these mark ids name the choice? A page names its own folder's choices by id and a
+    folder it reads by 'folder/id' (a bare id there is its own folder's choice of that name)."""
+    return (choice if own else f"{folder}/{choice}") in ids
 
 
 # ---- the report ------------------------------------------------------------------------
