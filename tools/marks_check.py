@@ -229,6 +229,8 @@ class Check:
                 errors.append(f"{candidate!r}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
                 shutil.rmtree(work)
                 continue
+            for name in ("assumptions.yml", "PROVENANCE.md"):  # the list of choices is no page value
+                shutil.copy2(self.data / folder / name, data / folder / name)
             verdict.moved_to = candidate
             return data
         verdict.error = "no move the generator accepts" + ("".join(f"\n    {e}" for e in errors) or "")
