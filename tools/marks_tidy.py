@@ -93,8 +93,11 @@ def _apart(s: pd.Series, hit) -> list | None:
 
 def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = 40) -> list | None:
     """[(value of a, [values of b])] of the moved rows, when no unmoved row has such a pair."""
-    inside = set(zip(a[hit].map(_item), b[hit].map(_item)))
-    if len(inside) > limit or inside & set(zip(a[~hit].map(_item), b[~hit].map(_item))):
+    def pairs(mask) -> set:
+        return {(_item(x), _item(y)) for x, y in zip(a[mask].tolist(), b[mask].tolist())}
+
+    inside = pairs(hit)
+    if len(inside) > limit or inside & pairs(~hit):
         return None
     grouped = {}
     for x, y in sorted(inside, key=str):
