@@ -50,19 +50,35 @@ def _missing(v) -> bool:
 
 
 def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]]) -> dict:
-    """{columns: [table.column, ...], rows or rows_of: selectors} where the choice lands, or NOTHING."""
+    """{columns: [table.column, ...], rows or rows_of: selectors} where the choice lands, or
+    NOTHING. Rows are given per table, or per column where a table's columns moved in different
+    rows (a rate in some rows, the clock of every later row)."""
     if not moved:
         return dict(NOTHING)
     out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
-    rows = {t: sel for t, cols in moved.items() if (sel := _selector(base.get(t, pd.DataFrame()), cols))}
-    if len(moved) == 1 and rows:
+    rows = {}
+    for t, cols in moved.items():
+        rows.update(_table_rows(t, base.get(t, pd.DataFrame()), cols))
+    if list(rows) == list(moved) and len(moved) == 1:
         out["rows"] = next(iter(rows.values()))
     elif rows:
         out["rows_of"] = rows
     return out
 
 
-def _selector(df: pd.DataFrame, cols: dict[str, pd.Series]):
+def _table_rows(table: str, df: pd.DataFrame, cols: dict[str, pd.Series]) -> dict:
+    """{table: selector} when its columns moved in the same rows, else {table.column: selector}
+    for each column whose moved rows a selector picks (the others: every row)."""
+    masks = {c: m.to_numpy() for c, m in cols.items()}
+    first = next(iter(masks.values()))
+    if all(len(m) == len(first) and (m == first).all() for m in masks.values()):
+        sel = _selector(df, cols)
+        return {table: sel} if sel else {}
+    found = {f"{table}.{c}": _selector(df, {c: m}, exclude=set(cols)) for c, m in cols.items()}
+    return {k: v for k, v in found.items() if v}
+
+
+def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = frozenset()):
     """The rows that moved as selectors: the fewest values of one unmoved column that pick
     exactly them, else a list of (value, values) pairs of two columns; None when every row
     moved or no such columns tell them apart (then the entry covers all rows)."""
@@ -71,7 +87,7 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series]):
     hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
     if hit.all():
         return None
-    keys = sorted((c for c in set(df.columns) - set(cols) if _plain_values(df[c]) is not None),
+    keys = sorted((c for c in set(df.columns) - set(cols) - set(exclude) if _plain_values(df[c]) is not None),
                   key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
     single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None]
     if single:
