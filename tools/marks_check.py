@@ -198,6 +198,7 @@ class Check:
         self.tmp, self.pages = tmp, pages
         self.data = copy_data(tmp / "base")
         self._base: dict = {}
+        self._shapes: dict = {}
 
     def base_places(self, folder: str) -> dict:
         if folder not in self._base:
@@ -215,26 +216,58 @@ class Check:
         verdict.seconds = time.perf_counter() - start
         return verdict
 
-    def _moved(self, folder: str, choice: str, value, verdict: Verdict) -> Path | None:
-        """A copy of the data with the choice moved to the first value the generator accepts."""
-        errors = []
+    def _moved(self, folder: str, choice: str, value, verdict: Verdict, reshaped: int = 3) -> Path | None:
+        """A copy of the data with the choice moved to the first value the generator accepts
+        that keeps every tidy table's number of rows (rows that come or go are compared by
+        position, so every later cell would read as moved); after `reshaped` such values, the
+        first of them."""
+        errors, kept = [], None
         choices = reconstruct.module(FOLDERS[folder]).ASSUMPTIONS
         for candidate in moves(value, dict.fromkeys(texts([v for v, _ in choices.values()]))):
-            work = Path(tempfile.mkdtemp(dir=self.tmp))
-            data = work / "data"
-            shutil.copytree(self.data, data)
-            try:
-                generate(folder, data / folder, {choice: candidate})
-            except Exception as exc:  # noqa: BLE001 - a move the generator refuses: try the next
-                errors.append(f"{candidate!r}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
-                shutil.rmtree(work)
+            data = self._generated(folder, choice, candidate, errors)
+            if data is None:
                 continue
-            for name in ("assumptions.yml", "PROVENANCE.md"):  # the list of choices is no page value
-                shutil.copy2(self.data / folder / name, data / folder / name)
-            verdict.moved_to = candidate
-            return data
+            if self._shape(data / folder) == self._base_shape(folder) or reshaped == 0:
+                if kept:
+                    shutil.rmtree(kept[1].parent)
+                verdict.moved_to = candidate
+                return data
+            reshaped -= 1
+            if kept:
+                shutil.rmtree(data.parent)
+            else:
+                kept = (candidate, data)
+        if kept:
+            verdict.moved_to = kept[0]
+            return kept[1]
         verdict.error = "no move the generator accepts" + ("".join(f"\n    {e}" for e in errors) or "")
         return None
+
+    def _generated(self, folder: str, choice: str, candidate, errors: list) -> Path | None:
+        """A copy of the data with `folder` generated with the choice at `candidate`; None (and
+        the reason in `errors`) when the generator refuses it."""
+        work = Path(tempfile.mkdtemp(dir=self.tmp))
+        data = work / "data"
+        shutil.copytree(self.data, data)
+        try:
+            generate(folder, data / folder, {choice: candidate})
+        except Exception as exc:  # noqa: BLE001 - a move the generator refuses: try the next
+            errors.append(f"{candidate!r}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+            shutil.rmtree(work)
+            return None
+        for name in ("assumptions.yml", "PROVENANCE.md"):  # the list of choices is no page value
+            shutil.copy2(self.data / folder / name, data / folder / name)
+        return data
+
+    def _base_shape(self, folder: str) -> dict:
+        if folder not in self._shapes:
+            self._shapes[folder] = self._shape(self.data / folder)
+        return self._shapes[folder]
+
+    @staticmethod
+    def _shape(root: Path) -> dict:
+        """Rows per tidy table of a folder."""
+        return {t: len(df) for t, df in ingest_study(root).tables.items()}
 
     def _compare(self, folder: str, choice: str, moved_data: Path, verdict: Verdict) -> None:
         base, moved = ingest_study(self.data / folder).tables, ingest_study(moved_data / folder).tables
