@@ -11,6 +11,7 @@ import pandas as pd
 
 NOTHING = {"moves": "nothing"}
 KEYS = ("config", "name", "run", "file")  # selector columns tried first, in this order
+ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  # what names a row
 
 
 def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict[str, dict[str, pd.Series]]:
@@ -29,8 +30,16 @@ def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> 
 def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
     if len(a) != len(b) or column not in a or column not in b:
         return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(max(len(b), 1)))
+    a, b = _in_order(a), _in_order(b)
     x, y = a[column].astype(object).to_numpy(), b[column].astype(object).to_numpy()
-    return pd.Series([not _same(u, v) for u, v in zip(x, y)], index=a.index)
+    return pd.Series([not _same(u, v) for u, v in zip(x, y)], index=a.index).sort_index()
+
+
+def _in_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows ordered by what names them (configuration, run, fact), else as read: a log line
+    that moves earlier does not make every row after it read as moved."""
+    keys = [c for c in ROW_KEYS if c in df]
+    return df.sort_values(keys, kind="stable", key=lambda s: s.astype(str)) if keys else df
 
 
 def _same(u, v) -> bool:
