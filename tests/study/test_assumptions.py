@@ -30,12 +30,13 @@ def test_every_reconstructed_folder_lists_its_generator_s_choices():
         if assumed:
             assert all(a.why for a in assumed) and len({a.id for a in assumed}) == len(assumed)
             tables = {c.split(".")[0] for a in assumed for c in a.columns}
-            from benchbook.ingest.tables import SCHEMAS
+            from benchbook.study.load import ingest_study
 
-            for a in assumed:  # every column named is a real tidy column
+            read = ingest_study(folder).tables  # the tidy tables with the context study.yml gives each row
+            for a in assumed:  # every column named is a real tidy column of this folder
                 for c in a.columns:
                     t, col = c.split(".")
-                    assert col in {x.name for x in SCHEMAS[t]}, (spec.id, a.id, c)
+                    assert col in read[t].columns, (spec.id, a.id, c)
             assert tables, spec.id  # at least one choice lands in a table a chapter reads
 
 
@@ -150,13 +151,13 @@ def test_the_generators_scope_what_covers_only_part_of_a_column():
     h100 = pipeline.load(ROOT / "data/h100-dense-vs-moe-mtp", registry.get("h100-dense-vs-moe-mtp").contract)
     runs = h100.tables["runs"]
     p99 = {a.id: a for a in load_assumptions(h100.study.root)}["dense_p99_ttft_s"]
-    hit = runs[row_mask(runs, p99, "runs")]
+    hit = runs[row_mask(runs, p99, "runs", "p99_ttft_s")]
     assert set(hit["config"]) == {"h100-dense"} and sorted(hit["concurrency"]) == [1, 4, 8]
     assert set(hit["kind"]) == {"sweep"}
     strix = pipeline.load(ROOT / "data/strix-halo-baseline", registry.get("strix-halo-baseline").contract)
     lb = strix.tables["llama_bench"]
     by_id = {a.id: a for a in load_assumptions(strix.study.root)}
-    losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench")] for k in ("losing_ratios", "winners"))
+    losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench", "avg_ts")] for k in ("losing_ratios", "winners"))
     assert len(losers) == 4 and len(winners) == 2 and not set(losers["run_id"]) & set(winners["run_id"])
 
 
@@ -170,16 +171,17 @@ def test_a_claim_whose_number_reads_an_assumed_cell_is_marked_and_a_consistency_
     root = ROOT / "data"
     r = h100.analyse(root / "h100-dense-vs-moe-mtp", root / "strix-halo-baseline",
                      root / "h100-dense-vs-moe-mtp/published.yml")
-    assert r.claim_ids["moe-mtp-two-plus"] == ("mtp_acceptance",)
+    assert "mtp_acceptance" in r.claim_ids["moe-mtp-two-plus"]
     consistency = set(r.ledger.loc[r.ledger["kind"] == "consistency", "id"])
     assert consistency and not consistency & set(r.claim_ids)
     marked = cell_ids(r.ledger)
     row = r.ledger.index[r.ledger["id"] == "moe-mtp-two-plus"][0]
-    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == ("mtp_acceptance",)
+    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == r.claim_ids["moe-mtp-two-plus"]
     assert {label for label, _ in marked} == set(r.ledger.index[r.ledger["id"].isin(r.claim_ids)])
     # the dense sweep's published tails (c=16, 32) are not marked; the chosen ones are
     ids = r.value_ids
-    assert ids["h100_dense_c1_p99_ttft_s"] == ("dense_p99_ttft_s",) and "h100_dense_c16_p99_ttft_s" not in ids
+    assert "dense_p99_ttft_s" in ids["h100_dense_c1_p99_ttft_s"]
+    assert "dense_p99_ttft_s" not in ids.get("h100_dense_c16_p99_ttft_s", ())
 
 
 def test_on_measured_data_nothing_carries_an_assumption():
@@ -190,3 +192,69 @@ def test_on_measured_data_nothing_carries_an_assumption():
     assert r.assumptions_of() == [] and not r.claim_ids
     assert not any(strix.backend_table(r).attrs.get("benchbook_assumed", {}).values())
     assert not strix.glue_values(r).assumed
+
+
+def test_a_published_number_the_files_were_fit_to_is_not_marked_as_assumed():
+    """Issue 34: the Strix Halo key result '1,388 t/s' is the write-up's number: the generator fit
+    the best-of backends to print as published, so which backend wins and by how much the
+    others lose do not move it. A claim recomputed only from published table cells carries no
+    mark; one that reads a chosen value still does."""
+    from benchbook.ledger.expr import names_in
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    tables = {n for t in r.published.tables for exprs in t.values for e in exprs if e for n in names_in(e)}
+    exprs = {c["id"]: c.get("recompute") for c in r.published.claims if c.get("kind", "data") == "data"}
+    fitted = {cid for cid, e in exprs.items() if e and names_in(e) - set(r.params) <= tables}
+    assert "strix-prefill-rate" in fitted
+    row = r.ledger.index[r.ledger["id"] == "strix-prefill-rate"][0]
+    assert r.ledger.loc[row, "recomputed"] == "1,388 t/s"
+    assert "strix-prefill-rate" not in r.claim_ids and (row, "recomputed") not in cell_ids(r.ledger)
+    assert not fitted & set(r.claim_ids)
+    h100 = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    assert "mtp_acceptance" in h100.claim_ids["moe-mtp-two-plus"]
+
+
+def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
+    """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
+    start-up fact with no row filter, so the published KV pool (323,456 tokens), weights
+    (35.02 GiB) and checkpoint shards (42 and 14) were marked as assumed. Where each choice
+    lands is what moving it changed (make marks), row by row."""
+    from benchbook.site.runner import Chapter
+
+    r = Chapter(ROOT, "gb10-mtp").analysed()
+    printed = ("mtp_kv_cache_tokens", "mtp_weights_gib", "van_checkpoint_shards", "fresh_checkpoint_shards")
+    assert all(name in r.values for name in printed)
+    for name in printed:
+        assert not {"moe_config", "graph_counts"} & set(r.value_ids.get(name, ())), name
+    boot = r.data["boot"]
+    landing = [a for a in load_assumptions(ROOT / "data" / "gb10-mtp") if "boot.value_num" in a.columns]
+    assert landing
+    for a in landing:  # no start-up choice moves every start-up number
+        assert row_mask(boot, a, "boot", "value_num").sum() < len(boot), a.id
+
+
+def test_rows_of_scopes_each_table_of_an_entry_that_spans_several(tmp_path):
+    """A choice that moves start-up facts and log windows (GB10's start-up timings) covers the
+    facts it moved and every window: `rows` could name one table only, so such an entry once
+    covered every start-up fact, published ones too."""
+    entry = {"id": "boot_s", "value": 1, "why": "w", "columns": ["boot.value_num", "windows.time"],
+             "rows_of": {"boot": {"fact": ["weights_load_s"]}}}
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    (a,) = load_assumptions(tmp_path)
+    boot = pd.DataFrame({"fact": ["weights_load_s", "kv_cache_tokens"], "value_num": [289.15, 323456.0]})
+    windows = pd.DataFrame({"time": [1.0, 2.0]})
+    assert assumed_cells(boot, "boot", [a])["value_num"].tolist() == [True, False]
+    assert assumed_cells(windows, "windows", [a])["time"].tolist() == [True, True]
+    # per column: the load time moves in its own row, the clock of every row after it
+    entry.update(columns=["boot.value_num", "boot.time"],
+                 rows_of={"boot.value_num": {"fact": ["weights_load_s"]}, "boot.time": {"fact": ["kv_cache_tokens"]}})
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    (a,) = load_assumptions(tmp_path)
+    cells = assumed_cells(boot.assign(time=[1.0, 2.0]), "boot", [a])
+    assert cells["value_num"].tolist() == [True, False] and cells["time"].tolist() == [False, True]
+    entry["rows_of"] = {"runs": {"kind": ["x"]}}
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    with pytest.raises(AssumptionsError, match="rows_of names runs"):
+        load_assumptions(tmp_path)

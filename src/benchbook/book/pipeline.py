@@ -25,6 +25,7 @@ from ..book.paths import writeup_file
 from ..ledger import claims as claims_mod
 from ..ledger.caveats import authors_caveats
 from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, owner
+from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
 from ..study.assumptions import assumed_ids, load_assumptions, resting_on
@@ -382,6 +383,27 @@ def claim_space(r: ChapterResults) -> dict:
     return {**numeric, **r.values}
 
 
+def table_names(published: Published) -> set[str]:
+    """Value names of the write-up's published table cells: a reconstruction is fit to print
+    every one of them as published."""
+    return {n for table in published.tables for exprs in table.values for e in exprs if e for n in names_in(e)}
+
+
+def fitted_claims(r: ChapterResults) -> set[str]:
+    """Data claims whose recomputed number reads only values the reconstruction was fit to
+    (the published tables' cells, table_names): at the write-up's precision that number is the write-up's, whatever
+    the generator chose below it, so no choice is marked on it (a value the write-up printed is
+    no assumption, even when a generator wrote it into a file)."""
+    pinned, params = table_names(r.published), set(r.params)
+    out = set()
+    for c in r.published.claims:
+        expr = str(c.get("recompute") or "").strip()
+        used = names_in(expr) - params if expr and c.get("kind", "data") == "data" else set()
+        if used and used <= pinned:
+            out.add(c["id"])
+    return out
+
+
 def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     """The published comparison and the ledger (gated by comparability), caveats, provenance.
 
@@ -393,7 +415,8 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r), fitted=fitted_names(r))
-    r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    r.claim_ids = {cid: ids for cid, ids in claims_mod.claim_ids(r.published, r.ledger, r.value_ids).items()
+                   if cid not in fitted_claims(r)}
     claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
                                                 reconstructed=reconstructed_names(r))

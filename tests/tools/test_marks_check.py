@@ -1,0 +1,82 @@
+"""Marks proven by perturbation (tools/marks_check.py): a fast subset of `make marks`.
+
+Each test moves a real generator choice and regenerates a real folder; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+import yaml
+
+from tools import marks_check
+from tools.folders import FOLDERS, REPO
+from tools.marks_tidy import NOTHING
+
+# One or two choices per folder whose moves regenerate in seconds: spreads and clocks landing in
+# some rows, a choice landing in rows of several tables (rows_of), a power limit of some samples.
+SUBSET = [
+    ("strix-halo-baseline", "rep_cv"),
+    ("strix-halo-baseline", "test_overhead_s"),
+    ("h100-dense-vs-moe-mtp", "dense_p99_ttft_s"),
+    ("3090-dense-vs-sparse", "target_band"),
+    ("power-sweep", "previous_limit_w"),
+    ("gb10-mtp", "load_s"),
+]
+
+
+def _entries(folder: str) -> dict:
+    doc = yaml.safe_load((REPO / "data" / folder / "assumptions.yml").read_text(encoding="utf-8"))
+    return {e["id"]: e for e in doc["assumptions"]}
+
+
+@pytest.fixture(scope="module")
+def tidy(tmp_path_factory):
+    return marks_check.Check(tmp_path_factory.mktemp("marks"), pages=False)
+
+
+@pytest.mark.parametrize("value", [4, 0.0013, True, (0.2, 0.8), {"a": 1, "b": "x"}, "2026-05-29T21:14:05",
+                                   "2026-06-01", {"pp": "rocm", "tg": "vulkan"}])
+def test_every_move_is_another_value_the_generator_can_read(value):
+    found = marks_check.moves(value)
+    assert found and value not in found
+    if isinstance(value, str):  # a date moves to another date in the same form
+        assert all(datetime.fromisoformat(v) != datetime.fromisoformat(value) for v in found[:1])
+
+
+@pytest.mark.parametrize("folder", list(FOLDERS))
+def test_no_choice_is_left_without_a_place_or_the_check_saying_it_moves_nothing(folder):
+    """`columns: []` is no longer an escape: each entry names where it lands, or says that
+    moving it changed no tidy cell."""
+    empty = [i for i, e in _entries(folder).items() if not e.get("columns") and e.get("moves") != "nothing"]
+    assert empty == []
+
+
+@pytest.mark.parametrize(("folder", "choice"), SUBSET)
+def test_assumptions_yml_says_where_moving_the_choice_lands(tidy, folder, choice):
+    """The committed entry is what moving the choice finds in the regenerated tidy tables."""
+    verdict = tidy.choice(folder, choice)
+    assert not verdict.error
+    entry = _entries(folder)[choice]
+    written = {k: entry[k] for k in ("columns", "rows", "rows_of", "moves") if k in entry}
+    assert written == verdict.landing != NOTHING  # the subset's choices do land somewhere
+
+
+def test_a_choice_without_its_entry_shows_as_moved_and_unmarked(tmp_path_factory):
+    """The check sees what the marks miss: with rep_cv's entry emptied in the base folder,
+    the page places it moves carry no mark, and the check says so."""
+    check = marks_check.Check(tmp_path_factory.mktemp("unmarked"), pages=True)
+    path = check.data / "strix-halo-baseline" / "assumptions.yml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for e in doc["assumptions"]:
+        if e["id"] == "rep_cv":
+            e.pop("rows", None)
+            e.pop("rows_of", None)
+            e["columns"] = []
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    verdict = check.choice("strix-halo-baseline", "rep_cv")
+    assert verdict.moved and verdict.unmarked == verdict.moved and not verdict.ok
+    # and a choice whose move reaches no page place carries no mark on any page
+    clock = check.choice("strix-halo-baseline", "utc_offset_h")
+    assert clock.landing != NOTHING and clock.moved == set() and clock.marked == set() and clock.ok
