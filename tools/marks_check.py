@@ -33,7 +33,7 @@ from benchbook.study.load import ingest_study
 from . import reconstruct
 from .folders import FOLDERS, REPO
 from .marks_page import Page, page_places
-from .marks_tidy import landing, tidy_diff
+from .marks_tidy import landing, relanded, tidy_diff
 
 HEX = re.compile(r"\b[0-9a-f]{8,64}\b")
 SCALES = (1.1, 0.9, 1.02, 0.98, 1.3)  # numbers are moved by these factors, the first the generator accepts
@@ -176,6 +176,7 @@ class Verdict:
     landing: dict = field(default_factory=dict)  # columns/rows as assumptions.yml writes them, or {}
     moved: set = field(default_factory=set)  # page places that moved
     marked: set = field(default_factory=set)  # page places that carry the choice's mark
+    shown: dict = field(default_factory=dict)  # place -> (text before, text after), for the report
     seconds: float = 0.0
 
     @property
@@ -278,6 +279,7 @@ class Check:
         before = self.base_places(folder)
         after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
         verdict.moved = {k for k in before.keys() | after.keys() if _text(before.get(k)) != _text(after.get(k))}
+        verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
         own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
         verdict.marked = {k for k, (_, ids) in before.items() if _names(ids, folder, choice, k[0] in own)}
 
@@ -315,7 +317,9 @@ def report(v: Verdict, out=sys.stdout, limit: int = 8) -> None:
           f"page: {len(v.moved)} moved, {len(v.marked)} marked", file=out)
     for what, places in (("moved, not marked", v.unmarked), ("marked, not moved", v.unmoved)):
         for p in sorted(places, key=str)[:limit]:
-            print(f"     {what}: {_place_text(p)}", file=out)
+            was, now = v.shown.get(p, (None, None))
+            change = f"{_short(was)!r} -> {_short(now)!r}" if was != now else f"{_short(was)!r}"
+            print(f"     {what}: {_place_text(p)}: {change}", file=out)
         if len(places) > limit:
             print(f"     ... {len(places) - limit} more {what}", file=out)
 
@@ -325,6 +329,10 @@ def _landing_text(landing: dict) -> list[str]:
     if landing.get("rows"):
         out.append(f"rows {landing['rows']}")
     return out
+
+
+def _short(text, limit: int = 90):
+    return text if not isinstance(text, str) or len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _place_text(place) -> str:
@@ -340,16 +348,31 @@ def choices(folders: list[str], only: list[str] | None) -> dict[str, list[str]]:
     return {f: [i for i in found if not only or i in only] for f, found in ids.items()}
 
 
+def rows_again(folders: list[str]) -> int:
+    """lands/<folder>.yml with every landing's rows written again (marks_tidy.relanded)."""
+    from .reconstruct import lands
+
+    for folder in folders:
+        base = ingest_study(REPO / "data" / folder).tables
+        lands.record(folder, {k: relanded(base, k, v) for k, v in lands.load(folder).items()})
+        print(f"{folder}: {lands.path(folder).stat().st_size:,} bytes")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.marks_check", description=__doc__.split("\n\n")[0])
     p.add_argument("--folder", action="append", choices=sorted(FOLDERS), help="only this data folder (repeatable)")
     p.add_argument("--choice", action="append", help="only this choice id (repeatable)")
     p.add_argument("--tidy-only", action="store_true", help="compare the tidy tables only, not the pages")
+    p.add_argument("--rows-again", action="store_true",
+                   help="write the recorded landings' rows again with the current selectors (moves nothing)")
     p.add_argument("--write", action="store_true",
                    help="record where each checked choice lands in tools/reconstruct/lands/<folder>.yml")
     args = p.parse_args(argv)
     from .reconstruct import lands
 
+    if args.rows_again:
+        return rows_again(args.folder or list(FOLDERS))
     failed, start = 0, time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="marks-check-") as tmp:
         check = Check(Path(tmp), pages=not args.tidy_only)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchbook.book.registry import chapters
 from benchbook.site.runner import Chapter
-from benchbook.study.marks import LEGEND
+from benchbook.study.marks import title_ids
 
 from .folders import FOLDERS, REPO
 
@@ -60,9 +60,8 @@ def _folder_of(value) -> str | None:
 
 
 def ids_of_title(title: str) -> tuple:
-    """The ids a marker's title names: 'LEGEND (id: why; id: why)'."""
-    inner = unescape(title).removeprefix(LEGEND).strip().removeprefix("(").removesuffix(")")
-    return tuple(part.split(": ", 1)[0].strip() for part in inner.split("; ") if part.strip())
+    """The ids a marker's title names: 'assumed: id; id' (benchbook.study.marks.marker_html)."""
+    return title_ids(unescape(title))
 
 
 def page_places(pages: list[Page], moved: Path, base: Path, out: Path, moved_folder: str | None = None) -> dict:

@@ -11,6 +11,9 @@ import pandas as pd
 
 NOTHING = {"moves": "nothing"}
 KEYS = ("config", "name", "run", "file")  # selector columns tried first, in this order
+LIMIT = 40  # values (or pairs) one selector lists before it gives way to a cover
+GROUPS = ("config", "name", "kind", "run_date", "power_limit_w", "concurrency", "source_file", "gpu_index",
+          "fact", "test_name", "origin", "process", "engine")  # what a cover may select on
 ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  # what names a row
 
 
@@ -88,17 +91,20 @@ def _table_rows(table: str, df: pd.DataFrame, cols: dict[str, pd.Series]) -> dic
 
 
 def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = frozenset()):
-    """The rows that moved as selectors: the fewest values of one unmoved column that pick
-    exactly them, else a list of (value, values) pairs of two columns; None when every row
-    moved or no such columns tell them apart (then the entry covers all rows)."""
+    """The rows that moved as selectors, read on the base table (where the marks are read, so
+    a moved column selects as well as any): the fewest values of one column that pick exactly
+    them, else (value, values) pairs of two columns; when neither fits in LIMIT values (a
+    choice that shifts later random draws moves rows scattered over a run), the rows of the
+    fewest runs, configurations or files holding every moved row (`_cover`). None when that
+    is every row. `exclude` is kept for callers; every column may select."""
     if not len(df) or any(len(m) != len(df) for m in cols.values()):
         return None
     hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
     if hit.all():
         return None
-    keys = sorted((c for c in set(df.columns) - set(cols) - set(exclude) if _plain_values(df[c]) is not None),
+    keys = sorted((c for c in df.columns if _plain_values(df[c]) is not None),
                   key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
-    single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None]
+    single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None and len(v) <= LIMIT]
     if single:
         c, values = min(single, key=lambda cv: len(cv[1]))
         return {c: values}
@@ -107,7 +113,34 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = froze
             pairs = _pairs_apart(df[a], df[b], hit)
             if pairs is not None:
                 return [{a: [x], b: ys} for x, ys in pairs]
-    return None
+    return _cover(df, hit, [c for c in keys if c in GROUPS])
+
+
+def _cover(df: pd.DataFrame, hit, groups: list[str]):
+    """The selector of one or two group columns whose rows hold every moved row and the
+    fewest others; None when every such cover is the whole table."""
+    best, extra = None, int((~hit).sum())
+    for i, a in enumerate(groups):
+        for b in [None, *groups[i + 1:]]:
+            picked = _group_rows(df, hit, a, b)
+            more = int((picked & ~hit).sum())
+            if more < extra:
+                best, extra = (a, b), more
+    if best is None:
+        return None
+    a, b = best
+    if b is None:
+        return {a: sorted(_plain_values(df[a][hit]), key=str)}
+    pairs = _grouped({(_item(x), _item(y)) for x, y in zip(df[a][hit].tolist(), df[b][hit].tolist())})
+    return [{a: [x], b: ys} for x, ys in pairs]
+
+
+def _group_rows(df: pd.DataFrame, hit, a: str, b: str | None):
+    """Rows sharing a moved row's value of `a` (and of `b`)."""
+    if b is None:
+        return df[a].isin(set(df[a][hit].tolist())).to_numpy()
+    keys = pd.Series(list(zip(df[a].tolist(), df[b].tolist())))
+    return keys.isin(set(keys[hit].tolist())).to_numpy()
 
 
 def _apart(s: pd.Series, hit) -> list | None:
@@ -116,7 +149,7 @@ def _apart(s: pd.Series, hit) -> list | None:
     return None if inside is None or set(inside) & set(outside or ()) else sorted(inside, key=str)
 
 
-def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = 40) -> list | None:
+def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = LIMIT) -> list | None:
     """[(value of a, [values of b])] of the moved rows, when no unmoved row has such a pair."""
     def pairs(mask) -> set:
         return {(_item(x), _item(y)) for x, y in zip(a[mask].tolist(), b[mask].tolist())}
@@ -124,9 +157,14 @@ def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = 40) -> list | Non
     inside = pairs(hit)
     if len(inside) > limit or inside & pairs(~hit):
         return None
+    return _grouped(inside)
+
+
+def _grouped(pairs: set) -> list:
+    """[(a, [b, ...])] of (a, b) pairs, in order."""
     grouped = {}
-    for x, y in sorted(inside, key=str):
-        grouped.setdefault(x, []).append(y)
+    for x, y in sorted(pairs, key=str):
+        grouped.setdefault(_item(x), []).append(_item(y))
     return list(grouped.items())
 
 
@@ -145,3 +183,21 @@ def _plain_values(s: pd.Series) -> list | None:
             return None
         out.append(v)
     return out
+
+
+def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict) -> dict:
+    """A recorded landing with its rows written again by the current selectors: the cells its
+    old selectors pick on the base tables are taken as the cells that moved (no choice is moved
+    again), so a change to how rows are written needs no new run of the check."""
+    from benchbook.study.assumptions import _entry, row_mask
+
+    if not entry.get("columns"):
+        return dict(entry)
+    a = _entry({"id": choice, "value": None, "why": "", **entry}, choice)
+    moved: dict = {}
+    for column in a.columns:
+        table, col = column.split(".", 1)
+        df = base.get(table, pd.DataFrame())
+        mask = row_mask(df, a, table, col) if len(df) else pd.Series(True, index=pd.RangeIndex(1))
+        moved.setdefault(table, {})[col] = mask
+    return landing(base, moved)

@@ -19,6 +19,7 @@ import pytest
 
 from benchbook.book import registry
 from benchbook.study.folder import write_checksums
+from benchbook.study.marks import title_ids
 from pages import measured_pages
 from projects import copy_project
 
@@ -318,9 +319,8 @@ def _known_ids(project: Path, spec) -> set[str]:
 
 
 def _title_ids(mark) -> set[str]:
-    """The ids a marker's title names ('assumed: not in the write-up (id: why; id: why)')."""
-    inner = mark.get("title", "").split("(", 1)[1].rsplit(")", 1)[0]
-    return {part.split(":", 1)[0].strip() for part in re.split(r";\s(?=[\w./-]+:)", inner)}
+    """The ids a marker's title names ('assumed: id; id')."""
+    return set(title_ids(mark.get("title", "")))
 
 
 def _cell_text(td) -> str:

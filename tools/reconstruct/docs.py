@@ -150,7 +150,8 @@ def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict |
             "# every cell, series, number and claim computed from such a cell, and the sections that\n"
             "# read one. `moves: nothing`: moving the choice (make marks) changed no tidy cell.\n"
             "# Written by the generator from tools/reconstruct/lands/; do not edit.\n")
-    text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100,
+                          default_flow_style=None)  # lists of plain values on a line: rows stay compact
     (out_dir / ASSUMPTIONS_FILE).write_text(head + text, encoding="utf-8")
 
 

@@ -28,5 +28,5 @@ def record(study: str, found: dict) -> None:
     """Keep what the check found for these choices beside what it found before for others."""
     merged = {**load(study), **found}
     FOLDER.mkdir(exist_ok=True)
-    text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
     path(study).write_text(HEAD + text, encoding="utf-8")
