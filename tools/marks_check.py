@@ -35,7 +35,8 @@ from .folders import FOLDERS, REPO
 from .marks_page import Page, page_places
 from .marks_tidy import landing, relanded, tidy_diff
 
-HEX = re.compile(r"\b[0-9a-f]{8,64}\b")
+HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
+FILE = re.compile(r"[\w./-]+\.(?:json|jsonl|log|csv|gz|txt|prom|yml)\b")  # a raw file's name
 SCALES = (1.1, 0.9, 1.02, 0.98, 1.3)  # numbers are moved by these factors, the first the generator accepts
 
 
@@ -293,9 +294,10 @@ def same_files(a: Path, b: Path) -> bool:
 
 
 def _text(place) -> object:
-    """A place's text with file fingerprints (hex digests) left out: a hash names the files, it
-    is no value a choice could be mistaken for."""
-    return None if place is None else HEX.sub("#", str(place[0]))
+    """A place's text as printed, with file fingerprints (hex digests) and raw files' names
+    left out: they name the files (whose run, date and concurrency the page shows in their own
+    cells), they are no value a choice could be mistaken for."""
+    return None if place is None else FILE.sub("#file", HEX.sub("#", str(place[0])))
 
 
 def _names(ids, folder: str, choice: str, own: bool) -> bool:

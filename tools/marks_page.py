@@ -26,6 +26,7 @@ from benchbook.study.marks import title_ids
 
 from .folders import FOLDERS, REPO
 
+GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::([^`]*))?`")  # {glue:text}`name:format` in prose
 GLUE_PREFIX = "application/papermill.record/"  # myst_nb's glue outputs
 MARK_CLASS = "benchbook-assumed-mark"
 LEGEND_CLASS = "benchbook-assumed-legend"
@@ -104,11 +105,35 @@ def run(page_id: str, params: dict, out: Path) -> dict:
                 continue
             exec(compile(_displaying_last(cell.source), f"<{page_id}>", "exec"), ns)  # noqa: S102
             _close_figures()
+    formats = glue_formats(chapter.read_source())
     found = {}
     for n, (data, metadata) in enumerate(published):
         for key, value in places(data, metadata).items():
+            if key[0] == "glue" and len(key) == 2:
+                value = (printed(value[0], formats.get(key[1], ("",))), value[1])
             found[(n, *key)] = value
     return found
+
+
+def glue_formats(nb) -> dict[str, tuple]:
+    """Glued name -> the format specs the page's prose pastes it with ('' for as it is)."""
+    out: dict[str, tuple] = {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for name, spec in GLUE_REF.findall(cell.source):
+                out[name] = tuple(dict.fromkeys((*out.get(name, ()), spec)))
+    return out
+
+
+def printed(text: str, specs: tuple) -> str:
+    """A glued value as the page prints it, once per format its prose uses: a value counts
+    as moved only when what a reader sees moves, not when it moves below the printed digits."""
+    def one(spec: str) -> str:
+        try:
+            return format(float(text), spec) if spec else text
+        except ValueError:
+            return text
+    return " | ".join(one(s) for s in specs)
 
 
 def _displaying_last(source: str) -> ast.Module:

@@ -80,3 +80,35 @@ def test_a_choice_without_its_entry_shows_as_moved_and_unmarked(tmp_path_factory
     # and a choice whose move reaches no page place carries no mark on any page
     clock = check.choice("strix-halo-baseline", "utc_offset_h")
     assert clock.landing != NOTHING and clock.moved == set() and clock.marked == set() and clock.ok
+
+
+def test_a_glued_value_moves_only_when_its_printed_digits_move():
+    """Compared as the prose prints it ({glue:text}`name:,.0f`): rounding below print is no move."""
+    from tools.marks_page import printed
+
+    assert printed("929.4123", (",.0f",)) == printed("929.3871", (",.0f",)) == "929"
+    assert printed("929.4123", (",.0f", ".2f")) != printed("929.3871", (",.0f", ".2f"))  # pasted twice
+    assert printed("'4,096'", ("",)) == "'4,096'"  # text is shown as it is
+
+
+def test_a_digest_and_a_file_name_are_no_value_but_a_number_s_digits_are():
+    text = marks_check._text(("run-20260101-100451.json 929.12345678 sha 3f9a1c0e2b", ()))
+    assert text == "#file 929.12345678 sha #"
+
+
+def test_scattered_moved_rows_are_written_as_the_runs_holding_them_never_fewer():
+    """Beyond 40 values a selector covers the runs holding every moved row (a choice that
+    shifts later random draws moves rows scattered over a run), and never leaves one out."""
+    import pandas as pd
+
+    from benchbook.study.assumptions import _entry, row_mask
+    from tools.marks_tidy import landing
+
+    df = pd.DataFrame({"config": ["a"] * 100 + ["b"] * 100, "line": range(200), "v": 0.0})
+    hit = pd.Series([i < 100 and i % 2 == 0 for i in range(200)])  # 50 rows
+    found = landing({"windows": df}, {"windows": {"v": hit}})
+    assert found == {"columns": ["windows.v"], "rows": {"config": ["a"]}}
+    a = _entry({"id": "x", "value": 1, "why": "", **found}, "x")
+    assert row_mask(df, a, "windows", "v")[hit].all()
+    few = pd.Series([i in (3, 150) for i in range(200)])
+    assert landing({"windows": df}, {"windows": {"v": few}})["rows"] == {"line": [150, 3]}
