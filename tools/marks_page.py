@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 import re
 from contextlib import contextmanager
@@ -243,6 +244,18 @@ def markdown_places(text: str) -> dict:
     return out
 
 
+def chart_ids(text: str) -> tuple:
+    """The ids an interactive chart's JSON names (benchbook.page.interactive puts them in its
+    layout's meta, and each point's hover says which it rests on); () for other text."""
+    if not text.startswith('{"data"') or "benchbook_assumed" not in text:
+        return ()
+    try:
+        meta = json.loads(text).get("layout", {}).get("meta") or {}
+    except ValueError:
+        return ()
+    return tuple(meta.get("benchbook_assumed") or ())
+
+
 def html_places(text: str) -> dict:
     parser = _Places()
     parser.feed(text)
@@ -312,6 +325,7 @@ class _Places(HTMLParser):
 
     def _block(self):
         text = " ".join("".join(self.text).split())
+        self.ids.extend(chart_ids(text))
         if text or self.ids:
             self.blocks += 1
             self.found[("text", self.blocks)] = (text, union(self.ids))

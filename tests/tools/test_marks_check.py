@@ -112,3 +112,14 @@ def test_scattered_moved_rows_are_written_as_the_runs_holding_them_never_fewer()
     assert row_mask(df, a, "windows", "v")[hit].all()
     few = pd.Series([i in (3, 150) for i in range(200)])
     assert landing({"windows": df}, {"windows": {"v": few}})["rows"] == {"line": [150, 3]}
+
+
+def test_an_interactive_chart_carries_the_choices_its_points_rest_on():
+    """A chart's JSON is one place; the ids in its layout's meta (each point's hover names
+    them) are its marks, so a chart drawn from a choice is not read as unmarked."""
+    from tools.marks_page import html_places
+
+    spec = '{"data": [{"y": [1, 2]}], "layout": {"meta": {"benchbook_assumed": {"gpu_host": "the host"}}}}'
+    found = html_places(f'<div><script type="application/json">{spec}</script></div>')
+    assert [ids for _, ids in found.values()] == [("gpu_host",)]
+    assert [ids for _, ids in html_places('<script type="application/json">{"data": []}</script>').values()] == [()]
