@@ -326,8 +326,7 @@ def legend_html(ids, why: dict) -> str:
     def code(i) -> str:
         return f"<code>{escape(str(i))}</code>"
 
-    return _legend_paragraph([f'<span class="benchbook-assumed-item">{_items([i], why, code, escape)}</span>'
-                              for i in dict.fromkeys(ids)])
+    return _legend_paragraph([_items([i], why, code, escape) for i in dict.fromkeys(ids)])
 
 
 def _legend_paragraph(items: list[str]) -> str:
@@ -337,11 +336,12 @@ def _legend_paragraph(items: list[str]) -> str:
 
 
 LEGEND_PARAGRAPH = re.compile(r'\n*<p class="benchbook-assumed-legend">.*?</p>', re.S)
-_ITEM = re.compile(r'<span class="benchbook-assumed-item">.*?</span>', re.S)
+_ITEM = re.compile(r"<code>.*?(?=; <code>|\. It is not a finding\.</p>)", re.S)  # '<code>id</code> (why)'
 
 
 def legend_items(text: str) -> list[str]:
-    """The items (one per assumption, as HTML) of every legend line in `text`."""
+    """The items (one per assumption, as HTML) of every legend line in `text`: each starts with
+    its id's <code> (no wrapping element: a page carries many legends and must stay light)."""
     return [item for p in LEGEND_PARAGRAPH.findall(text) for item in _ITEM.findall(p)]
 
 
