@@ -110,7 +110,7 @@ def run(page_id: str, params: dict, out: Path) -> dict:
     found = {}
     for n, (data, metadata) in enumerate(published):
         for key, value in places(data, metadata).items():
-            if key[0] == "glue" and len(key) == 2:
+            if key[:1] == ("glue",) and len(key) == 2:
                 value = (printed(value[0], formats.get(key[1], ("",))), value[1])
             found[(n, *key)] = value
     return found
