@@ -28,7 +28,7 @@ from ...ledger.caveats import data_caveats
 from ...page import interactive
 from ...page.opening import opening_words
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union
+from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union, with_marks
 
 STUDY = "h100-dense-vs-moe-mtp"
 BASE_KEY, CAND_KEY = "h100_dense", "h100_moe"  # the roles' value-name prefixes (this folder's CONTRACT)
@@ -160,12 +160,24 @@ def configs_table(r: Results) -> pd.DataFrame:
 
 
 def runs_table(r: Results) -> pd.DataFrame:
+    """Every run of both folders; a run's settings and counts are marked where a generator
+    chose them (study.yml of a reconstructed folder is the generator's: 4k read as 4,096)."""
     cols = ["name", "config", "role", "kind", "concurrency", "request_rate", "input_len", "output_len",
             "completed", "failed", "source_file"]
-    runs = r.runs.reindex(columns=cols)
+    parts = [(r.runs, None)]
     if r.strix is not None and len(r.strix["runs"]):
-        runs = pd.concat([runs, r.strix["runs"].reindex(columns=cols)], ignore_index=True)
-    return runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
+        parts.append((r.strix["runs"], r.strix))
+    frames, shown = [], {}
+    for frame, data in parts:
+        cells, start = r.cells(frame, "runs", data=data), sum(len(f) for f in frames)
+        for c in cols[4:-1]:
+            for i, label in enumerate(frame.index):
+                if ids := cells.at(label, c):
+                    shown.setdefault(c, {})[start + i] = ids
+        frames.append(frame.reindex(columns=cols))
+    runs = pd.concat(frames, ignore_index=True)
+    runs = runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
+    return with_marks(runs, shown, r.assumed_why)
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
@@ -407,9 +419,11 @@ def glue_values(r: Results) -> dict:
                         else f"on another platform ({r.config(r.candidate).get('platform') or 'not stated'} against "
                              f"{r.config(r.baseline).get('platform') or 'not stated'})")
     if len(sweeps_):
+        cells = r.cells(r.runs, "runs")
         for key, col in (("sweep_input_len", "input_len"), ("sweep_output_len", "output_len")):
             lens = sweeps_[col].dropna().astype(int).unique()
-            out[key] = f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}"
+            out.cell(key, f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}",
+                     cells.union(col, sweeps_.index))
     out.update(shared_glue(r))
     if r.has("common-points"):
         out.update(rate_sweep.common_glue(r.common))
