@@ -365,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.marks_check", description=__doc__.split("\n\n")[0])
     p.add_argument("--folder", action="append", choices=sorted(FOLDERS), help="only this data folder (repeatable)")
     p.add_argument("--choice", action="append", help="only this choice id (repeatable)")
+    p.add_argument("--show", type=int, default=8, help="failing places listed per choice and kind")
     p.add_argument("--tidy-only", action="store_true", help="compare the tidy tables only, not the pages")
     p.add_argument("--rows-again", action="store_true",
                    help="write the recorded landings' rows again with the current selectors (moves nothing)")
@@ -382,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             found = {}
             for choice in ids:
                 v = check.choice(folder, choice)
-                report(v)
+                report(v, limit=args.show)
                 failed += not v.ok if not args.tidy_only else bool(v.error)
                 if not v.error:
                     found[choice] = v.landing
