@@ -204,7 +204,7 @@ def single_stream(r: Results) -> pd.DataFrame:
         rows.append({
             "configuration": r.label(cid),
             "prefill t/s (prefill run)": shown("prefill_tps", fmt_rate, pre.iloc[0] if len(pre) else None),
-            "prompt tokens": f"{int(o['input_len']):,}" if o is not None else "–",
+            "prompt tokens": shown("input_len", lambda v: f"{int(v):,}"),
             "TTFT p50": shown("median_ttft_s", fmt_seconds),
             "TPOT p50": shown("median_tpot_s", fmt_seconds),
             "output t/s": shown("output_tps", fmt_rate),
