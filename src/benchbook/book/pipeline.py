@@ -201,7 +201,25 @@ class ChapterResults:
         if not found:
             return Cells()
         ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
+        if table == "runs" and {"per_request_tps", "run_id"} <= set(frame.columns):
+            rates = self._request_rate_ids(data, found)
+            ids["per_request_tps"] = [marks.union(a, rates.get(run, ())) for a, run in zip(
+                ids["per_request_tps"], frame["run_id"].tolist())]
         return Cells(ids, {a.id: a.why for a in found})
+
+    def _request_rate_ids(self, data, found) -> dict:
+        """run_id -> the ids its requests' tokens and latencies hold: per-request t/s is their
+        median ratio (analysis.serving.add_serving_metrics), so it rests on what they rest on."""
+        req = (self.data if data is None else data).tables.get("requests")
+        if req is None or not len(req) or "run_id" not in req:
+            return {}
+        cells = assumed_ids(req, "requests", found)[["output_tokens", "e2el_s"]]
+        per_row = [marks.union(a, b) for a, b in zip(cells["output_tokens"], cells["e2el_s"])]
+        out: dict = {}
+        for run, ids in zip(req["run_id"].tolist(), per_row):
+            if ids:
+                out[run] = marks.union(out.get(run, ()), ids)
+        return out
 
     @property
     def assumed_why(self) -> dict:
