@@ -162,6 +162,7 @@ def _shell(published: list):
     shell = InteractiveShell.instance()
     kept = shell.display_pub
     shell.display_pub = Keep(shell=shell)
+    _figures_as_png(shell)
 
     def display_last(value):
         if value is not None:
@@ -175,6 +176,21 @@ def _shell(published: list):
     finally:
         shell.display_pub = kept
         del builtins.__display_last__
+
+
+def _figures_as_png(shell) -> None:
+    """A figure (displayed or glued) is published as its PNG, as the build's inline backend
+    does: compared by its repr ('<Figure size 770x440 ...>') no figure would ever move."""
+    import io
+
+    from matplotlib.figure import Figure
+
+    def png(fig) -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, png)
 
 
 @contextmanager
