@@ -72,3 +72,13 @@ def launch(executable: str):
             yield b
         finally:
             b.close()
+
+
+# Resolves once the page's web fonts are in and two frames have been drawn after them, so what a
+# test reads is the layout a reader sees, not one that a late font or a busy machine still changes.
+SETTLED = ("() => document.fonts.ready.then(() => "
+           "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))))")
+
+
+def settle(page) -> None:
+    page.evaluate(SETTLED)

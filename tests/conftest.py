@@ -82,3 +82,25 @@ def chromium() -> str:
 def browser(chromium):
     with launch(chromium) as b:
         yield b
+
+
+TIMELINE = "BENCHBOOK_TEST_TIMELINE"  # a file: each test's worker, group, start and end (benchmarks/suite_timeline.py)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With BENCHBOOK_TEST_TIMELINE set, one JSON line per test (its fixtures' setup and teardown
+    included) appended to that file, so the suite's time can be read per worker and per group."""
+    path = os.environ.get(TIMELINE)
+    if not path:
+        yield
+        return
+    import json
+    import time
+
+    start = time.time()
+    yield
+    line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid,
+            "group": worker_groups.group_of(item) or item.nodeid, "start": start, "stop": time.time()}
+    with open(path, "a", encoding="utf-8") as f:  # one short write per line: workers do not interleave
+        f.write(json.dumps(line) + "\n")

@@ -124,3 +124,8 @@ def measured_pages() -> set[str]:
     from benchbook.book.registry import chapters
 
     return {s.id for s in chapters() if s.notebook_name != s.id}
+
+
+def chapter_pages(html: Path) -> list[str]:
+    """The chapter pages of a built site (its html folder), by name; the synthesis aside."""
+    return [p.stem for p in sorted((html / "studies").glob("*.html")) if p.stem != "synthesis"]

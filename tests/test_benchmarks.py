@@ -1,6 +1,7 @@
 """Smoke runs of the benchmark commands (`make bench` runs them at full size): they start
 from a fresh clone, agree on what they count and print their tables."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,19 @@ def test_log_ingest_benchmark_prints_every_method(tmp_path):
 def test_bench_json_benchmark_runs(tmp_path):
     out = run("bench_json_ingest.py", "--requests", "300", "--itls", "20", "--repeat", "1")
     assert "requests" in out and "MB/s" in out
+
+
+def test_suite_timeline_reads_workers_groups_and_the_idle_tail(tmp_path):
+    lines = [{"worker": "gw0", "test": "a::t1", "group": "a.py", "start": 100.0, "stop": 160.0},
+             {"worker": "gw0", "test": "a::t2", "group": "a.py", "start": 160.0, "stop": 190.0},
+             {"worker": "gw1", "test": "b::t", "group": "b::t", "start": 100.0, "stop": 130.0}]
+    path = tmp_path / "timeline.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    out = run("suite_timeline.py", "--from", str(path), "--top", "1")
+    assert "to the last test's end: 90 s" in out
+    assert "gw1: 1 tests, busy 30 s, done at 30 s, idle at the end 60 s" in out
+    assert out.strip().endswith("90.0 s  a.py")  # the costliest group only
+    path.write_text("not json\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "suite_timeline.py"), "--from", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and f"{path}:1: not a timeline line" in proc.stderr

@@ -104,8 +104,17 @@ function benchbookReady(fn) {
       box.setAttribute("aria-label", (name ? name.textContent.trim() + ": " : "") + "table, scrolls sideways");
     });
   }
-  if (document.readyState === "complete") reachable();
-  else window.addEventListener("load", reachable);
+  function watch() {
+    reachable();
+    // a box can start to scroll after the page has loaded (a ledger's DataTables layout comes
+    // when it nears the screen, a late font widens a table): look again whenever a table resizes
+    if (!("ResizeObserver" in window)) return;
+    var seen = new ResizeObserver(reachable);
+    document.querySelectorAll("div.cell_output table.benchbook-table, div.admonition table.benchbook-table")
+      .forEach(function (table) { seen.observe(table); });
+  }
+  if (document.readyState === "complete") watch();
+  else window.addEventListener("load", watch);
   window.addEventListener("resize", reachable);
 })();
 

@@ -31,7 +31,7 @@ from benchbook.ledger.published import load_published
 from benchbook.site import changes
 from benchbook.site.runner import Chapter
 from browser import serve
-from pages import measured_pages
+from pages import chapter_pages, measured_pages
 from projects import ignore_generated
 
 ROOT = Path(__file__).parents[2]
@@ -397,7 +397,7 @@ def test_changes_section_shows_the_previous_versions_published_numbers(published
 @pytest.mark.browser
 def test_every_chapter_of_the_newest_version_has_its_changes_and_the_older_one_a_banner(site, server, browser):
     with tab_at(browser, 1400) as tab:
-        for name in chapter_pages(site, NEW):
+        for name in chapter_pages(site / NEW):
             page = tab.open(f"{server}/{NEW}/studies/{name}.html")
             text = page.locator("section#changes-since-the-previous-version").inner_text()
             assert f"Since {OLD}:" in text, (name, text[:200])
@@ -493,13 +493,9 @@ def test_verdicts_differ_by_colour_symbol_and_weight_not_colour_alone(server, ta
 
 # ---------------------------------------------------------------- key results, ledgers
 
-def chapter_pages(site: Path, version: str) -> list[str]:
-    return [p.stem for p in sorted((site / version / "studies").glob("*.html")) if p.stem != "synthesis"]
-
-
 @pytest.mark.browser
 def test_every_chapter_opens_with_its_key_results_in_the_first_screen(site, server, browser):
-    pages = chapter_pages(site, NEW)
+    pages = chapter_pages(site / NEW)
     assert len(pages) >= 5
     with tab_at(browser, 1400, 900) as tab:
         for name in pages:
@@ -553,7 +549,7 @@ def test_the_synthesis_lists_every_claim_that_does_not_hold_with_a_link_to_its_r
     import lxml.html
 
     failing = 0
-    for name in chapter_pages(site, NEW):
+    for name in chapter_pages(site / NEW):
         if name in measured_pages():  # a second page of a notebook: not in the synthesis
             continue
         doc = lxml.html.parse(str(site / NEW / "studies" / f"{name}.html")).getroot()
@@ -568,27 +564,35 @@ def test_the_synthesis_lists_every_claim_that_does_not_hold_with_a_link_to_its_r
     assert all(re.match(r"[\w.-]+\.html#claim-[a-z0-9-]+$", h) for h in links), links[:5]
 
 
-FIGURES = """() => [...document.querySelectorAll('article img')].filter(i => i.naturalWidth > 300).map(i => ({
-  src: i.getAttribute('src'), shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
-  link: i.closest('a') ? i.closest('a').getAttribute('href') : null}))"""
+# Each figure as the reader sees it: the image the browser chose (a <picture>'s phone <source> or
+# its <img>), that image's smallest text in its own pixels (data-font-px, from matplotlib's
+# text artists: benchbook.page.render), its natural and its displayed width.
+FIGURES = """() => [...document.querySelectorAll('article figure img')].map(i => {
+  const source = [...(i.closest('picture') ? i.closest('picture').querySelectorAll('source') : [])]
+    .find(s => i.currentSrc.endsWith(s.getAttribute('srcset').split('/').pop()));
+  return {src: i.getAttribute('src'), phone: !!source, font: parseFloat((source || i).dataset.fontPx),
+          shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
+          link: i.closest('a') ? i.closest('a').getAttribute('href') : null}; })"""
 
 
 @pytest.mark.browser
-def test_figure_text_shows_at_ten_pixels_or_more_and_a_figure_opens_full_size(site, server, browser):
-    import matplotlib
-
-    from benchbook.page import plots
-
-    plots.set_theme()
-    dpi = matplotlib.rcParams["figure.dpi"]  # the notebooks' figures are drawn at it
-    with tab_at(browser, 1400) as tab:
+@pytest.mark.parametrize("width", [390, 1000, 1240, 1400])
+def test_figure_text_shows_at_nine_pixels_or_more_at_every_width_and_a_figure_opens_full_size(
+        site, server, browser, width):
+    """A phone (390 px) gets each figure laid out for it; the narrowest desktop columns (a
+    1000 px window with the chapter list, 1240 px with the outline too) and a wide one get
+    the desktop figure. Smallest text as shown = its size in the image x shown / natural width."""
+    with tab_at(browser, width) as tab:
         seen = 0
-        for name in chapter_pages(site, NEW):
+        for name in chapter_pages(site / NEW):
             page = tab.open(f"{server}/{NEW}/studies/{name}.html")
+            page.evaluate("""() => Promise.all([...document.images].map(i => i.decode().catch(() => null)))""")
             for fig in page.evaluate(FIGURES):
                 seen += 1
-                smallest = plots.MIN_FONT_PT * dpi / 72 * fig["shown"] / fig["natural"]
-                assert smallest >= 10, (name, fig, smallest)
+                assert fig["natural"] and fig["font"] > 0, (name, fig)
+                assert fig["phone"] == (width == 390), (name, fig)
+                smallest = fig["font"] * fig["shown"] / fig["natural"]
+                assert smallest >= 9, (name, width, fig, smallest)
                 assert fig["link"] and fig["link"].split("/")[-1] == fig["src"].split("/")[-1], (name, fig)
         assert seen >= 15
 
@@ -613,6 +617,31 @@ def test_an_interactive_chart_shows_values_on_hover_and_hides_a_series_from_its_
     page.wait_for_timeout(500)
     assert chart.locator("g.trace.scatter").count() == traces - 1
     assert not tab.errors, tab.errors
+
+
+@pytest.mark.browser
+def test_an_interactive_chart_on_a_phone_fills_the_column_and_loads_little(server, browser):
+    """At 390 px the plot keeps the column's width (its legend goes under it), and opening it
+    fetches plotly.js's basic bundle, not the 4.8 MB full one."""
+    with tab_at(browser, 390, 844) as tab:
+        page = tab.open(chapter_url(server, NEW))
+        fetched: dict[str, int] = {}
+        page.on("response", lambda r: fetched.__setitem__(r.url, len(r.body())))
+        fold = page.locator("details.benchbook-interactive").first
+        fold.locator("summary").click()
+        chart = fold.locator("div.benchbook-plotly-chart")
+        chart.locator("svg.main-svg").first.wait_for(state="visible", timeout=30000)
+        page.wait_for_load_state("networkidle")
+        column = fold.evaluate("d => d.getBoundingClientRect().width")
+        plot = chart.locator("g.cartesianlayer rect.nsewdrag, rect.nsewdrag").first.bounding_box()
+        assert plot["width"] >= 0.7 * column, (plot, column)  # beside a legend it was 70 px
+        assert chart.bounding_box()["x"] + chart.bounding_box()["width"] <= 390
+        legend = chart.locator("g.legend").bounding_box()
+        assert legend["y"] >= plot["y"] + plot["height"]  # under the plot
+        plotly = {u: n for u, n in fetched.items() if "plotly" in u.rsplit("/", 1)[-1]}
+        assert [u.rsplit("/", 1)[-1] for u in plotly] == ["plotly-basic.min.js"], fetched
+        assert sum(plotly.values()) <= 1_300_000, plotly  # the full bundle is 4.8 MB
+        assert not tab.errors, tab.errors
 
 
 # ---------------------------------------------------------------- assumed marks
@@ -648,7 +677,7 @@ MARKS_OFF_THEIR_LINE = """(squeeze) => {
 
 
 def reconstructed_chapter_pages(site: Path) -> list[str]:
-    return [name for name in chapter_pages(site, NEW) if name not in measured_pages()] + ["synthesis"]
+    return [name for name in chapter_pages(site / NEW) if name not in measured_pages()] + ["synthesis"]
 
 
 @pytest.mark.browser

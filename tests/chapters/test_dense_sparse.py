@@ -309,3 +309,19 @@ def test_rate_sweeps_of_the_dgx_spark_harness(tmp_path):
     assert fig is not None and len(fig.axes) == 3  # one workload was swept at two or more rates
     plt.close(fig)
     assert ds.glue_values(r)["rate_steps"] == 18
+
+
+def test_each_serving_point_pairs_one_run_s_rates_per_device_of_two_gpus():
+    from benchbook.book.serving_points import NO_DECODE, conform_points
+
+    r = ds.analyse(DATA)
+    p = conform_points(ds.serving_points(r), STUDY)
+    pts = p[p["left_out"] == ""].set_index("run")
+    runs = r.runs.set_index("name")
+    for name, x in pts.iterrows():
+        assert x["per_user_tps"] == pytest.approx(1 / runs.loc[name, "median_tpot_s"], rel=1e-12)
+        assert x["aggregate_tps"] == runs.loc[name, "output_tps"]
+        assert x["concurrency"] == runs.loc[name, "max_concurrency"]
+        assert x["devices"] == 2 and x["per_device_tps"] == pytest.approx(x["aggregate_tps"] / 2)
+    assert list(p.loc[p["left_out"] != "", "left_out"]) == [NO_DECODE, NO_DECODE]  # the two prefill runs
+    assert len(pts) == len(r.runs) - 2

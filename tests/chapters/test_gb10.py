@@ -335,3 +335,17 @@ def test_the_experts_read_per_token_is_a_claim_the_data_cannot_check():
     r = gb10.analyse(DATA, DATA / "published.yml")
     row = r.ledger.set_index("id").loc["experts-per-token"]
     assert (row["published"], row["verdict"]) == ("8", "not derivable") and "config.json" in row["note"]
+
+
+def test_each_seed_s_run_is_its_own_serving_point(results):
+    """Tests A-D of every configuration: each run (each seed) pairs its own 1 / median TPOT with
+    its own output rate; a mean over seeds would pair rates no run measured together."""
+    from benchbook.book.serving_points import conform_points
+
+    p = conform_points(gb10.serving_points(results), STUDY)
+    runs = results.data["runs"].set_index("name")
+    assert (p["left_out"] == "").all() and len(p) == len(runs) and p["run"].is_unique
+    for _, x in p.iterrows():
+        run = runs.loc[x["run"]]
+        assert x["per_user_tps"] == pytest.approx(1 / run["median_tpot_s"], rel=1e-12)
+        assert (x["aggregate_tps"], x["concurrency"]) == (run["output_tps"], run["max_concurrency"])

@@ -309,3 +309,42 @@ def test_each_side_of_the_single_request_comparison_names_the_tool_that_measured
 def test_the_first_sweep_s_ten_tests_are_in_the_ledger_without_a_count_the_data_cannot_give():
     row = analyse().ledger.set_index("id").loc["first-sweep-ten-tests"]
     assert (row["published"], row["verdict"]) == ("10", "not derivable") and "ten" in row["note"]
+
+
+def test_each_serving_point_pairs_one_raw_run_s_own_rates():
+    """The cross-study chart's points: per user 1 / median TPOT and the aggregate of the same
+    bench JSON, at its own concurrency; a single stream's decode rate is never set beside the
+    best aggregate of the sweep. The prefill run (one output token) is left out, and says why."""
+    from benchbook.book.serving_points import NO_DECODE, conform_points
+
+    p = conform_points(h100.serving_points(analyse()), h100.STUDY)
+    pts = p[p["left_out"] == ""]
+    for config in ("h100-dense", "h100-moe-mtp"):
+        raw = raw_sweep(config)
+        mine = pts[(pts["config"] == config) & pts["run"].str.match(r"h100_\w+_c\d+$")].set_index("concurrency")
+        assert sorted(mine.index) == sorted(raw)
+        for c, js in raw.items():
+            assert mine.loc[c, "per_user_tps"] == pytest.approx(1000 / js["median_tpot_ms"], rel=1e-9)
+            assert mine.loc[c, "aggregate_tps"] == pytest.approx(js["output_throughput"], rel=1e-9)
+            assert mine.loc[c, "per_device_tps"] == mine.loc[c, "aggregate_tps"]  # one H100
+    one = pts[(pts["config"] == "h100-moe-mtp") & (pts["concurrency"] == 1)].iloc[0]
+    assert one["aggregate_tps"] < one["per_user_tps"]  # its own run's, not the c=32 run's 2,229 t/s
+    assert p.loc[p["left_out"] != "", ["run", "left_out"]].values.tolist() == [["h100_dense_prefill", NO_DECODE]]
+    assert set(p["data_kind"]) == {"reconstructed"} and set(pts["study"]) == {h100.STUDY}
+
+
+def test_the_dgx_spark_page_draws_its_closed_loop_tests_and_leaves_its_rate_runs_out():
+    """On the real DGX Spark runs: llama-benchy's generation tests are points (per request and
+    in total of one test); the open-loop request-rate runs and the paced run are left out."""
+    from benchbook.book.serving_points import OPEN_LOOP, PACED, conform_points
+
+    folder = ROOT / "data" / "dgx-spark-dense-vs-moe"
+    r = h100.analyse(folder, None, DATA / "published.yml")
+    p = conform_points(h100.serving_points(r), "dgx-spark-dense-vs-moe")
+    pts = p[p["left_out"] == ""]
+    tg = r.closed[r.closed["kind"] == "tg"]
+    assert len(pts) == len(tg) and set(p["data_kind"]) == {"measured"}
+    assert sorted(zip(pts["per_user_tps"], pts["aggregate_tps"])) == sorted(zip(tg["tps_req"], tg["tps_total"]))
+    rate = r.runs[r.runs["kind"] == "rate"]
+    assert (p["left_out"] == OPEN_LOOP).sum() == len(rate) > 0
+    assert (p["left_out"] == PACED).sum() == len(r.runs) - len(rate) > 0  # capped, but paced at 1.5 requests/s

@@ -409,3 +409,24 @@ def test_the_ledger_checks_which_model_the_step_to_300_w_rewards_from_the_genera
     assert led.loc["q36-300w-gain-over-20pct", "verdict"] == ("holds" if gains["q36_35b"] > 20 else "does not hold")
     for cid in ("per-request-dies-past-3", "fp16-kv-max-num-seqs", "q122-200w-competitive-c1-4"):
         assert led.loc[cid, "verdict"] == "not derivable" and led.loc[cid, "note"], cid
+
+
+def test_serving_points_are_the_one_stream_windows_and_the_busier_buckets_are_left_out(raw):
+    """With one request running the log says one stream: that rate is the user's and the
+    aggregate, a point per model and power limit. With more running the log holds no request's
+    own rate, so each such bucket is left out and says why."""
+    from benchbook.book.serving_points import conform_points
+
+    p = conform_points(ps.serving_points(ps.analyse(DATA)), STUDY)
+    pts = p[p["left_out"] == ""]
+    busy = raw[raw["running"] >= 1]
+    one = busy[busy["running"] == 1].groupby(["config", "manifest"])["gen"].mean()
+    assert len(pts) == len(one)
+    for (config, limit), gen in one.items():
+        x = pts[pts["config"] == f"{config}@{int(limit)}W"].iloc[0]
+        assert x["per_user_tps"] == pytest.approx(gen, rel=1e-9) and x["aggregate_tps"] == x["per_user_tps"]
+        assert (x["concurrency"], x["devices"]) == (1, 4) and x["per_device_tps"] == pytest.approx(gen / 4)
+    more = busy[busy["running"] > 1].groupby(["config", "manifest", "running"]).size()
+    gone = p[p["left_out"] != ""]
+    assert len(gone) == len(more) and (gone["left_out"] == ps.LOG_WINDOWS).all()
+    assert sorted(gone["concurrency"].astype(int)) == sorted(r for _, _, r in more.index)

@@ -535,3 +535,24 @@ def test_the_caveat_on_the_write_up_s_strix_figures_counts_what_others_measured(
     assert len(shown.measurements) > 0
     assert "no one else" not in caveats
     assert f"({len(shown.measurements)} values from {shown.sources} sources)" in caveats
+
+
+def test_serving_points_are_one_stream_generation_tests_and_the_server_run():
+    """A llama-bench generation test decodes one sequence: per user is the aggregate. Prefill
+    tests are left out; the llama-server run pairs 1 / median TPOT with its own output rate."""
+    from benchbook.book.serving_points import NO_DECODE, conform_points
+    from benchbook.chapters.strix import analysis as strix
+
+    data = ROOT / "data" / "strix-halo-baseline"
+    r = strix.analyse(data)
+    p = conform_points(strix.serving_points(r), "strix-halo-baseline")
+    pts = p[p["left_out"] == ""]
+    tg = r.llama[(r.llama["n_gen"] > 0) & (r.llama["n_prompt"] == 0)]
+    bench = pts[pts["per_user_basis"].str.startswith("llama-bench")]
+    assert sorted(bench["per_user_tps"]) == sorted(tg["avg_ts"]) and (bench["aggregate_tps"] ==
+                                                                       bench["per_user_tps"]).all()
+    assert (bench["concurrency"] == 1).all() and (bench["load"] == "single-stream").all()
+    server = pts[~pts["per_user_basis"].str.startswith("llama-bench")].iloc[0]
+    s = r.server.iloc[0]
+    assert (server["per_user_tps"], server["aggregate_tps"]) == (pytest.approx(1 / s["median_tpot_s"]), s["output_tps"])
+    assert (p["left_out"] == NO_DECODE).sum() == len(r.llama) - len(tg)

@@ -456,3 +456,125 @@ def test_a_configuration_two_pages_computed_from_the_same_runs_is_listed_once():
     got = once(kf)
     assert list(got["study"]) == ["dgx-spark-dense-vs-moe", "dgx-spark-measured"]
     assert list(got["config"]) == ["a", "c"]
+
+
+# ---- the cross-study chart: every chapter's serving points -----------------------------------
+
+def _bench_run(name, conc, tpot, tps, **kw):
+    return dict(name=name, run_id=name, config="a", kind="sweep", load="single-stream" if conc == 1 else "concurrency",
+                max_concurrency=conc, request_rate=float("inf"), median_tpot_s=tpot, output_tps=tps, output_len=512,
+                input_len=1024, completed=10) | kw
+
+
+def _points_folder(root: Path, study: str, runs: list[dict], platform="NVIDIA H100 80GB SXM", declare=True,
+                   assumed=None, kind="reconstructed", edit=None) -> Path:
+    """A chapter's outputs holding only its serving points (benchbook.book.serving_points)."""
+    from benchbook.book import serving_points as sp
+    from benchbook.study.marks import Cells
+
+    folder = root / study
+    folder.mkdir(parents=True)
+    c = {"platform": platform, "model": "Qwen/Qwen3.6-27B-FP8", "quantisation": "FP8", "accelerators": "1x GPU"}
+    table = sp.points_table(sp.bench_points(study, pd.DataFrame(runs), Cells(), {"a": c}, labels={"a": "A"},
+                                            anchor="concurrency", kind=kind), {})
+    (edit or (lambda t: t))(table).to_csv(folder / "serving_points.csv", index=False)
+    doc = {"data": [{"study": study, "status": kind}],
+           "outputs": {"serving_points": "serving_points.csv"} if declare else {},
+           "assumed_cells": {"serving_points": assumed or {}}, "assumed_why": {"tpot": "the generator chose TPOTs"}}
+    (folder / "chapter.json").write_text(json.dumps(doc), encoding="utf-8")
+    return folder
+
+
+def _gathered(root: Path, studies: list[str]):
+    from benchbook.analysis.facts import load_facts
+    from benchbook.chapters.synthesis import points
+
+    runs = [synthesis.read_chapter(s, root / s) for s in studies]
+    return runs, points.mark_duplicates(points.name(load_facts(ROOT / "data/facts"), points.gather(runs)))
+
+
+def test_the_chart_draws_each_chapter_s_points_and_says_what_was_left_out_and_why(tmp_path):
+    from benchbook.chapters.synthesis import points
+
+    _points_folder(tmp_path, "one", [_bench_run("c1", 1, 0.01, 90.0), _bench_run("c8", 8, 0.02, 350.0),
+                                     _bench_run("open", None, 0.02, 50.0, load="request-rate", request_rate=0.5)])
+    _points_folder(tmp_path, "two", [_bench_run("c4", 4, 0.05, 70.0), _bench_run("pre", 1, float("nan"), 1.0,
+                                                                                  output_len=1)],
+                   platform="NVIDIA DGX Spark (GB10)", kind="measured")
+    runs, df = _gathered(tmp_path, ["one", "two"])
+    shown = points.shown(df)
+    assert list(shown["run"]) == ["c1", "c8", "c4"]
+    assert list(shown["platform_name"]) == ["H100 SXM5 80GB"] * 2 + ["DGX Spark (GB10)"]  # the facts' names
+    assert list(shown["link"]) == ["one.html#concurrency", "one.html#concurrency", "two.html#concurrency"]
+    g = points.glue(df)
+    assert (g["serving_points_shown"], g["serving_points_left_out"], g["serving_points_measured"]) == (3, 2, 1)
+    assert g["serving_points_left_out_reasons"] == 2
+    lo = points.left_out(df)
+    assert lo.values.tolist() == [["one", sp_reason("OPEN_LOOP"), 1], ["two", sp_reason("NO_DECODE"), 1]]
+    by = points.per_chapter(df, runs)
+    assert by["chapter"].tolist() == ['<a href="one.html">one</a>', '<a href="two.html">two</a>']
+    assert by[["points", "left out"]].values.tolist() == [[2, 1], [1, 1]] and by.loc[1, "data"] == "measured"
+    html_ = points.chart_html(df)
+    assert html_.count("<select") == 4 and "All 3 points shown." in html_
+
+
+def sp_reason(name: str) -> str:
+    from benchbook.book import serving_points as sp
+
+    return getattr(sp, name)
+
+
+def test_a_chapter_whose_point_pairs_a_single_stream_with_another_run_s_aggregate_is_failed(tmp_path):
+    def mix(t):  # the c=1 decode rate beside the c=32 run's aggregate: a point no server reached
+        t.loc[0, ["aggregate_tps", "per_device_tps"]] = 2229.0
+        return t
+
+    _points_folder(tmp_path, "mixed", [_bench_run("c1", 1, 0.0036, 236.0)], edit=mix)
+    run = synthesis.read_chapter("mixed", tmp_path / "mixed")
+    assert run.status == "failed" and "serving_points.csv" in run.detail and "not from one measurement" in run.detail
+
+
+def test_a_point_two_pages_computed_from_the_same_files_is_drawn_once(tmp_path):
+    from benchbook.chapters.synthesis import points
+
+    same = [_bench_run("c1", 1, 0.01, 90.0), _bench_run("c8", 8, 0.02, 350.0)]
+    _points_folder(tmp_path, "first", same)
+    _points_folder(tmp_path, "second", [*same, _bench_run("c16", 16, 0.03, 500.0)])
+    runs, df = _gathered(tmp_path, ["first", "second"])
+    assert list(points.shown(df)["run"]) == ["c1", "c8", "c16"]
+    assert list(df.loc[df["study"] == "second", "duplicate_of"]) == ["first", "first", ""]
+    assert points.glue(df)["serving_points_duplicates"] == 2
+    assert points.per_chapter(df, runs).loc[1, "already another page's"] == 2
+
+
+def test_a_generator_s_choice_in_a_chapter_s_points_is_marked_on_the_chart_and_in_the_table(tmp_path):
+    from benchbook.chapters.synthesis import points
+    from benchbook.study.marks import MARKS
+
+    _points_folder(tmp_path, "one", [_bench_run("c1", 1, 0.01, 90.0), _bench_run("c8", 8, 0.02, 350.0)],
+                   assumed={"per_user_tps": {"1": ["tpot"]}})
+    _, df = _gathered(tmp_path, ["one"])
+    assert df.attrs[MARKS] == {"per_user_tps": {1: ["one/tpot"]}}
+    assert points.table(df).attrs[MARKS] == {"t/s per user": {1: ["one/tpot"]}}
+    assert "one/tpot" in points.chart_html(df)  # the hover line and the legend under the chart
+
+
+def test_a_chapter_that_declares_no_points_is_listed_with_none(tmp_path):
+    from benchbook.chapters.synthesis import points
+
+    _points_folder(tmp_path, "old", [_bench_run("c1", 1, 0.01, 90.0)], declare=False)
+    runs, df = _gathered(tmp_path, ["old"])
+    assert runs[0].status == "ok" and runs[0].points is None and not len(df)
+    assert points.per_chapter(df, runs).loc[0, "note"] == "the chapter declares no serving_points output"
+    assert points.chart_html(df) == ""
+
+
+def test_a_platform_the_facts_do_not_know_is_named_by_its_whole_text():
+    """Two setups that differ only after a bracket or a comma stay two filter values."""
+    from benchbook.analysis.facts import load_facts
+    from benchbook.chapters.synthesis import points
+
+    facts = load_facts(ROOT / "data/facts")
+    df = pd.DataFrame({"platform": ["Lab box (NVLink), 350 W", "Lab box (PCIe), 350 W"], "model": ["m", "m"],
+                       "quantisation": ["FP8", "FP8"], "study": ["s", "s"], "anchor": ["", ""]})
+    assert list(points.name(facts, df)["platform_name"]) == ["Lab box (NVLink), 350 W", "Lab box (PCIe), 350 W"]

@@ -20,7 +20,7 @@ import pytest
 from benchbook.book import registry
 from benchbook.study.folder import write_checksums
 from benchbook.study.marks import title_ids
-from pages import measured_pages
+from pages import chapter_pages, measured_pages
 from projects import copy_project
 
 ROOT = Path(__file__).parents[2]
@@ -467,10 +467,7 @@ def test_the_h100_page_marks_the_unpublished_tails_and_the_digits_beyond_the_pub
 # ---------------------------------------------------------------- the built book in a browser
 
 PHONE = (390, 844)  # width and height of one phone screen
-
-
-def _chapters(project: Path) -> list[str]:
-    return [p.stem for p in sorted((project / "book/_build/html/studies").glob("*.html")) if p.stem != "synthesis"]
+BUSY = 60_000  # ms a lazily loaded script may take on a machine busy with other tests
 
 
 @pytest.mark.browser
@@ -481,7 +478,7 @@ def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_scree
     try:
         page = context.new_page()
         cut = 0
-        for name in _chapters(project):
+        for name in chapter_pages(project / "book/_build/html"):
             page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
             rows = page.locator(".benchbook-key-results tbody tr")
             if name not in measured_pages():
@@ -539,7 +536,7 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         page.goto((project / "book/_build/html/studies" / f"{STUDY}.html").as_uri())
         assert not page.locator("div.dt-container").count()  # not fetched before a ledger is near
         page.locator("table.benchbook-filterable").first.scroll_into_view_if_needed()
-        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=BUSY)
         # the verdict, its basis and the claim are in view before the wide ledger scrolls sideways
         lead = page.evaluate("""() => { const t = document.querySelector('table.benchbook-filterable');
           const edge = t.closest('.cell_output').getBoundingClientRect().right;
@@ -549,7 +546,7 @@ def test_a_page_opened_from_disk_runs_its_scripts(built, browser):
         page.goto((project / "book/_build/html/studies/power-sweep.html").as_uri())
         fold = page.locator("details:has(div.benchbook-plotly)").first
         fold.locator("summary").click()
-        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=15000)
+        page.locator("div.benchbook-plotly-chart .main-svg").first.wait_for(timeout=BUSY)
         assert not errors, errors
     finally:
         context.close()
@@ -569,7 +566,7 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
     which changes colours only, the contrast rule (every rule on every page takes a minute)."""
     from axe_playwright_python.sync_playwright import Axe
 
-    from browser import serve
+    from browser import serve, settle
 
     project, _ = built
     html = project / "book/_build/html"
@@ -580,8 +577,10 @@ def test_axe_finds_no_serious_accessibility_violation_on_any_page(built, browser
             page = context.new_page()
             for rel in _site_pages(html):
                 page.goto(f"{url}/{rel}", wait_until="networkidle")
-                options = {"runOnly": ["color-contrast"]} if scheme == "dark" else None
-                found_now = axe.run(page, options=options or {"resultTypes": ["violations"]}).response["violations"]
+                settle(page)
+                only = {"runOnly": ["color-contrast"]} if scheme == "dark" else {}
+                options = {"resultTypes": ["violations"]} | only
+                found_now = axe.run(page, options=options).response["violations"]
                 bad = [v for v in found_now if v["impact"] in ("serious", "critical")]
                 if bad:
                     found[rel] = {v["id"]: [n["target"] for n in v["nodes"][:3]] for v in bad}
@@ -637,7 +636,7 @@ def test_a_printed_page_opens_every_fold_and_fits_every_table_to_the_paper(built
     context = browser.new_context(viewport={"width": 700, "height": 1000})
     try:
         page = context.new_page()
-        for name in _chapters(project):
+        for name in chapter_pages(project / "book/_build/html"):
             page.goto((project / "book/_build/html/studies" / f"{name}.html").as_uri())
             page.emulate_media(media="screen")
             on_screen = page.evaluate(PRINT_LAYOUT)
@@ -668,12 +667,63 @@ def test_the_cross_platform_table_sorts_each_column_by_its_values(built, browser
         page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
         table = page.locator("table.benchbook-filterable").first
         table.scroll_into_view_if_needed()
-        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=15000)
+        page.wait_for_selector("div.dt-container table.benchbook-filterable", timeout=BUSY)
         heads = [h.split("\n")[0] for h in table.locator("thead th").all_inner_texts()]
         for name in ("best aggregate t/s", "TTFT (input)", "decode t/s (1 stream)"):
             col = heads.index(name)
             table.locator("thead th").nth(col).locator("button.dtcc-button_order").click()
             values = [v for v in table.evaluate(SORTED_VALUES, col) if v is not None]
             assert len(values) >= 5 and values == sorted(values), (name, values)
+    finally:
+        context.close()
+
+
+POINTS = "#throughput-per-accelerator-against-throughput-per-user .scatterlayer .trace .points path"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_cross_study_chart_draws_filters_and_links_each_point_to_its_chapter(built, browser, width):
+    """The synthesis's chart of every serving point, opened from disk: folded, it draws when
+    opened, one marker per
+    point its count line announces; choosing a platform leaves only that platform's points
+    (the count says how many); the filters are labelled selects a thumb can hit; a click on a
+    point opens its chapter's section."""
+    project, _ = built
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    errors = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((project / "book/_build/html/studies/synthesis.html").as_uri())
+        section = page.locator("#throughput-per-accelerator-against-throughput-per-user")
+        # folded, so plotly.js (1.2 MB) loads only for a reader who opens it (the page stays under 2 MB)
+        assert not section.locator(".main-svg").count()
+        section.locator("details.benchbook-interactive > summary").click()
+        section.locator("div.benchbook-plotly-chart").scroll_into_view_if_needed()
+        count = section.locator(".benchbook-chart-count")
+        page.wait_for_function("() => /^All \\d+ points shown/.test("
+                               "document.querySelector('.benchbook-chart-count').textContent)", timeout=20000)
+        total = int(re.match(r"All (\d+)", count.inner_text()).group(1))
+        assert total >= 50 and page.locator(POINTS).count() == total
+
+        select = section.locator("select[data-benchbook-filter='platform_name']")
+        for s in section.locator("select").all():
+            box = s.bounding_box()
+            assert box["height"] >= 44 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+            assert s.evaluate("s => s.closest('label').textContent.trim().length > 0")
+        h100 = next(o for o in select.locator("option").all() if o.get_attribute("value").startswith("H100"))
+        n = int(re.search(r"\((\d+)\)$", h100.inner_text()).group(1))
+        select.select_option(h100.get_attribute("value"))
+        page.wait_for_function(f"() => document.querySelector('.benchbook-chart-count').textContent"
+                               f" === '{n} of {total} points shown.'", timeout=10000)
+        assert 0 < n < total and page.locator(POINTS).count() == n
+
+        point = page.locator(POINTS).first.bounding_box()
+        page.mouse.move(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+        page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+        page.wait_for_url(re.compile(r"studies/h100-dense-vs-moe-mtp\.html#[\w-]+$"), timeout=10000)
+        assert page.locator(f"#{page.url.rsplit('#', 1)[1]}").count() == 1  # the section it names is there
+        assert not errors, errors
     finally:
         context.close()

@@ -15,6 +15,8 @@ from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from benchbook.page import palette, plots  # noqa: E402
+from chapter_figures import _analysed  # noqa: E402
+from chapter_figures import chapter_figures as _figures  # noqa: E402
 
 DATA = Path(__file__).parents[2] / "data"
 
@@ -44,31 +46,14 @@ def test_a_figure_with_its_legend_beside_the_axes_fits_too():
     plt.close("all")
 
 
-def _figures():
-    """Every figure function of the chapters, on the reconstructed data."""
-    from benchbook.chapters.dense_sparse import analysis as ds
-    from benchbook.chapters.gb10 import analysis as gb10
-    from benchbook.chapters.h100 import analysis as h100
-    from benchbook.chapters.power_sweep import analysis as power_sweep
-    from benchbook.chapters.power_sweep import figures as pf
-    from benchbook.chapters.strix import analysis as strix
-
-    r = h100.analyse(DATA / "h100-dense-vs-moe-mtp", DATA / "strix-halo-baseline")
-    sweep = h100.sweeps(r)
-    yield "h100", [plots.throughput(sweep), plots.ttft(sweep), plots.tpot(sweep), plots.cost(sweep, r.currency)]
-    r = ds.analyse(DATA / "3090-dense-vs-sparse")
-    yield "3090", [ds.speed_figure(r), ds.breakdown_figure(r), ds.rates_figure(r)]
-    r = power_sweep.analyse(DATA / "power-sweep")
-    yield "power", [pf.candles_by_model(r, r.models["config"].iloc[0]), pf.prefill(r), pf.completions(r),
-                    pf.mix(r), pf.threeway(r), pf.tokens_per_kw(r)]
-    r = gb10.analyse(DATA / "gb10-mtp")
-    yield "gb10", [gb10.fig_deltas(r), gb10.fig_acceptance(r), gb10.fig_itl(r)]
-    r = strix.analyse(DATA / "strix-halo-baseline", DATA / "h100-dense-vs-moe-mtp")
-    yield "strix", [strix.spread_figure(r), strix.serving_figure(strix.serving_curve(r))]
+@pytest.fixture(scope="module")
+def analysed():
+    """The chapters' analyses, made once: the tests that take this fixture share one worker."""
+    return _analysed()
 
 
 @pytest.mark.slow
-def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
+def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum(analysed):
     plots.set_theme()
     small = []
     for chapter, figures in _figures():
@@ -81,15 +66,13 @@ def test_no_text_in_any_chapter_figure_is_smaller_than_the_minimum():
 
 
 @pytest.mark.slow
-def test_the_power_sweep_gives_each_model_its_book_colour():
+def test_the_power_sweep_gives_each_model_its_book_colour(analysed):
     from matplotlib.patches import Rectangle
 
-    from benchbook.chapters.power_sweep import analysis as power_sweep
     from benchbook.chapters.power_sweep import figures as pf
 
     plots.set_theme()
-    r = power_sweep.analyse(DATA / "power-sweep")
-    fig = pf.threeway(r)
+    fig = pf.threeway(analysed["power"])
     handles, labels = fig.axes[0].get_legend_handles_labels()
     for handle, label in zip(handles, labels):
         face = handle.patches[0] if hasattr(handle, "patches") else handle
@@ -158,7 +141,7 @@ def _legend_colours(fig) -> list[tuple[str, tuple]]:
 
 
 @pytest.mark.slow
-def test_a_model_keeps_its_colour_in_every_chapter_figure():
+def test_a_model_keeps_its_colour_in_every_chapter_figure(analysed):
     """Qwen3.5-122B in the 3090 chapter and in the power sweep, the H100's 35B-A3B + MTP in its
     chapter and in Strix's: one colour per model in every legend that names it."""
     import re
@@ -177,3 +160,23 @@ def test_a_model_keeps_its_colour_in_every_chapter_figure():
         assert len(colours) == 1, f"{name} in {len(colours)} colours: {colours}"
     chapters = {where.split(" figure")[0] for colours in seen.values() for ws in colours.values() for where in ws}
     assert {"3090", "power", "h100", "strix"} <= chapters
+
+
+def test_the_smallest_font_counts_only_text_that_is_drawn():
+    plots.set_theme()
+    fig, (ax, hidden) = plt.subplots(1, 2)
+    ax.set_title("a title")
+    ax.text(0, 0, "   ", fontsize=4)  # blank
+    ax.text(0, 0, "gone", fontsize=5).set_visible(False)
+    hidden.text(0, 0, "in a hidden panel", fontsize=6)
+    hidden.set_visible(False)
+    assert plots.smallest_font_pt(fig) == plots.MIN_FONT_PT
+    ax.text(0, 0, "tiny", fontsize=7)
+    assert plots.smallest_font_pt(fig) == 7
+    plt.close(fig)
+
+
+def test_a_desktop_figure_keeps_nine_pixel_text_in_the_narrowest_desktop_column():
+    """608 px: the article column at a 1200 px window, both sidebars shown."""
+    natural = plots.MAX_WIDTH_IN * plots.DESKTOP_DPI
+    assert plots.MIN_FONT_PT * plots.DESKTOP_DPI / 72 * 608 / natural >= 9

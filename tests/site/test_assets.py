@@ -34,3 +34,25 @@ def test_the_real_bundle_converts():
 def test_another_layout_stops_the_build_naming_the_file(module):
     with pytest.raises(ExtensionError, match="b.js: expected an ES module bundle"):
         classic_script(module, "b.js")
+
+
+def test_the_vendored_plotly_is_the_basic_bundle_of_the_plotly_js_the_locked_plotly_ships():
+    """The charts' JSON is made by the plotly package for its plotly.js; the vendored basic
+    bundle is that version, listed with its licence and where it came from."""
+    import re
+
+    import plotly
+
+    from benchbook.site.assets import PLOTLY, VENDOR
+
+    def version(text: str) -> str:
+        return re.search(r"plotly\.js(?: \([^)]*\))? v(\d+\.\d+\.\d+)", text[:300]).group(1)
+
+    full = (Path(plotly.__file__).parent / "package_data/plotly.min.js").read_text(encoding="utf-8")[:300]
+    basic = (VENDOR / PLOTLY).read_text(encoding="utf-8")
+    assert "(basic - minified)" in basic[:200]
+    assert version(basic) == version(full)
+    assert len(basic.encode()) < 1_300_000  # not the full 4.8 MB bundle
+    listed = (VENDOR / "README.md").read_text(encoding="utf-8")
+    assert f"plotly.js-basic-dist-min@{version(basic)}" in listed
+    assert "MIT License" in (VENDOR / "plotly-basic.LICENSE").read_text(encoding="utf-8")

@@ -92,6 +92,32 @@ def test_failing_chapter_reports_the_cell_error_and_leaves_no_output(repo):
     assert not list(ch.output.parent.glob(".*.tmp.ipynb"))
 
 
+def test_a_kernel_that_dies_while_starting_is_started_again_and_a_chapter_error_is_not(repo, tmp_path, monkeypatch):
+    """The first kernel exits before it answers (as one can on a busy machine); the run starts
+    another and the chapter's output is the normal one. The start is not retried forever."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    starts = tmp_path / "starts"
+    # every Python process started from here (the kernels) imports this first: the first exits
+    (hook / "sitecustomize.py").write_text(
+        "import os\n"
+        f"path = {str(starts)!r}\n"
+        "n = len(open(path).read()) if os.path.exists(path) else 0\n"
+        "open(path, 'a').write('x')\n"
+        f"if n < int(os.environ.get('DIE_FIRST', '1')):\n"
+        "    os._exit(1)\n")
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    chapter, said = Chapter(repo, "mini"), []
+    chapter.execute({}, log=said.append, restore=False)  # not from the suite's store: a kernel runs
+    assert "value 42" in output_text(chapter)
+    assert starts.read_text() == "xx" and any("the kernel died while starting" in m for m in said), said
+    starts.unlink()
+    monkeypatch.setenv("DIE_FIRST", "99")  # every start dies: the run stops, naming why
+    with pytest.raises(RuntimeError, match="Kernel died before replying"):
+        chapter.execute({"factor": 3}, log=lambda m: None, restore=False)
+    assert len(starts.read_text()) == 3
+
+
 def test_only_chapters_in_the_toc_are_executed(repo):
     (repo / "notebooks/draft.md").write_text(NOTEBOOK)  # being written, not in the book yet
     from benchbook.site.runner import toc_studies

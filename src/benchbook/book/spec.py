@@ -37,7 +37,7 @@ class ChapterSpec:
     parameters: dict = field(default_factory=dict)  # overrides of the notebook's defaults
     reads: dict = field(default_factory=dict)  # parameter -> chapter id whose data folder it names
     uses: tuple[str, ...] = ()  # chapters whose declared outputs it reads
-    outputs: tuple[str, ...] = ("key_figures", "claims", "caveats")  # tables it writes for others
+    outputs: tuple[str, ...] = ("key_figures", "serving_points", "claims", "caveats")  # tables it writes for others
     files: tuple[str, ...] = ()  # files it reads beyond its parameters (globs from the project root), hashed
     key_numbers: tuple[KeyNumbers, ...] = ()  # set beside the previous published version's
     headlines: tuple[Headline, ...] = ()  # the page's key results, first on the page

@@ -5,17 +5,20 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.text import Text
 
 from ..study.marks import SERIES, SERIES_PART, WHY, series
 from .palette import NEUTRAL, model_colour, variant_colours
 
 MIN_FONT_PT = 10  # no text smaller
-# A figure is shown at most as wide as the article column: about 770 px at a 1400 px wide
-# window. Text of MIN_FONT_PT points in a figure W inches wide then shows at
-# MIN_FONT_PT * 770 / (72 * W) px, so figures wider than this (saved with their padding) are scaled to it when
-# they are rendered (fit_width), keeping every label at 10 px or more on a desktop screen;
-# on a phone a click opens the full-size image.
-MAX_WIDTH_IN = 10.3
+# A figure is shown as wide as the article column, which is narrowest on a desktop at a
+# 1200 px wide window (both sidebars shown): 608 px. Text of MIN_FONT_PT points in a figure
+# W inches wide then shows at MIN_FONT_PT * 608 / (72 * W) px, so figures wider than this
+# (saved with their padding) are scaled to it when they are rendered (fit_width), keeping
+# every label at 9 px or more at every window width from 656 px up; below that, a phone
+# gets the figure laid out again for its width (page.phone; both saved by page.render).
+MAX_WIDTH_IN = 9.3
+DESKTOP_DPI = 110  # the figures' dpi (set_theme): 1,023 px wide at MAX_WIDTH_IN
 
 
 def set_theme() -> None:
@@ -24,21 +27,21 @@ def set_theme() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette=list(NEUTRAL))
     # Labels and legends hold names from data: never parsed as math ('$' is a character, and a
     # malformed formula cannot stop a chapter). Log axes get plain tick labels (log_scale).
-    plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "axes.titleweight": "bold",
+    plt.rcParams.update({"figure.dpi": DESKTOP_DPI, "savefig.bbox": "tight", "axes.titleweight": "bold",
                          "text.parse_math": False, "font.size": 11, "axes.labelsize": 11,
                          "xtick.labelsize": MIN_FONT_PT, "ytick.labelsize": MIN_FONT_PT,
                          "legend.fontsize": MIN_FONT_PT, "legend.title_fontsize": MIN_FONT_PT})
     _fit_figures_when_rendered()
 
 
-def fit_width(fig: plt.Figure) -> plt.Figure:
-    """Scale a figure whose drawn area (tight box) is wider than MAX_WIDTH_IN down to it,
-    text sizes unchanged, so its text is not shrunk below 10 px on the page. Text (a legend
+def fit_width(fig: plt.Figure, max_width_in: float = MAX_WIDTH_IN) -> plt.Figure:
+    """Scale a figure whose drawn area (tight box) is wider than `max_width_in` down to it,
+    text sizes unchanged, so its text is not shrunk below 9 px on the page. Text (a legend
     beside the axes) keeps its width when the figure shrinks, so one scaling can fall
     short: the figure is scaled again until it fits or stops narrowing."""
     pad = plt.rcParams["savefig.pad_inches"]
     pad = 2 * pad if isinstance(pad, (int, float)) else 0.2
-    target = MAX_WIDTH_IN - pad  # the saved image adds the padding on both sides
+    target = max_width_in - pad  # the saved image adds the padding on both sides
     last = float("inf")
     for _ in range(6):
         try:
@@ -52,6 +55,17 @@ def fit_width(fig: plt.Figure) -> plt.Figure:
         scale = max(target / width, 0.3)
         fig.set_size_inches(w * scale, h * scale)
     return fig
+
+
+def smallest_font_pt(fig: plt.Figure, drawn: bool = False) -> float:
+    """The size in points of the smallest text the figure draws (visible, not blank); laid
+    out first, as tick labels are made when a figure is drawn, unless it was just `drawn`
+    (saved: a second layout would only repeat that work)."""
+    if not drawn:
+        fig.draw_without_rendering()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+             and (t.axes is None or t.axes.get_visible())]
+    return min(sizes, default=MIN_FONT_PT)
 
 
 def _fit_figures_when_rendered() -> None:

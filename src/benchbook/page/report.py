@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from base64 import b64encode
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from ..study import marks, untrusted
 from ..study.assumptions import load_assumptions
 from ..study.contract import open_roles
 from ..study.provenance import folder_links, repository
+from .render import renderings
 
 if TYPE_CHECKING:
     from IPython.display import HTML
@@ -383,20 +385,39 @@ def glue(key: str, value, assumed: list | None = None) -> None:
     """myst_nb's glue (not displayed), with the assumptions behind the value in the output's
     metadata (`benchbook.assumed`: [{id, why}]), where the build looks for them."""
     import IPython
-    from myst_nb.ext.glue import GLUE_PREFIX
 
     bundle, metadata = IPython.core.formatters.format_display_data(value)
+    _glue_bundle(key, bundle, metadata, {"assumed": list(assumed)} if assumed else {})
+
+
+def _glue_bundle(key: str, bundle: dict, metadata: dict, ours: dict) -> None:
+    import IPython
+    from myst_nb.ext.glue import GLUE_PREFIX
+
     metadata["scrapbook"] = dict(name=key, mime_prefix=GLUE_PREFIX)
-    if assumed:
-        metadata["benchbook"] = {"assumed": list(assumed)}
+    if ours:
+        metadata["benchbook"] = ours
     IPython.display.display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
 def glue_figure(key: str, fig) -> None:
-    """Glue a figure; series drawn from assumed cells (plots.mark_series) are named in its
-    metadata, so the build adds a line to the figure's caption."""
+    """Glue a figure as two PNGs: the desktop one is the output's image, the one laid out
+    for a phone rides in its metadata (`benchbook.figure`, with each image's size and
+    smallest text in pixels), and the build serves each reader the one that fits
+    (benchbook.site.picture). Series drawn from assumed cells (plots.mark_series) are named
+    in the metadata too, so the build adds a line to the figure's caption."""
     found = getattr(fig, "benchbook_assumed", None) or {}
-    glue(key, fig, [{"id": i, "why": w} for i, w in found.items()])
+    shown = renderings(fig)
+    desktop, phone = shown["desktop"], shown["phone"]
+    bundle = {"image/png": b64encode(desktop.png).decode("ascii"),
+              "text/plain": f"<Figure size {desktop.width}x{desktop.height}>"}
+    figure = {**_size(desktop), "phone": {"png": b64encode(phone.png).decode("ascii"), **_size(phone)}}
+    ours = {"figure": figure, **({"assumed": [{"id": i, "why": w} for i, w in found.items()]} if found else {})}
+    _glue_bundle(key, bundle, {}, ours)
+
+
+def _size(r) -> dict:
+    return {"width": r.width, "height": r.height, "font_px": round(r.font_px, 2)}
 
 
 def note(title: str, text: str, kind: str = "note"):

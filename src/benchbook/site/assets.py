@@ -2,8 +2,10 @@
 
 - Long tables that `report.html(..., filterable=True)` marks get DataTables (2.x with its
   ColumnControl extension), from the offline bundle the itables package ships.
-- Charts that `benchbook.page.interactive` writes get plotly.js, from the bundle the plotly
-  package ships (`plotly.offline.get_plotlyjs()`).
+- Charts that `benchbook.page.interactive` writes get plotly.js's "basic" bundle (scatter,
+  bar and pie traces: 1.2 MB, where the full bundle the plotly package ships is 4.8 MB),
+  vendored in `static/vendor/` at the version of the plotly.js that package pairs with
+  (`static/vendor/README.md` says where it came from and how to update it).
 
 Both are copied into the site's _static folder, so nothing is fetched from elsewhere, and
 each is fetched only when a reader reaches what needs it (a ledger, an opened chart). The
@@ -28,7 +30,8 @@ from .. import __version__
 
 SCRIPT = "benchbook-enhance.js"
 DATATABLES = {"dt_bundle.js": "datatables.js", "dt_bundle.css": "datatables.css"}
-PLOTLY = "plotly.min.js"
+PLOTLY = "plotly-basic.min.js"
+VENDOR = Path(__file__).parent / "static" / "vendor"
 
 
 # The bundle's last statement, `export{A as DateTime, ..., B as default, ...}`, then its
@@ -52,7 +55,6 @@ def classic_script(module: str, source: str) -> str:
 
 def _copy_libraries(out: Path) -> None:
     import itables
-    from plotly.offline import get_plotlyjs
 
     bundle = Path(itables.__file__).parent / "html"
     for src, dest in DATATABLES.items():
@@ -61,7 +63,7 @@ def _copy_libraries(out: Path) -> None:
             (out / dest).write_text(classic_script(text, str(bundle / src)), encoding="utf-8")
         else:
             shutil.copyfile(bundle / src, out / dest)
-    (out / PLOTLY).write_text(get_plotlyjs(), encoding="utf-8")
+    shutil.copyfile(VENDOR / PLOTLY, out / PLOTLY)
     shutil.copyfile(Path(__file__).parent / "static" / SCRIPT, out / SCRIPT)
 
 

@@ -289,19 +289,29 @@ class Chapter:
             start = time.monotonic()
             log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
             try:
-                with this_interpreter_kernel():
-                    # The kernel's working folder is given to nbclient, not papermill's `cwd`:
-                    # that one is os.chdir, process-wide, and chapters run in parallel threads
-                    # would start kernels in whichever folder another thread left behind.
-                    pm.execute_notebook(
-                        nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL, language="python",
-                        progress_bar=False, log_output=False, resources={"metadata": {"path": str(self.repo)}},
-                        # written once at the end, not after every cell (a third of a chapter's run)
-                        request_save_on_cell_execute=False,
-                        # every cell has finished and its outputs are in: stop the kernel at once
-                        # rather than wait for its graceful exit (about half a second a chapter)
-                        shutdown_kernel="immediate",
-                    )
+                for attempt in range(1, KERNEL_STARTS + 1):
+                    try:
+                        with this_interpreter_kernel():
+                            # The kernel's working folder is given to nbclient, not papermill's
+                            # `cwd`: that one is os.chdir, process-wide, and chapters run in
+                            # parallel threads would start kernels in whichever folder another
+                            # thread left behind.
+                            pm.execute_notebook(
+                                nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL,
+                                language="python", progress_bar=False, log_output=False,
+                                resources={"metadata": {"path": str(self.repo)}},
+                                # written once at the end, not after every cell (a third of a run)
+                                request_save_on_cell_execute=False,
+                                # every cell has finished and its outputs are in: stop the kernel
+                                # at once rather than wait for its graceful exit (about 0.5 s)
+                                shutdown_kernel="immediate",
+                            )
+                        break
+                    except RuntimeError as exc:
+                        if not _kernel_did_not_start(exc) or attempt == KERNEL_STARTS:
+                            raise
+                        log(f"{self.study}: the kernel died while starting ({exc}); no cell had run, "
+                            f"starting another (attempt {attempt + 1} of {KERNEL_STARTS})")
             except pm.PapermillExecutionError as exc:
                 raise ChapterError(_describe_failure(self.study, exc)) from None
             finally:
@@ -334,6 +344,15 @@ class Chapter:
 
 
 KERNEL = "benchbook-python3"
+# A kernel can die before it answers its first message on a busy machine (jupyter_client's
+# "Kernel died before replying to kernel_info"); no cell has run then, so another start is
+# safe. A chapter's own error (PapermillExecutionError) is never retried.
+KERNEL_STARTS = 3
+_NOT_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
+def _kernel_did_not_start(exc: BaseException) -> bool:
+    return any(m in str(exc) for m in _NOT_STARTED)
 
 
 _KERNEL_LOCK = threading.Lock()

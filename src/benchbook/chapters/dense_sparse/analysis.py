@@ -23,6 +23,7 @@ from ...analysis import closed_loop, energy, rate_sweep
 from ...analysis.proportions import compare_rates, holm, wilson
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
+from ...book import serving_points as points
 from ...book.key_figures import accelerator_count, decode_context, key_figure_row, key_figures_table, speculative
 from ...book.kinds import shared_glue
 from ...format import config_label, fmt_rate, fmt_ratio, fmt_unit, platform_short
@@ -976,7 +977,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "recovery": recovery(r), "kv_check": kv_check(r),
         "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
         "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
-        "energy": r.energy, "closed_loop": r.closed,
+        "energy": r.energy, "closed_loop": r.closed, "serving_points": serving_points(r),
     }
 
 
@@ -989,6 +990,20 @@ def _cell(cells, row: pd.Series | None, column: str) -> Shown:
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
+
+# ---- serving points for the synthesis's cross-study chart (benchbook.book.serving_points) ----
+
+def serving_points(r: Results) -> pd.DataFrame:
+    """Each bench run and llama-benchy generation test as a point (both rates from that one
+    run), or left out with the reason."""
+    kind = points.data_kind(r.data.study.reconstructed)
+    labels, cells = dict(r.rates.labels), run_cells(r)
+    rows = points.bench_points(STUDY, r.runs, cells, r.data.study.configs, labels=labels, kind=kind,
+                               anchor={"rate": "request-rate-sweeps", "": "speed"})
+    rows += points.benchy_points(STUDY, r.closed, r.data.study.configs, labels=labels, anchor=closed_loop.ANCHOR,
+                                 kind=kind)
+    return points.points_table(rows, cells.why)
+
 
 def key_figures(r: Results) -> pd.DataFrame:
     """One row per benchmarked server: single-stream decode, TTFT, throughput at 4 clients.

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...analysis import closed_loop, energy, rate_sweep
 from ...book import pipeline
+from ...book import serving_points as points
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...book.kinds import shared_glue
 from ...format import config_label, fmt_pct, fmt_seconds, platform_short
@@ -993,7 +994,23 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
             "prom_samples": r.data["prom_samples"], "published_vs_reproduced": r.comparison,
             "claims": r.ledger, "caveats": r.caveats, "key_figures": key_figures(r),
             "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity, "energy": r.energy,
-            "closed_loop": r.closed, "writeup_beside": r.beside}
+            "closed_loop": r.closed, "writeup_beside": r.beside, "serving_points": serving_points(r)}
+
+
+# ---- serving points for the synthesis's cross-study chart (benchbook.book.serving_points) ----
+
+def serving_points(r: Results) -> pd.DataFrame:
+    """Each bench run (tests A-D, and any other) and llama-benchy generation test as a point
+    (both rates from that one run), or left out with the reason. Each seed's run is its own
+    point: a mean over seeds would pair rates no single run measured together."""
+    kind = points.data_kind(r.data.study.reconstructed)
+    runs = r.data["runs"]
+    labels, cells = dict(r.rates.labels), r.cells(runs, "runs")
+    rows = points.bench_points(STUDY, runs, cells, r.data.study.configs, labels=labels, kind=kind,
+                               anchor={"rate": "request-rate-sweeps", "": "changes-against-the-noise"})
+    rows += points.benchy_points(STUDY, r.closed, r.data.study.configs, labels=labels, anchor=closed_loop.ANCHOR,
+                                 kind=kind)
+    return points.points_table(rows, cells.why)
 
 
 def _benchy_key_figures(r: Results, cid: str, c: dict) -> dict | None:

@@ -19,6 +19,7 @@ from ...analysis import closed_loop, energy, rate_sweep
 from ...analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ...book import pipeline
+from ...book import serving_points as points
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table, speculative
 from ...book.kinds import shared_glue
 from ...format import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
@@ -462,11 +463,28 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
            "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
            "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
            "common_points": r.common.drop(columns="rows"), "energy": r.energy,
-           "closed_loop": r.closed}
+           "closed_loop": r.closed, "serving_points": serving_points(r)}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
         out["strix_runs"] = r.strix["runs"]
     return out
+
+
+# ---- serving points for the synthesis's cross-study chart (benchbook.book.serving_points) ----
+
+def serving_points(r: Results) -> pd.DataFrame:
+    """Each bench run and llama-benchy generation test of this page's configurations as a
+    point (both rates from that one run), or left out with the reason. The Strix Halo runs
+    this page reads are the Strix Halo chapter's points, not this page's."""
+    kind = points.data_kind(r.data.study.reconstructed)
+    labels = {cid: r.label(cid) for cid in r.configs_in_order()}
+    cells = r.cells(r.runs, "runs")
+    rows = points.bench_points(STUDY, r.runs[r.runs["config"].isin(labels)], cells, r.data.study.configs,
+                               labels=labels, kind=kind,
+                               anchor={"rate": "request-rate", "prefill": "single-request", "": "concurrency"})
+    rows += points.benchy_points(STUDY, r.closed, r.data.study.configs, labels=labels, anchor=closed_loop.ANCHOR,
+                                 kind=kind)
+    return points.points_table(rows, cells.why)
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------

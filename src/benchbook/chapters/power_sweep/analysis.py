@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ...book import pipeline
+from ...book import serving_points as points
 from ...book.key_figures import key_figure_row, key_figures_table, speculative
 from ...format import fmt_args, fmt_rate, platform_short
 from ...ingest import nvidia_smi
@@ -967,11 +968,44 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
                                  or [pd.DataFrame(columns=[*CONCURRENCY_COLUMNS, "model"])], ignore_index=True),
         "completions_per_minute": completions_table(r), "tokens_per_kw": tokens_per_kw_table(r),
         "window_mix": window_mix(r), "published_vs_reproduced": r.comparison, "claims": r.ledger,
-        "caveats": r.caveats, "key_figures": key_figures(r),
+        "caveats": r.caveats, "key_figures": key_figures(r), "serving_points": serving_points(r),
     }
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------
+
+# ---- serving points for the synthesis's cross-study chart (benchbook.book.serving_points) ----
+
+LOG_WINDOWS = ("server-log windows record the aggregate rate and how many requests were running, "
+               "not any request's own rate")
+
+
+def serving_points(r: Results) -> pd.DataFrame:
+    """Per model, power limit and number of requests running, the live windows there. With one
+    request running the log says one stream, so that window's generation rate is both the
+    user's and the aggregate: a point (the mean over those windows). With more, the log gives
+    no request's own rate (aggregate ÷ running would assume equal shares and a count that held
+    all window long), so those buckets are left out."""
+    kind = points.data_kind(r.data.study.reconstructed)
+    cells = r.cells(r.windows, "windows")
+    rows = []
+    for (cid, key, running), w in r.busy.groupby(["config", "power_key", "running"], sort=True):
+        c = r.data.study.configs.get(cid, {})
+        limit = w["limit_w"].median()
+        label = f"{platform_short(c)} " + (f"at {int(limit)} W" if pd.notna(limit) else "(power limit unknown)") \
+            + f", {_label(r, cid)}"
+        at = dict(run=f"{cid}@{key}: {len(w)} windows with {int(running)} running", label=label,
+                  anchor="generation-by-concurrency", kind=kind)
+        if running != 1:
+            rows.append(points.left_out(STUDY, f"{cid}@{key}", c, reason=LOG_WINDOWS, load="concurrency",
+                                        concurrency=int(running), **at))
+            continue
+        gen = Shown(float(w["generation_tps"].mean()), cells.union("generation_tps", w.index))
+        rows.append(points.point(STUDY, f"{cid}@{key}", c, load="single-stream", concurrency=1, per_user=gen,
+                                 aggregate=gen, basis=f"mean generation t/s of {len(w)} server-log windows with "
+                                                      "one request running", **at))
+    return points.points_table(rows, cells.why)
+
 
 def _acceptance_length(r: Results, spec: pd.DataFrame, w: pd.DataFrame) -> Shown:
     """1 + accepted / drafts over the SpecDecoding lines of these windows' logs, with the

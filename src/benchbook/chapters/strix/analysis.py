@@ -27,6 +27,7 @@ from ...analysis.llama import (
 )
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values
 from ...book import pipeline
+from ...book import serving_points as points
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 from ...book.paths import ChapterError, find_repo
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds, platform_short
@@ -992,8 +993,30 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
         "server_runs": r.server, "server_requests": r.data["requests"],
         "serving": serving(r), "serving_curve": serving_curve(r),
         "failed_runs": r.failed, "published_vs_reproduced": r.comparison, "claims": r.ledger,
-        "caveats": r.caveats, "key_figures": key_figures(r),
+        "caveats": r.caveats, "key_figures": key_figures(r), "serving_points": serving_points(r),
     }
+
+
+# ---- serving points for the synthesis's cross-study chart (benchbook.book.serving_points) ----
+
+def serving_points(r: Results) -> pd.DataFrame:
+    """Each llama-bench generation test (one sequence: the one user's rate is the aggregate)
+    and each llama-server bench run as a point, every build its own; prefill and failed runs
+    left out with the reason. The H100 runs this page reads are the H100 chapter's points."""
+    kind = points.data_kind(r.data.study.reconstructed)
+    configs = r.data.study.configs
+    labels = {cid: config_label(cid, c) for cid, c in configs.items()}
+    llama_cells, server_cells = r.cells(r.llama, "llama_bench"), r.cells(r.server, "runs")
+    rows = points.llama_bench_points(STUDY, r.llama, llama_cells, configs, labels=labels,
+                                     anchor="llama-bench-across-backends", kind=kind)
+    for _, f in r.failed.iterrows():
+        rows.append(points.left_out(STUDY, str(f["config"]), configs.get(str(f["config"]), {}),
+                                    run=f"{f['source_file']}: {f.get('test') or 'llama-bench'}",
+                                    reason=points.FAILED, label=labels.get(str(f["config"]), ""),
+                                    anchor="llama-bench-across-backends", kind=kind))
+    rows += points.bench_points(STUDY, r.server, server_cells, configs, labels=labels, kind=kind,
+                                anchor="time-to-first-token-and-decode-step")
+    return points.points_table(rows, {**llama_cells.why, **server_cells.why})
 
 
 # ---- key figures for the synthesis chapter (benchbook.book.key_figures.KEY_FIGURES) ---------

@@ -26,6 +26,7 @@ from ...analysis.limits import bandwidth_sensitivity, limits
 from ...book.key_figures import KEY_FIGURES, conform_key_figures
 from ...book.paths import STUDIES_DIR, find_repo
 from ...book.registry import get
+from ...book.serving_points import POINT_COLUMNS, conform_points
 from ...format import fmt_money, fmt_rate, fmt_seconds
 from ...ledger import claims as claims_mod
 from ...page import plots
@@ -35,6 +36,7 @@ from ...study import untrusted
 from ...study.folder import content_hash
 from ...study.marks import Glued, legend_html, marked_html, union, with_marks
 from ...study.provenance import code_version, package_versions
+from . import points as points_mod
 
 STUDY = "synthesis"
 CLAIMS_ANCHOR = "claims-ledger"
@@ -57,6 +59,7 @@ class ChapterRun:
     assumed_rows: dict = field(default_factory=dict)  # key_figures row -> {column: ids} of a generator's choices
     assumed_claims: dict = field(default_factory=dict)  # claim id -> ids its recomputed value rests on
     assumed_why: dict = field(default_factory=dict)  # id -> why
+    points: pd.DataFrame | None = None  # its serving_points (None: it declares none), cells marked
 
     @property
     def reconstructed(self) -> bool:
@@ -84,6 +87,7 @@ class Results:
     ledger: pd.DataFrame  # this page makes no claims of its own: an empty ledger
     assumed: dict = field(default_factory=dict)  # (study, config) -> {key_figures column: ids}
     assumed_why: dict = field(default_factory=dict)  # id -> why, of every chapter's choices
+    points: pd.DataFrame = field(default_factory=pd.DataFrame)  # every chapter's serving points (points.py)
 
     def run(self, study: str) -> ChapterRun | None:
         return next((r for r in self.runs if r.study == study), None)
@@ -113,6 +117,10 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
                 run.key_figures, run.has_key_figures = conform_key_figures(frame, study).assign(study=study), True
             elif name != "key_figures":
                 setattr(run, "ledger" if name == "claims" else name, frame)
+        if "serving_points" in outputs:
+            where = folder / str(outputs["serving_points"])
+            run.points = _marked_points(conform_points(_csv(folder, outputs["serving_points"], list(POINT_COLUMNS)),
+                                                       study).assign(study=study), doc, study)
         if not run.has_key_figures:
             run.detail = "the chapter declares no key_figures output: its claims and caveats are included, " \
                          "its numbers are not in the tables below"
@@ -123,6 +131,16 @@ def read_chapter(study: str, folder: Path) -> ChapterRun:
         return ChapterRun(study, "failed", f"reading {folder.name}/{where.relative_to(folder)}: "
                                            f"{type(exc).__name__}: {exc}")
     return run
+
+
+def _marked_points(df: pd.DataFrame, doc: dict, study: str) -> pd.DataFrame:
+    """A chapter's serving points with the cells it marked as a generator's choice
+    (chapter.json's assumed_cells), ids named with the chapter's study."""
+    cells = (doc.get("assumed_cells") or {}).get("serving_points") or {}
+    why = {_qualified(study, i): w for i, w in (doc.get("assumed_why") or {}).items()}
+    marks = {col: {int(row): tuple(_qualified(study, i) for i in ids) for row, ids in rows.items()}
+             for col, rows in cells.items()}
+    return with_marks(df.drop(columns=["assumed_by_generator"], errors="ignore"), marks, why)
 
 
 def _qualified(study: str, i: str) -> str:
@@ -214,11 +232,12 @@ def analyse(facts_dir="data/facts", usd_per_eur=None, fx_date="", api_price="ope
                      data_hash=content_hash(Path(facts_dir))[:16], folder=str(facts_dir),
                      files=len(list(Path(facts_dir).glob("*.yml")))))
     assumed, why = _assumed(runs)
+    pts = points_mod.mark_duplicates(points_mod.name(facts, points_mod.gather(runs)))
     return Results(
         params=params, facts=facts, runs=runs, key_figures=kf, limits=lim,
         claims=claims_summary(runs), caveats=caveats_index(runs), own_caveats=own_caveats(facts, runs, lim, rate),
         rate=rate, provenance=pd.DataFrame(prov), versions={"code": code_version(), **package_versions()},
-        ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS), assumed=assumed, assumed_why=why,
+        ledger=pd.DataFrame(columns=claims_mod.LEDGER_COLUMNS), assumed=assumed, assumed_why=why, points=pts,
     )
 
 
@@ -790,6 +809,7 @@ def glue_values(r: Results) -> dict:
         out[key] = int(c[v].sum()) if len(c) else 0
     out["claims_total"] = int(c["total"].sum()) if len(c) else 0
     out.update(distinct_claim_counts(r.runs))
+    out.update(points_mod.glue(r.points))
     out["caveats_total"] = len(r.caveats) + len(r.own_caveats)
     out["caveat_kinds"] = int(r.caveats["kind"].nunique()) if len(r.caveats) else 0
     lim = r.limits
@@ -889,6 +909,8 @@ SECTIONS = {
     "strix-bandwidth": ("strix_bw_spec", "strix_bw_measured", "strix_bw_written", "strix_included"),
     "api": ("api_name", "api_output_price"),
     "claims": ("claims_total", "claims_distinct"),
+    "points": ("serving_points_shown",),
+    "points-duplicates": ("serving_points_duplicates",),
 }
 
 
@@ -982,7 +1004,7 @@ def findings_html(g: dict) -> str:
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
     return {"key_figures_and_limits": r.limits, "claims_by_chapter": r.claims, "caveats_index": r.caveats,
-            "facts": r.facts.table(), "cloud_scenarios": cloud_scenarios(r)}
+            "facts": r.facts.table(), "cloud_scenarios": cloud_scenarios(r), "serving_points": r.points}
 
 
 def prefill_remark(r: Results) -> str:

@@ -98,7 +98,37 @@ async function enhanceTables(found) {
 }
 
 // Interactive charts (benchbook.page.interactive): the chart's JSON sits in a data block; it is
-// drawn with plotly.js when its folded section is first opened (plotly needs the size).
+// drawn with plotly.js's basic bundle (1.2 MB, vendored: benchbook.site.assets) when its folded
+// section is first opened (plotly needs the size).
+const PLOTLY = "plotly-basic.min.js";
+const NARROW = 600;  // px: below it a chart takes a phone's layout (phoneLayout)
+
+// A title broken into lines of about `width` characters (plotly draws one line as it is given).
+function wrapTitle(text, width) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + word.length + 1 > width) { lines.push(line); line = ""; }
+    line = line ? line + " " + word : word;
+  }
+  return lines.concat(line ? [line] : []).join("<br>");
+}
+
+// On a phone the legend goes under the plot, one series a line, so the plot keeps the whole
+// width (beside it, long series names left the plot 70 px of a 390 px screen); the chart
+// grows by the legend's height, and the title wraps.
+function phoneLayout(layout, width, traces) {
+  if (width >= NARROW) return layout;
+  const title = layout.title || {};
+  const lines = Math.ceil((title.text || "").length / 36);
+  return Object.assign({}, layout, {
+    title: Object.assign({}, title, { text: wrapTitle(title.text || "", 36) }),
+    legend: Object.assign({}, layout.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.18, yanchor: "top" }),
+    margin: { l: 56, r: 12, t: 30 + 20 * lines, b: 40 },
+    height: 340 + 20 * lines + 24 * traces,
+  });
+}
+
 async function charts() {
   const found = document.querySelectorAll("div.benchbook-plotly");
   if (!found.length) return;
@@ -106,13 +136,14 @@ async function charts() {
   const draw = async (box) => {
     if (box.dataset.drawn) return;
     box.dataset.drawn = "1";
-    ready = ready || classicScript("plotly.min.js");
+    ready = ready || classicScript(PLOTLY);
     await ready;
     const spec = JSON.parse(box.querySelector("script[type='application/json']").textContent);
     const chart = document.createElement("div");
     chart.className = "benchbook-plotly-chart";
     box.appendChild(chart);
-    window.Plotly.newPlot(chart, spec.data, spec.layout, { displaylogo: false, responsive: true });
+    const layout = phoneLayout(spec.layout, box.getBoundingClientRect().width, spec.data.length);
+    window.Plotly.newPlot(chart, spec.data, layout, { displaylogo: false, responsive: true });
   };
   found.forEach((box) => {
     const fold = box.closest("details");
@@ -121,6 +152,53 @@ async function charts() {
   });
 }
 
+// Filters of a chart whose traces carry their values (benchbook.page.interactive.scatter and
+// filter_controls): each select keeps the traces whose value it matches ("" matches all), the
+// count line says how many points are shown, and a click on a point opens the page it links
+// to. The chart is drawn when its fold opens (charts()), so each chart is wired once drawn.
+function chartFilters() {
+  document.querySelectorAll("form.benchbook-chart-filters").forEach((form) => {
+    const fold = form.closest("details");
+    const box = fold && fold.querySelector("div.benchbook-plotly");
+    if (!box) return;
+    const count = fold.querySelector(".benchbook-chart-count");
+    const selects = [...form.querySelectorAll("select[data-benchbook-filter]")];
+    const chart = () => box.querySelector(".benchbook-plotly-chart");
+    const apply = () => {
+      const c = chart();
+      if (!c || !c.data) return;
+      const want = selects.map((s) => [s.dataset.benchbookFilter, s.value]);
+      const keep = c.data.map((t) => want.every(([k, v]) => !v || ((t.meta || {}).filter || {})[k] === v));
+      window.Plotly.restyle(c, { visible: keep });
+      const size = (t) => ((t.meta || {}).links || []).length;  // one link per point (x may be binary-encoded)
+      const all = c.data.reduce((n, t) => n + size(t), 0);
+      const shown = c.data.reduce((n, t, i) => n + (keep[i] ? size(t) : 0), 0);
+      if (count) count.textContent = shown === all ? `All ${all} points shown.` : `${shown} of ${all} points shown.`;
+    };
+    const wire = (c) => {
+      if (c.dataset.benchbookWired) return;
+      c.dataset.benchbookWired = "1";
+      c.on("plotly_click", (ev) => {
+        const p = ev.points && ev.points[0];
+        const link = p && ((p.data.meta || {}).links || [])[p.pointIndex];
+        if (!link) return;
+        const url = new URL(link, document.baseURI);
+        if (url.protocol === location.protocol) location.href = url.href;  // a page of this site only
+      });
+      apply();
+    };
+    form.addEventListener("change", apply);
+    form.addEventListener("submit", (ev) => ev.preventDefault());
+    const seen = new MutationObserver(() => {
+      const c = chart();
+      if (c && c.on) wire(c);
+    });
+    seen.observe(box, { childList: true, subtree: true });
+    if (chart() && chart().on) wire(chart());
+  });
+}
+
 tables();
 charts();
+chartFilters();
 })();
