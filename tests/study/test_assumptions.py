@@ -216,6 +216,29 @@ def test_a_published_number_the_files_were_fit_to_is_not_marked_as_assumed():
     assert "mtp_acceptance" in h100.claim_ids["moe-mtp-two-plus"]
 
 
+def test_a_claim_holding_by_construction_at_the_write_up_s_digits_is_not_marked():
+    """Issue 34: "2.12×ᵃ holdsᵃ". The GB10 KV pools were fit to print every published pool size
+    and ratio, so the block size they are multiples of (kv_block_tokens) moves the pools below
+    the printed digits only: moving it (make marks, 128 to 141 tokens) moves no printed digit of
+    "2.12×", "368k tokens" or "−10%". A claim that holds by construction and prints the write-up's
+    own number is the write-up's number, not a generator's choice; a claim whose number differs
+    from the write-up's keeps its marks."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "gb10-mtp").analysed()
+    rows = r.ledger.set_index("id")
+    for cid in ("kv-growth", "kv-fresh", "kv-old", "mtp-kv-drop"):
+        assert rows.loc[cid, "basis"] == BY_CONSTRUCTION, cid
+        assert cid not in r.claim_ids, (cid, r.claim_ids.get(cid))
+    assert not {label for label, _ in cell_ids(r.ledger)} & set(r.ledger.index[r.ledger["id"].isin(
+        ["kv-growth", "kv-fresh", "kv-old", "mtp-kv-drop"])])
+    # printed otherwise than the write-up ("3.4 minutes" against "3.5 minutes"): still marked
+    assert rows.loc["load-longer", "recomputed"] != rows.loc["load-longer", "published"]
+    assert "target_band" in r.claim_ids["load-longer"]
+
+
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
     """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
     start-up fact with no row filter, so the published KV pool (323,456 tokens), weights

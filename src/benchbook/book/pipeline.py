@@ -434,7 +434,7 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r), fitted=fitted_names(r))
     r.claim_ids = {cid: ids for cid, ids in claims_mod.claim_ids(r.published, r.ledger, r.value_ids).items()
-                   if cid not in fitted_claims(r)}
+                   if cid not in fitted_claims(r) | claims_mod.printed_as_published(r.ledger)}
     claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
                                                 reconstructed=reconstructed_names(r))
