@@ -18,8 +18,9 @@ ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  #
 
 
 def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict[str, dict[str, pd.Series]]:
-    """table -> {column: mask over the base table's rows of the cells that moved}; a table whose
-    rows came or went moved in every cell."""
+    """table -> {column: mask over the base table's rows of the cells that moved}. In a table whose
+    rows came or went, rows are matched by what names them (`_matched`); a base row with no match
+    moved in every cell, and so does every row of a table with nothing naming its rows."""
     out = {}
     for name in sorted(base.keys() | moved.keys()):
         a, b = base.get(name, pd.DataFrame()), moved.get(name, pd.DataFrame())
@@ -31,11 +32,33 @@ def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> 
 
 
 def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
-    if len(a) != len(b) or column not in a or column not in b:
+    if column not in a or column not in b or not len(a):
         return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(max(len(b), 1)))
+    if len(a) != len(b):
+        return _matched(a, b, column)
     a, b = _in_order(a), _in_order(b)
     x, y = a[column].astype(object).to_numpy(), b[column].astype(object).to_numpy()
     return pd.Series([not _same(u, v) for u, v in zip(x, y)], index=a.index).sort_index()
+
+
+def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
+    """Cells of `column` that moved when rows came or went: each base row is matched to the moved
+    table's row of the same name (ROW_KEYS) and the same place among the rows of that name, so a
+    restart the move added to one log moves the rows it added, not every row of every log. A base
+    row without a match moved; with no column naming rows, every row did."""
+    keys = [c for c in ROW_KEYS if c in a and c in b]
+    if not keys:
+        return pd.Series(True, index=a.index)
+
+    def named(df: pd.DataFrame) -> pd.Series:
+        parts = df[keys].astype(str)
+        place = parts.groupby(keys, sort=False).cumcount().astype(str)
+        return parts.agg("\x1f".join, axis=1) + "\x1f" + place
+
+    there = dict(zip(named(b).tolist(), b[column].astype(object).tolist()))
+    missing = object()
+    return pd.Series([(v := there.get(k, missing)) is missing or not _same(u, v)
+                      for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
 
 
 def _in_order(df: pd.DataFrame) -> pd.DataFrame:

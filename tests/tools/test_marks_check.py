@@ -123,3 +123,24 @@ def test_an_interactive_chart_carries_the_choices_its_points_rest_on():
     found = html_places(f'<div><script type="application/json">{spec}</script></div>')
     assert [ids for _, ids in found.values()] == [("gpu_host",)]
     assert [ids for _, ids in html_places('<script type="application/json">{"data": []}</script>').values()] == [()]
+
+
+def test_rows_a_move_adds_move_only_themselves_not_every_row_after_them():
+    """A move that adds a restart to one log (the power sweep's `crash`) adds start-up facts; the
+    rows were compared by position, so every cell of every log read as moved and the choice
+    covered all 387 start-up facts, power limits included (the build test then read the page's
+    '200' W limits as covered and unmarked). Rows are matched by what names them: the facts of
+    the other logs and of the first start stay where they were."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["a", "a", "b", "b"], "fact": ["kv", "load_s", "kv", "load_s"],
+                         "power_limit_w": [200, 200, 300, 300], "value": [1.0, 2.0, 3.0, 4.0]})
+    moved = pd.DataFrame({"config": ["a", "a", "a", "a", "b", "b"],
+                          "fact": ["kv", "load_s", "kv", "load_s", "kv", "load_s"],
+                          "power_limit_w": [200, 200, 200, 200, 300, 300], "value": [1.0, 2.0, 1.0, 7.0, 3.0, 5.0]})
+    found = tidy_diff({"boot": base}, {"boot": moved})
+    assert list(found["boot"]) == ["value"] and found["boot"]["value"].tolist() == [False, False, False, True]
+    nameless = tidy_diff({"t": base[["value"]]}, {"t": moved[["value"]]})  # nothing names a row: all moved
+    assert nameless["t"]["value"].all()
