@@ -239,6 +239,24 @@ def test_a_claim_holding_by_construction_at_the_write_up_s_digits_is_not_marked(
     assert "target_band" in r.claim_ids["load-longer"]
 
 
+def test_the_ingest_report_marks_a_file_s_counts_with_what_moves_its_lines():
+    """Issue 34: moving the power sweep's log gaps (`gaps`) took the 35B's 200 W log from 383 lines
+    read to 382 (make marks), and the ingest report printed the count unmarked. A file's counts
+    carry the choices its rows' line numbers hold; measured data carries none."""
+    from benchbook.chapters.power_sweep import analysis as ps
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "power-sweep").analysed()
+    table = ps.ingest_table(r)
+    marked = cell_ids(table)
+    row = table.index[table["file"] == "raw/q36-35b/200w/vllm-serve.log"][0]
+    assert "gaps" in marked[(row, "read")] and marked[(row, "read")] == marked[(row, "ignored")]
+    assert not any(column in ("file", "format") for _, column in marked)
+    strix = Chapter(ROOT, "strix-halo-baseline").analysed({"data_dir": "data/strix-halo-qwen3-30b-lhl"})
+    assert not strix.file_ids()
+
+
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
     """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
     start-up fact with no row filter, so the published KV pool (323,456 tokens), weights

@@ -207,6 +207,28 @@ class ChapterResults:
                 ids["per_request_tps"], frame["run_id"].tolist())]
         return Cells(ids, {a.id: a.why for a in found})
 
+    def file_ids(self, data: StudyData | None = None) -> dict:
+        """Raw file -> the assumption ids its rows' line numbers hold: a choice that moves where a
+        row sits in its file added or took away lines of it, so the counts the ingest report
+        prints for that file (lines read, ignored) move with it (`make marks`: the power sweep's
+        `gaps` moved the 35B's 200 W log from 383 lines read to 382)."""
+        found = self.assumptions_of(data)
+        out: dict = {}
+        for table, df in ((self.data if data is None else data).tables.items() if found else ()):
+            if not len(df) or not {"source_file", "line"} <= set(df.columns):
+                continue
+            for f, ids in zip(df["source_file"].tolist(), assumed_ids(df, table, found)["line"].tolist()):
+                if ids:
+                    out[f] = marks.union(out.get(f, ()), ids)
+        return out
+
+    def ingest_report(self, columns: list[str], counts=("read", "ignored")) -> pd.DataFrame:
+        """The folder's ingest report, its count columns marked with what each file's lines rest on."""
+        df = self.data.report[columns].copy()
+        files = self.file_ids()
+        rows = {label: files.get(f, ()) for label, f in zip(df.index, df["file"])}
+        return marks.with_marks(df, {c: rows for c in counts if c in df}, self.assumed_why)
+
     def _request_rate_ids(self, data, found) -> dict:
         """run_id -> the ids its requests' tokens and latencies hold: per-request t/s is their
         median ratio (analysis.serving.add_serving_metrics), so it rests on what they rest on."""
