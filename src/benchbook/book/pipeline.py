@@ -455,9 +455,10 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r), fitted=fitted_names(r))
-    r.claim_ids = {cid: ids for cid, ids in claims_mod.claim_ids(r.published, r.ledger, r.value_ids).items()
+    resting = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    r.claim_ids = {cid: ids for cid, ids in resting.items()
                    if cid not in fitted_claims(r) | claims_mod.printed_as_published(r.ledger)}
-    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
+    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why, difference=resting)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
                                                 reconstructed=reconstructed_names(r))
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup

@@ -226,12 +226,19 @@ def printed_as_published(ledger: pd.DataFrame) -> set[str]:
     return out
 
 
-def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict) -> pd.DataFrame:
+def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict, difference: dict | None = None) -> pd.DataFrame:
     """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
-    (report.html shows the marker and the legend)."""
+    (report.html shows the marker and the legend), and its difference with `difference` (claim id
+    -> ids; `ids` when None): the difference prints the offset to a tenth of a per cent, so it
+    shows where below the write-up's digits a generator put the value, even when the recomputed
+    number prints as the write-up's and carries no mark (`make marks`: Strix Halo's target_band
+    moved '−1.2%' to '−1.3%')."""
 
     rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
-    return with_marks(ledger, {"recomputed": rows, "verdict": rows}, why)
+    off = ids if difference is None else difference
+    diff = {label: off.get(cid, ()) if str(d) else () for label, cid, d in
+            zip(ledger.index, ledger.get("id", []), ledger.get("difference", []))}
+    return with_marks(ledger, {"recomputed": rows, "verdict": rows, "difference": diff}, why)
 
 
 def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
