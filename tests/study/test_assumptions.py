@@ -274,6 +274,18 @@ def test_a_ledger_difference_carries_what_its_value_rests_on_even_when_the_numbe
     assert not {(label, "difference") for label in unjudged} & set(marked)
 
 
+def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
+    """make marks: moving Strix Halo's losing_ratios (how far the other backends fall below the
+    best) moved none of the best-of figures ('1,387.7', the winning backend, the H100 page's
+    ratios to them), which carried its mark. The best holds what its winning row holds."""
+    from benchbook.site.runner import Chapter
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    for test in ("pp512", "tg128"):
+        ids = r.value_ids[f"strix_best_{test}_tps"]
+        assert "winners" in ids and "losing_ratios" not in ids, (test, ids)
+
+
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
     """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
     start-up fact with no row filter, so the published KV pool (323,456 tokens), weights
