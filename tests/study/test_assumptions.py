@@ -278,12 +278,20 @@ def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
     """make marks: moving Strix Halo's losing_ratios (how far the other backends fall below the
     best) moved none of the best-of figures ('1,387.7', the winning backend, the H100 page's
     ratios to them), which carried its mark. The best holds what its winning row holds."""
+    from benchbook.chapters.strix import analysis as strix
     from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
 
     r = Chapter(ROOT, "strix-halo-baseline").analysed()
     for test in ("pp512", "tg128"):
         ids = r.value_ids[f"strix_best_{test}_tps"]
         assert "winners" in ids and "losing_ratios" not in ids, (test, ids)
+    best, spread = cell_ids(strix.best_table(r)), cell_ids(strix.spread_table(r))
+    assert best and not any("losing_ratios" in ids for ids in best.values())
+    assert all("winners" in ids for (_, column), ids in best.items() if column != "test")
+    worst = [ids for (_, column), ids in spread.items() if column == "worst"]
+    assert worst and all("losing_ratios" in ids for ids in worst)  # the slowest build is one of them
+    assert not any("losing_ratios" in ids for (_, column), ids in spread.items() if column == "best")
 
 
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
