@@ -294,6 +294,27 @@ def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
     assert not any("losing_ratios" in ids for (_, column), ids in spread.items() if column == "best")
 
 
+def test_a_configuration_s_build_and_arguments_carry_the_choices_they_rest_on():
+    """make marks: moving Strix Halo's builds, engine_versions or llama_bench_args moved the
+    configuration tables' engine ('b9263' to 'b10189') and arguments on the Strix Halo and H100
+    pages, unmarked: a reconstructed folder's study.yml is its generator's."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    table, marked = strix.configs_table(r), cell_ids(strix.configs_table(r))
+    bench = [i for i, e in enumerate(table["engine"]) if "llama-bench" in str(e) or "b9" in str(e)]
+    assert bench and all({"builds", "engine_versions"} <= set(marked[(i, "engine")]) for i in bench)
+    assert any("llama_bench_args" in marked.get((i, "arguments"), ()) for i in bench)
+    assert not any(column in ("config", "model", "platform") for _, column in marked)
+    h = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    table, marked = h100.configs_table(h), cell_ids(h100.configs_table(h))
+    strix_rows = {i for i, c in enumerate(table["config"]) if c in r.data.study.configs}
+    assert strix_rows and any("strix-halo-baseline/builds" in marked.get((i, "engine"), ()) for i in strix_rows)
+
+
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
     """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
     start-up fact with no row filter, so the published KV pool (323,456 tokens), weights

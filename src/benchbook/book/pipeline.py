@@ -222,6 +222,24 @@ class ChapterResults:
                     out[f] = marks.union(out.get(f, ()), ids)
         return out
 
+    def config_ids(self, columns, data: StudyData | None = None) -> dict:
+        """Configuration -> the assumption ids of these tidy columns in its rows, over every table
+        of a folder this page reads: a reconstructed folder's study.yml is the generator's, so a
+        configuration's engine build or arguments rest on what its rows' build and argument
+        columns rest on (`make marks`: moving Strix Halo's builds moved 'b9263' in the
+        configuration tables, unmarked)."""
+        found = self.assumptions_of(data)
+        out: dict = {}
+        for table, df in ((self.data if data is None else data).tables.items() if found else ()):
+            present = [c for c in columns if c in df.columns]
+            if not len(df) or "config" not in df.columns or not present:
+                continue
+            ids = assumed_ids(df, table, found)[present]
+            for cid, row in zip(df["config"].tolist(), ids.itertuples(index=False)):
+                if any(row):
+                    out[cid] = marks.union(out.get(cid, ()), *row)
+        return out
+
     def ingest_report(self, columns: list[str], counts=("read", "ignored")) -> pd.DataFrame:
         """The folder's ingest report, its count columns marked with what each file's lines rest on."""
         df = self.data.report[columns].copy()

@@ -157,7 +157,21 @@ def configs_table(r: Results) -> pd.DataFrame:
                          kv_dtype=c.get("kv_dtype"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          serve_args=fmt_args(c.get("serve_args"))))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # a reconstructed folder's study.yml is its generator's: a Strix Halo configuration's build and
+    # arguments rest on what its rows' build and argument columns rest on (as on its own page; make
+    # marks moved them with builds, engine_versions and llama_bench_args). This folder's own
+    # configurations are left to its check (its landings cover engine columns by position).
+    from ..strix.analysis import ARGUMENT_COLUMNS, ENGINE_COLUMNS
+
+    engine, args = {}, {}
+    if r.strix is not None:
+        strix = set(r.strix.study.configs)
+        engine.update({c: ids for c, ids in r.config_ids(ENGINE_COLUMNS, data=r.strix).items() if c in strix})
+        args = {c: ids for c, ids in r.config_ids(ARGUMENT_COLUMNS, data=r.strix).items() if c in strix}
+    configs = list(out.get("config", []))
+    return with_marks(out, {"engine": {i: engine.get(c, ()) for i, c in enumerate(configs)},
+                            "serve_args": {i: args.get(c, ()) for i, c in enumerate(configs)}}, r.assumed_why)
 
 
 def runs_table(r: Results) -> pd.DataFrame:

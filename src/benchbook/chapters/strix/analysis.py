@@ -134,14 +134,24 @@ def _refine_sections(r: Results) -> None:
 
 # ---- what was measured -------------------------------------------------------------
 
+ENGINE_COLUMNS = ("engine", "engine_version", "build_number", "build_commit")  # a configuration's engine cell
+ARGUMENT_COLUMNS = ("params", "n_gpu_layers", "flash_attn")  # its arguments (llama-bench's recorded settings)
+
+
 def configs_table(r: Results) -> pd.DataFrame:
+    """The configurations of study.yml; their engine and arguments carry the choices of the
+    tidy cells they are recorded in (study.yml of a reconstructed folder is the generator's)."""
     rows = []
     for cid, c in r.data.study.configs.items():
         rows.append(dict(config=cid, role=r.roles.of_config.get(cid), platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          arguments=fmt_args(c.get("serve_args"))))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    engine, args = r.config_ids(ENGINE_COLUMNS), r.config_ids(ARGUMENT_COLUMNS)
+    return with_marks(out, {"engine": {i: engine.get(c, ()) for i, c in enumerate(out.get("config", []))},
+                            "arguments": {i: args.get(c, ()) for i, c in enumerate(out.get("config", []))}},
+                      r.assumed_why)
 
 
 def files_table(r: Results) -> pd.DataFrame:
