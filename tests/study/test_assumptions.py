@@ -292,6 +292,13 @@ def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
     worst = [ids for (_, column), ids in spread.items() if column == "worst"]
     assert worst and all("losing_ratios" in ids for ids in worst)  # the slowest build is one of them
     assert not any("losing_ratios" in ids for (_, column), ids in spread.items() if column == "best")
+    from benchbook.chapters.h100 import analysis as h100  # the H100 page's table of the same figures
+
+    on_h100 = cell_ids(h100.strix_backends(Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()))
+    assert on_h100 and not any("strix-halo-baseline/losing_ratios" in ids for (_, column), ids in on_h100.items()
+                               if column in ("best backend", "best t/s"))
+    assert any("strix-halo-baseline/losing_ratios" in ids for (_, column), ids in on_h100.items()
+               if column == "best / worst backend")
 
 
 def test_a_configuration_s_build_and_arguments_carry_the_choices_they_rest_on():

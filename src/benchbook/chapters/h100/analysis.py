@@ -394,12 +394,18 @@ def strix_backends(r: Results) -> pd.DataFrame:
         return pd.DataFrame()
     lb = with_test_names(ok_rows(r.strix["llama_bench"]))
     best = best_of(lb).set_index("test_name", drop=False)
-    # which backend is best, its rate and the spread all read every backend's rate of the test
-    cells = r.cells(lb, "llama_bench", r.strix).group(lb, "test_name")
+    # the best backend and its rate read the winning row; the spread the winning and slowest rows
+    # (make marks: moving how far the others fall below the best moved neither)
+    rows = r.cells(lb, "llama_bench", r.strix)
+    cells = rows.group(lb, "test_name")
+    if cells:
+        rates = lb.groupby("test_name")["avg_ts"]
+        cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
+        cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
     return table(best, {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
         "best t/s": Col("avg_ts", lambda v: fmt_rate(v, 1)),
-        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts",)),
+        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts", "worst_avg_ts")),
     }, cells)
 
 
