@@ -178,6 +178,7 @@ class Verdict:
     moved: set = field(default_factory=set)  # page places that moved
     marked: set = field(default_factory=set)  # page places that carry the choice's mark
     shown: dict = field(default_factory=dict)  # place -> (text before, text after), for the report
+    refused: list = field(default_factory=list)  # (move, page) of earlier moves a page stopped on
     seconds: float = 0.0
 
     @property
@@ -207,25 +208,38 @@ class Check:
             self._base[folder] = page_places(Page.reading(REPO, folder), self.data, self.data, self.tmp / "out")
         return self._base[folder]
 
-    def choice(self, folder: str, choice: str) -> Verdict:
+    def choice(self, folder: str, choice: str, refusals: int = 3) -> Verdict:
+        """Move one choice and compare. A move a page stops on (its contract refuses the data:
+        Strix Halo's one-client run moved to two clients stops the H100 page) shows every place
+        of that page as moved; the next move is tried instead, up to `refusals` times."""
         start = time.perf_counter()
         value = next(a.value for a in load_assumptions(REPO / "data" / folder) if a.id == choice)
-        verdict = Verdict(folder, choice)
-        moved_data = self._moved(folder, choice, value, verdict)
-        if moved_data is not None:
+        refused = []
+        while True:
+            verdict = Verdict(folder, choice, refused=list(refused))
+            moved_data = self._moved(folder, choice, value, verdict, skip=[m for m, _ in refused])
+            if moved_data is None:
+                break
             self._compare(folder, choice, moved_data, verdict)
             shutil.rmtree(moved_data.parent)
+            stopped = sorted({k[0] for k in verdict.moved if k[1:] == ("error",) and verdict.shown[k][1]})
+            if not stopped or len(refused) >= refusals:
+                break
+            refused.append((verdict.moved_to, ", ".join(stopped)))
         verdict.seconds = time.perf_counter() - start
         return verdict
 
-    def _moved(self, folder: str, choice: str, value, verdict: Verdict, reshaped: int = 3) -> Path | None:
+    def _moved(self, folder: str, choice: str, value, verdict: Verdict, reshaped: int = 3,
+               skip: list = ()) -> Path | None:
         """A copy of the data with the choice moved to the first value the generator accepts
-        that keeps every tidy table's number of rows (rows that come or go are compared by
-        position, so every later cell would read as moved); after `reshaped` such values, the
-        first of them."""
+        (other than those in `skip`) that keeps every tidy table's number of rows (rows that
+        come or go are matched by name, which a generated log may not keep); after `reshaped`
+        such values, the first of them."""
         errors, kept = [], None
         choices = reconstruct.module(FOLDERS[folder]).ASSUMPTIONS
         for candidate in moves(value, dict.fromkeys(texts([v for v, _ in choices.values()]))):
+            if candidate in skip:
+                continue
             data = self._generated(folder, choice, candidate, errors)
             if data is None:
                 continue
@@ -317,6 +331,8 @@ def report(v: Verdict, out=sys.stdout, limit: int = 8) -> None:
     lands = ", ".join(_landing_text(v.landing)) or "moves nothing in the tidy tables"
     print(f"{'ok  ' if v.ok else 'FAIL'} {head} -> {v.moved_to!r} ({v.seconds:.1f} s): {lands}; "
           f"page: {len(v.moved)} moved, {len(v.marked)} marked", file=out)
+    for move, pages in v.refused:
+        print(f"     a page stopped on the move to {move!r} ({pages}); the next move was tried", file=out)
     for what, places in (("moved, not marked", v.unmarked), ("marked, not moved", v.unmoved)):
         for p in sorted(places, key=str)[:limit]:
             was, now = v.shown.get(p, (None, None))

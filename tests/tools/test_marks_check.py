@@ -144,3 +144,31 @@ def test_rows_a_move_adds_move_only_themselves_not_every_row_after_them():
     assert list(found["boot"]) == ["value"] and found["boot"]["value"].tolist() == [False, False, False, True]
     nameless = tidy_diff({"t": base[["value"]]}, {"t": moved[["value"]]})  # nothing names a row: all moved
     assert nameless["t"]["value"].all()
+
+
+def test_a_move_a_page_stops_on_gives_way_to_the_next_move(tmp_path):
+    """Strix Halo's server_run moved to two clients made the H100 page stop (its contract wants
+    one client for that run), which read as 1,643 places moved and unmarked; the check tries the
+    next move the generator accepts instead, and says which it passed over. (The generator and
+    the pages are stood in for here: the real case takes minutes.)"""
+    class Stand(marks_check.Check):
+        def __init__(self):
+            self.tmp, self.pages, self.tried = tmp_path, True, []
+
+        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=()):
+            verdict.moved_to = next(m for m in (2, 3, 4) if m not in skip)
+            self.tried.append(verdict.moved_to)
+            (tmp_path / "w" / "data").mkdir(parents=True, exist_ok=True)
+            return tmp_path / "w" / "data"
+
+        def _compare(self, folder, choice, moved_data, verdict):
+            stops = verdict.moved_to == 2
+            verdict.moved = {("h100", "error")} if stops else {("strix", 1)}
+            verdict.shown = {("h100", "error"): (None, "StudyError: one client") if stops else (None, None),
+                             ("strix", 1): ("1", "2")}
+            verdict.marked = {("strix", 1)}
+
+    check = Stand()
+    verdict = check.choice("strix-halo-baseline", "server_run")
+    assert check.tried == [2, 3] and verdict.moved_to == 3 and verdict.ok
+    assert verdict.refused == [(2, "h100")]
