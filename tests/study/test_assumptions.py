@@ -292,6 +292,13 @@ def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
     worst = [ids for (_, column), ids in spread.items() if column == "worst"]
     assert worst and all("losing_ratios" in ids for ids in worst)  # the slowest build is one of them
     assert not any("losing_ratios" in ids for (_, column), ids in spread.items() if column == "best")
+    glued = {k: {a["id"] for a in strix.glue_values(r).payload(k)} for k in ("pp_best_tps", "tg_best_config",
+                                                                            "pp_worst_tps", "envelope_note")}
+    assert "losing_ratios" not in glued["pp_best_tps"] | glued["tg_best_config"] | glued["envelope_note"]
+    assert "losing_ratios" in glued["pp_worst_tps"]
+    shares = cell_ids(strix.backend_table(r))  # a winner's own share is 100 % whatever was chosen
+    assert not any((i, "of best") in shares
+                   for i, v in enumerate(strix.backend_table(r)["of best"]) if v == "100.0%")
     from benchbook.chapters.h100 import analysis as h100  # the H100 page's table of the same figures
 
     on_h100 = cell_ids(h100.strix_backends(Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()))

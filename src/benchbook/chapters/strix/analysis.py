@@ -229,10 +229,16 @@ def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
 
 
 def llama_cells(r: Results, lb: pd.DataFrame):
-    """The assumption ids of llama-bench rows; a share of the best holds what its test's
-    rates hold (the best is their maximum)."""
+    """The assumption ids of llama-bench rows; a share of the best holds what its own rate and
+    the best rate of its test hold, and the best's own share (100 %) holds nothing (`make marks`:
+    moving how far the other backends fall below the best moved no share but their own)."""
     cells = r.cells(lb, "llama_bench")
-    return cells.assign("share_of_best", cells.per_group(lb, "test_name", "avg_ts"))
+    if not cells or not len(lb):
+        return cells
+    best = lb.groupby("test_name")["avg_ts"].transform("idxmax")
+    return cells.assign("share_of_best", {
+        label: () if label == top else union(cells.at(label, "avg_ts"), cells.at(top, "avg_ts"))
+        for label, top in zip(lb.index, best)})
 
 
 def backend_table(r: Results) -> pd.DataFrame:
@@ -320,11 +326,13 @@ def single_build_table(r: Results) -> pd.DataFrame:
     wide = wide[[t for t in _tests_in_order(lb) if t in wide.columns]]
     out = wide.map(lambda v: f"{v:.1%}").rename_axis("build").reset_index()
     out["lowest share"] = wide.min(axis=1).map(lambda v: f"{v:.1%}").values
-    # a share reads its test's rates; the lowest share reads every test's
-    tests = per_test_cells(r)
-    marks = {t: {i: tests.row(t, "avg_ts") for i in range(len(out))} for t in wide.columns}
-    marks["lowest share"] = {i: tests.union("avg_ts") for i in range(len(out))}
-    return with_marks(out, marks, tests.why)
+    # a share reads its build's rate and its test's best (the best's own 100 % reads nothing);
+    # the lowest share reads those of every test
+    cells = llama_cells(r, lb)
+    ids = {(v, t): cells.at(label, "share_of_best") for label, v, t in zip(lb.index, lb["variant"], lb["test_name"])}
+    marks = {t: {i: ids.get((v, t), ()) for i, v in enumerate(out["build"])} for t in wide.columns}
+    marks["lowest share"] = {i: union(*(ids.get((v, t), ()) for t in wide.columns)) for i, v in enumerate(out["build"])}
+    return with_marks(out, marks, cells.why)
 
 
 FIGURE_WIDTH_IN = 4.8  # narrow enough that 10 pt text stays about 10 px on a 390 px phone
@@ -873,12 +881,13 @@ def glue_values(r: Results) -> dict:
     for role, test in (("pp", pp), ("tg", tg)):
         hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
-            row, ids = hit.iloc[0], tests.row(test, "avg_ts")  # best and worst of the test's rates
+            row = hit.iloc[0]  # a best reads the winning build's rate, a worst the slowest's, a spread both
+            reads = {"best": ("best_avg_ts",), "worst": ("worst_avg_ts",), "spread": ("best_avg_ts", "worst_avg_ts")}
             for key, column in TEST_GLUE[role].items():
                 if column == "test":
                     out[key] = row[column]
                 else:
-                    out.cell(key, row[column], ids)
+                    out.cell(key, row[column], tests.row(test, reads[column.split("_")[0]]))
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
     out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
     out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
@@ -887,7 +896,7 @@ def glue_values(r: Results) -> dict:
         "figures describe no single build: each build alone reaches only the shares below."
         if out["winners"] > 1 else
         "One build wins every test, so the best-of figures are that build's own; the others "
-        "reach the shares below."), tests.union("avg_ts"))
+        "reach the shares below."), tests.union("best_avg_ts"))  # which build wins each test
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         out["server_input_len"] = int(s["input_len"])
