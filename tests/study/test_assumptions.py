@@ -329,6 +329,24 @@ def test_a_configuration_s_build_and_arguments_carry_the_choices_they_rest_on():
     assert strix_rows and any("strix-halo-baseline/builds" in marked.get((i, "engine"), ()) for i in strix_rows)
 
 
+def test_the_strix_halo_opening_and_best_builds_carry_the_choices_of_the_builds_dates_and_run_they_print():
+    """make marks: moving builds moved the opening's "ROCm b9201, b9263; Vulkan b9187" and the best
+    table's builds ('b9263' to 'b10189'); moving the server run's prompt length moved its glued
+    4,096 and the sequential TTFT at the prefill rate; all unmarked."""
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    glued = strix.glue_values(r)
+    ids = {k: {a["id"] for a in glued.payload(k)} for k in ("data_builds", "data_dates", "server_input_len",
+                                                             "ttft_at_pp_rate_s")}
+    assert "builds" in ids["data_builds"] and "bench_date_local" in ids["data_dates"]
+    assert "server_run" in ids["server_input_len"] and "server_run" in ids["ttft_at_pp_rate_s"]
+    best = cell_ids(strix.best_table(r))
+    assert all("builds" in v for (_, column), v in best.items() if column == "build")
+
+
 def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
     """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
     start-up fact with no row filter, so the published KV pool (323,456 tokens), weights

@@ -290,7 +290,7 @@ def per_test_cells(r: Results):
         g = g.sort_values("avg_ts", ascending=False)
         ends[test] = (g.index[0], g.index[-1])
     for column, (which, source) in {"best_avg_ts": (0, "avg_ts"), "best_stddev_ts": (0, "stddev_ts"),
-                                    "worst_avg_ts": (1, "avg_ts")}.items():
+                                    "best_build_number": (0, "build_number"), "worst_avg_ts": (1, "avg_ts")}.items():
         grouped = grouped.assign(column, {t: cells.at(rows[which], source) for t, rows in ends.items()})
     return grouped
 
@@ -303,7 +303,8 @@ def best_table(r: Results) -> pd.DataFrame:
                                     reads=("best_avg_ts", "best_stddev_ts")),
         "winning config": Col("best_config", reads=("best_avg_ts",)),
         "backend": Col("best_backend", reads=("best_avg_ts",)),
-        "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–", reads=("best_avg_ts",)),
+        "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–",
+                     reads=("best_avg_ts", "best_build_number")),
         "backends tried": Col("backends"),
     }, per_test_cells(r))
 
@@ -876,6 +877,10 @@ def glue_values(r: Results) -> dict:
     out = Glued(r.assumed_why)
     out["platform"] = r.platform
     out.update(data_words(r))
+    rows = r.cells(r.llama, "llama_bench")  # a reconstructed folder's builds and dates are its generator's
+    for key, columns in (("data_builds", ["build_number"]), ("data_dates", ["run_date", "test_time"])):
+        if key in out:
+            out.cell(key, out[key], rows.union(columns))
     t, tests = per_test(r.llama), per_test_cells(r)
     pp, tg = usual_tests(r.llama)
     for role, test in (("pp", pp), ("tg", tg)):
@@ -899,7 +904,7 @@ def glue_values(r: Results) -> dict:
         "reach the shares below."), tests.union("best_avg_ts"))  # which build wins each test
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
-        out["server_input_len"] = int(s["input_len"])
+        out.cell("server_input_len", int(s["input_len"]), cells.at(s.name, "input_len"))
         out["server_requests"] = int(s["completed"])
         out.cell("server_ttft_ms", float(s["median_ttft_s"]) * 1000, cells.at(s.name, "median_ttft_s"))
         out.cell("server_tpot_ms", float(s["median_tpot_s"]) * 1000, cells.at(s.name, "median_tpot_s"))
@@ -907,7 +912,7 @@ def glue_values(r: Results) -> dict:
         out.cell("server_prefill_tps", float(s["prefill_tps"]), cells.at(s.name, "prefill_tps"))
         if "pp_best_tps" in out:
             out.of("prefill_ratio", out["server_prefill_tps"] / out["pp_best_tps"], "server_prefill_tps", "pp_best_tps")
-            out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "pp_best_tps")
+            out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "server_input_len", "pp_best_tps")
     if r.has("serving"):
         _serving_values(r, out)
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
