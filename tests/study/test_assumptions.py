@@ -342,6 +342,7 @@ def test_the_strix_halo_opening_and_best_builds_carry_the_choices_of_the_builds_
     ids = {k: {a["id"] for a in glued.payload(k)} for k in ("data_builds", "data_dates", "server_input_len",
                                                              "ttft_at_pp_rate_s")}
     assert "builds" in ids["data_builds"] and "bench_date_local" in ids["data_dates"]
+    assert not {"utc_offset_h", "test_overhead_s", "between_backends_s"} & ids["data_dates"]  # times of day
     assert "server_run" in ids["server_input_len"] and "server_run" in ids["ttft_at_pp_rate_s"]
     best = cell_ids(strix.best_table(r))
     assert all("builds" in v for (_, column), v in best.items() if column == "build")

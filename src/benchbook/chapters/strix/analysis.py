@@ -877,8 +877,10 @@ def glue_values(r: Results) -> dict:
     out = Glued(r.assumed_why)
     out["platform"] = r.platform
     out.update(data_words(r))
-    rows = r.cells(r.llama, "llama_bench")  # a reconstructed folder's builds and dates are its generator's
-    for key, columns in (("data_builds", ["build_number"]), ("data_dates", ["run_date", "test_time"])):
+    # a reconstructed folder's builds and dates are its generator's; the dates print the day only,
+    # which a choice of the time of day (utc_offset_h, test_overhead_s) leaves alone (make marks)
+    rows = r.cells(r.llama, "llama_bench")
+    for key, columns in (("data_builds", ["build_number"]), ("data_dates", ["run_date"])):
         if key in out:
             out.cell(key, out[key], rows.union(columns))
     t, tests = per_test(r.llama), per_test_cells(r)
