@@ -264,15 +264,15 @@ def markdown_places(text: str) -> dict:
 
 
 def chart_ids(text: str) -> tuple:
-    """The ids an interactive chart's JSON names (benchbook.page.interactive puts them in its
-    layout's meta, and each point's hover says which it rests on); () for other text."""
-    if not text.startswith('{"data"') or "benchbook_assumed" not in text:
+    """The ids an interactive chart's JSON names (benchbook.page.interactive keeps them in its
+    spec's `assumed`, and each point's tooltip says which it rests on); () for other text."""
+    if not text.startswith('{"kind"') or '"assumed"' not in text:
         return ()
     try:
-        meta = json.loads(text).get("layout", {}).get("meta") or {}
+        assumed = json.loads(text).get("assumed") or {}
     except ValueError:
         return ()
-    return tuple(meta.get("benchbook_assumed") or ())
+    return tuple(assumed)
 
 
 def html_places(text: str) -> dict:
