@@ -55,6 +55,17 @@ def fmt_cell(v) -> str:
     return typeset(f"{v:.4f}" if isinstance(v, float) else str(v))
 
 
+def fmt_significant(v) -> str:
+    """A value to four significant figures, thousands with commas, whole above 1,000
+    ('12,345', '123.5', '0.01235'); a dash for none or an infinite value (a chart's tooltip)."""
+    if is_missing(v):
+        return "–"
+    v = float(v)
+    if not math.isfinite(v):
+        return "–"
+    return typeset(f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,.10g}")
+
+
 def fmt_seconds(v) -> str:
     """Seconds shown as ms below one second, as s above."""
     if v is None or pd.isna(v):

@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 
+from benchbook.format import fmt_significant
 from benchbook.page import interactive, palette
 from benchbook.study.marks import LEGEND, SYMBOL, WHY
 
@@ -64,7 +65,7 @@ def test_a_missing_or_infinite_value_is_a_gap_and_the_spec_stays_json():
 
 
 def test_numbers_in_a_tooltip_read_as_the_book_writes_them():
-    assert [interactive.number(v) for v in (12345.6, 123.456, 0.012345, 5.0, -2.5, None, float("nan"))] == \
+    assert [fmt_significant(v) for v in (12345.6, 123.456, 0.012345, 5.0, -2.5, None, float("nan"))] == \
         ["12,346", "123.5", "0.01235", "5", "\u22122.5", "–", "–"]
 
 

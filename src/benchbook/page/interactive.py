@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..format import is_missing, typeset
+from ..format import fmt_significant, is_missing
 from ..study import untrusted
 from ..study.marks import LEGEND, SERIES, SERIES_PART, SYMBOL, WHY, cell_ids, legend_html, short, union
 from .palette import model_colour, platform_colour, power_colour
@@ -54,17 +54,6 @@ class Chart:
 def series_colour(name: str, by: str = "model") -> str:
     """A series' colour as in the static figures: by model name, or by power limit."""
     return power_colour(name) if by == "power" else model_colour(name)
-
-
-def number(v) -> str:
-    """A point's value in a tooltip: four significant figures, thousands with commas, whole
-    above 1,000 ('12,345', '123.5', '0.01235'); a dash for none."""
-    if is_missing(v):
-        return "–"
-    v = float(v)
-    if not math.isfinite(v):
-        return "–"
-    return typeset(f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,.10g}")
 
 
 def _text(v) -> str:
@@ -122,7 +111,7 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
 def _tips(part: pd.DataFrame, x: str, y: str, hover: dict[str, str], notes: pd.Series) -> list[list[str]]:
     """Each point's tooltip: its values, in the order of the spec's `tip` labels (x, y, then the
     `hover` columns), and the line naming the assumptions it rests on, if any."""
-    return [[number(row[x]), number(row[y]), *(_text(row[col]) for col in hover), *([n] if n else [])]
+    return [[fmt_significant(row[x]), fmt_significant(row[y]), *(_text(row[col]) for col in hover), *([n] if n else [])]
             for (_, row), n in zip(part.iterrows(), notes)]
 
 

@@ -33,7 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from PIL import Image
 
-from .. import cache
+from ..cache import folder as cache_folder
 from . import phone as _phone
 from . import plots as _plots
 from .phone import PHONE_DPI, phone_layout
@@ -124,7 +124,7 @@ def figure_key(fig: plt.Figure, desktop_png: bytes) -> str:
 
 
 def _folder() -> Path:
-    return cache.folder() / "figures"
+    return cache_folder() / "figures"
 
 
 def _recall(key: str) -> dict[str, Rendering] | None:
