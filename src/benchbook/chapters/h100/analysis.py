@@ -24,6 +24,7 @@ from ...book.key_figures import decode_context, key_figure_row, key_figures_tabl
 from ...book.kinds import shared_glue
 from ...format import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 from ...ingest import load_pattern
+from ...ingest.tables import ARGUMENT_COLUMNS, ENGINE_COLUMNS
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats
 from ...page import interactive
@@ -162,8 +163,6 @@ def configs_table(r: Results) -> pd.DataFrame:
     # arguments rest on what its rows' build and argument columns rest on (as on its own page; make
     # marks moved them with builds, engine_versions and llama_bench_args). This folder's own
     # configurations are left to its check (its landings cover engine columns by position).
-    from ..strix.analysis import ARGUMENT_COLUMNS, ENGINE_COLUMNS
-
     engine, args = {}, {}
     if r.strix is not None:
         strix = set(r.strix.study.configs)

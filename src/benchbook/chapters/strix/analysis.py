@@ -31,6 +31,7 @@ from ...book import serving_points as points
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 from ...book.paths import ChapterError, find_repo
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds, platform_short
+from ...ingest.tables import ARGUMENT_COLUMNS, ENGINE_COLUMNS
 from ...ledger import claims as claims_mod
 from ...ledger import independent
 from ...ledger.caveats import data_caveats
@@ -133,10 +134,6 @@ def _refine_sections(r: Results) -> None:
 
 
 # ---- what was measured -------------------------------------------------------------
-
-ENGINE_COLUMNS = ("engine", "engine_version", "build_number", "build_commit")  # a configuration's engine cell
-ARGUMENT_COLUMNS = ("params", "n_gpu_layers", "flash_attn")  # its arguments (llama-bench's recorded settings)
-
 
 def configs_table(r: Results) -> pd.DataFrame:
     """The configurations of study.yml; their engine and arguments carry the choices of the
