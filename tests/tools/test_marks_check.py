@@ -115,14 +115,15 @@ def test_scattered_moved_rows_are_written_as_the_runs_holding_them_never_fewer()
 
 
 def test_an_interactive_chart_carries_the_choices_its_points_rest_on():
-    """A chart's JSON is one place; the ids in its layout's meta (each point's hover names
-    them) are its marks, so a chart drawn from a choice is not read as unmarked."""
+    """A chart's JSON is one place; the ids in its Chart.js spec's `assumed` (each point's
+    tooltip names them) are its marks, so a chart drawn from a choice is not read as unmarked."""
     from tools.marks_page import html_places
 
-    spec = '{"data": [{"y": [1, 2]}], "layout": {"meta": {"benchbook_assumed": {"gpu_host": "the host"}}}}'
+    spec = '{"kind":"lines","series":[{"y":[1,2]}],"assumed":{"gpu_host":"the host"}}'  # as the page writes it
     found = html_places(f'<div><script type="application/json">{spec}</script></div>')
     assert [ids for _, ids in found.values()] == [("gpu_host",)]
-    assert [ids for _, ids in html_places('<script type="application/json">{"data": []}</script>').values()] == [()]
+    bare = '<script type="application/json">{"kind":"lines","series":[]}</script>'
+    assert [ids for _, ids in html_places(bare).values()] == [()]
 
 
 def test_rows_a_move_adds_move_only_themselves_not_every_row_after_them():
