@@ -32,8 +32,12 @@ def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> 
 
 
 def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
-    if column not in a or column not in b or not len(a):
-        return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(max(len(b), 1)))
+    """A table empty before and after has no cell to move (the 3090 folder has no stats lines);
+    rows that came to an empty table, or that all went, moved in every cell."""
+    if not len(a) and not len(b):
+        return pd.Series(False, index=a.index)
+    if column not in a or column not in b or not len(a) or not len(b):
+        return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(len(b)))
     if len(a) != len(b):
         return _matched(a, b, column)
     a, b = _in_order(a), _in_order(b)

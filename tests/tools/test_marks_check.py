@@ -147,6 +147,23 @@ def test_rows_a_move_adds_move_only_themselves_not_every_row_after_them():
     assert nameless["t"]["value"].all()
 
 
+def test_a_table_empty_before_and_after_moves_nowhere_and_one_emptied_moves_everywhere():
+    """The 3090 folder has no stats lines or drafts (windows and spec_decode are empty): read as
+    rows that came or went, every column of both tables moved with target_band. A table whose
+    rows all went moved in every cell, as one whose rows came."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    empty = pd.DataFrame({"config": pd.Series(dtype="string"), "value": pd.Series(dtype="float64")})
+    rows = pd.DataFrame({"config": ["a", "b"], "value": [1.0, 2.0]})
+    assert tidy_diff({"windows": empty}, {"windows": empty.copy()}) == {}
+    gone = tidy_diff({"windows": rows}, {"windows": empty})
+    assert list(gone["windows"]) == ["config", "value"] and gone["windows"]["value"].tolist() == [True, True]
+    came = tidy_diff({"windows": empty}, {"windows": rows})
+    assert came["windows"]["value"].tolist() == [True, True]
+
+
 def test_a_move_a_page_stops_on_gives_way_to_the_next_move(tmp_path):
     """Strix Halo's server_run moved to two clients made the H100 page stop (its contract wants
     one client for that run), which read as 1,643 places moved and unmarked; the check tries the
