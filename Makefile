@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 UV := uv==0.13.8
 
-.PHONY: book test test-fast lint strict data bench clean distclean lock lock-upgrade
+.PHONY: book test test-fast lint strict data bench clean distclean lock lock-upgrade marks
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build book
@@ -43,6 +43,12 @@ data: $(STAMP)
 	$(BIN)/python -m tools.reconstruct dense-sparse data/3090-dense-vs-sparse
 	$(BIN)/python -m tools.reconstruct power-sweep data/power-sweep
 	$(BIN)/python -m tools.reconstruct gb10 data/gb10-mtp
+
+# Marks proven by perturbation: each generator choice moved, one at a time; every page place that
+# moves must carry its mark, and none that does not (tools/marks_check.py). ARGS: --folder F
+# --choice ID (repeatable) to run a part, --write to record where each choice lands (then make data).
+marks: $(STAMP)
+	$(BIN)/python -m tools.marks_check $(ARGS)
 
 $(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

@@ -19,6 +19,7 @@ import pytest
 
 from benchbook.book import registry
 from benchbook.study.folder import write_checksums
+from benchbook.study.marks import title_ids
 from pages import chapter_pages, measured_pages
 from projects import copy_project
 
@@ -251,6 +252,12 @@ def test_prose_resting_on_a_generator_s_assumption_is_marked_and_nothing_else(bu
 # ---- values resting on a generator's choice, marked where the page shows them -----------
 
 CELL_TABLES = ("runs", "llama_bench", "boot")  # tidy tables whose cells pages show one by one
+# Where a row sits in its raw file: no page prints it as a value, as the marks check reads a raw
+# file's name as no value. A choice that adds log lines moves the power sweep's start-up facts'
+# line numbers (383, 389 in the 122B's 200 W log), and pages print other numbers that read alike
+# (lines read from the 35B's log, the 35B's P95 and peak generation at 300 W), which moving those
+# choices leaves unmoved (make marks).
+POSITION_COLUMNS = ("line",)
 MARK = "benchbook-assumed-mark"
 
 
@@ -291,7 +298,7 @@ def _assumed_texts(project: Path, spec) -> dict[str, set[str]]:
         for column in a.columns:
             table, name = column.split(".")
             df = data.tables.get(table)
-            if table not in CELL_TABLES or df is None or name not in df:
+            if table not in CELL_TABLES or df is None or name not in df or name in POSITION_COLUMNS:
                 continue
             values = pd.to_numeric(df.loc[row_mask(df, a, table).to_numpy(), name], errors="coerce").dropna()
             out.setdefault(a.id, set()).update(t for v in values for t in _renderings(float(v), name))
@@ -301,9 +308,18 @@ def _assumed_texts(project: Path, spec) -> dict[str, set[str]]:
         if df is None or not len(df):
             continue
         mask = assumed_cells(df, table, assumed)
-        for name in [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]:  # not a number's text
+        for name in [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])  # not a number's text
+                     and c not in POSITION_COLUMNS]:
             values = pd.to_numeric(df.loc[~mask[name].to_numpy(), name], errors="coerce").dropna()
             plain.update(t for v in values for t in _renderings(float(v), str(name)))
+    # the page's own parameters (prompt lengths of the serving model, limits) are the reader's,
+    # never the generator's: Strix Halo's caveat "Sequential times with 4,096-token prompts" prints
+    # its prompt_tokens parameter, which reads like its 4k TTFT run's chosen input length
+    from benchbook.site.runner import Chapter
+
+    params = Chapter(project, spec.id).effective_parameters({})
+    plain.update(t for v in params.values() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                 for t in _renderings(float(v), ""))
     return {i: t - plain for i, t in out.items()}
 
 
@@ -318,9 +334,8 @@ def _known_ids(project: Path, spec) -> set[str]:
 
 
 def _title_ids(mark) -> set[str]:
-    """The ids a marker's title names ('assumed: not in the write-up (id: why; id: why)')."""
-    inner = mark.get("title", "").split("(", 1)[1].rsplit(")", 1)[0]
-    return {part.split(":", 1)[0].strip() for part in re.split(r";\s(?=[\w./-]+:)", inner)}
+    """The ids a marker's title names ('assumed: id; id')."""
+    return set(title_ids(mark.get("title", "")))
 
 
 def _cell_text(td) -> str:
@@ -331,7 +346,34 @@ def _cell_text(td) -> str:
     return without_marks(copy.deepcopy(td)).text_content().strip()
 
 
-def _check_cells(study: str, doc, texts: dict[str, set[str]]) -> set[str]:
+def _write_up_numbers(project: Path, study: str) -> set[tuple]:
+    """The numbers the write-up printed (its tables' cells and its claims), each as value,
+    digits and unit: a page cell printing one of them at the write-up's digits shows the
+    write-up's number, which carries no mark ("not in the write-up" would be false; a claim
+    that holds by construction and prints it is unmarked, and moving a choice moves no such
+    digit, make marks). GB10's headline 54.92 tok/s and P99 ITL 1,063 ms print like run
+    values the generator placed inside those printed intervals."""
+    from benchbook.ledger.published import load_published
+
+    path = project / "data" / study / "published.yml"
+    if not path.exists():
+        return set()
+    pub = load_published(path)
+    texts = [c.get("published") for c in pub.claims] + [t for table in pub.tables for row in table.rows for t in row]
+    return {q for t in texts if (q := _quantity(t)) is not None}
+
+
+def _quantity(text) -> tuple | None:
+    from benchbook.ledger.published import PublishedError, parse_quantity
+
+    try:
+        q = parse_quantity(str(text).replace("\u2212", "-"))
+    except (PublishedError, ValueError):
+        return None
+    return None if q.bound else (round(q.value, 9), round(q.step, 12), q.unit, q.currency)
+
+
+def _check_cells(study: str, doc, texts: dict[str, set[str]], write_up: set = frozenset()) -> set[str]:
     """Every table cell printing a value of a covered cell with four significant digits or
     more is marked with that choice; of the shorter ones (which other numbers on the page
     may print too: a mean over seeds equal to one run's ITL), each is marked somewhere.
@@ -340,17 +382,23 @@ def _check_cells(study: str, doc, texts: dict[str, set[str]]) -> set[str]:
     for td in doc.iter("td"):
         text = _cell_text(td)
         hit = {i for i, t in texts.items() if text in t}
-        if not hit:
+        if not hit or _quantity(text) in write_up:
             continue
         titles = set().union(*(_title_ids(m) for m in td.find_class(MARK))) if td.find_class(MARK) else set()
         if _digits(text) >= 4:
             assert hit & titles, (study, text, hit)
         shown |= hit
         marked_somewhere |= {(i, text) for i in hit & titles}
+    # a covered value printed in a table is marked somewhere, by one of the choices covering it:
+    # which of them moves it at the printed digits is for `make marks` to prove (target_band
+    # moves the P99 behind "262.0 ms" only below them, and the check finds it unmoved)
+    covering = {}
     for i, t in texts.items():
         for text in t:
-            if any(_cell_text(td) == text for td in doc.iter("td")):
-                assert (i, text) in marked_somewhere, (study, i, text)
+            covering.setdefault(text, set()).add(i)
+    for text, ids in covering.items():
+        if _quantity(text) not in write_up and any(_cell_text(td) == text for td in doc.iter("td")):
+            assert any((i, text) in marked_somewhere for i in ids), (study, ids, text)
     return shown
 
 
@@ -385,8 +433,8 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
     """Derived from each reconstructed folder's assumptions.yml and its tidy tables: a table
     cell or a sentence printing a value of a covered cell carries the marker naming that
     choice; every marker names a choice of a folder the page reads; each part of a page with
-    a marker has one legend naming its choices; a page of measured data has no marker and no
-    legend."""
+    a marker has one legend naming its choices; a page of measured data marks nothing of its own
+    (only values it shows from a reconstructed folder it reads)."""
     import lxml.html
 
     from benchbook.study.assumptions import load_assumptions
@@ -398,7 +446,17 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
         doc = lxml.html.fromstring(html)
         marks = doc.find_class(MARK)
         if spec.contract is not None and not load_assumptions(project / "data" / spec.id):
-            assert not marks and not doc.find_class("benchbook-assumed-legend"), spec.id  # measured data
+            # measured data: nothing of its own is marked; values it shows from a reconstructed
+            # folder it reads (kept apart, under a note naming both) carry that folder's choices,
+            # as moving them moves those values (the real-data Strix Halo page's sequential against
+            # batched table prints the H100 folder's times)
+            read = _known_ids(project, spec)
+            assert all(_title_ids(m) <= read and all("/" in i for i in _title_ids(m))
+                       for m in marks if m.get("title")), spec.id
+            if marks:
+                _check_one_legend_per_part(spec.id, doc)
+            else:
+                assert not doc.find_class("benchbook-assumed-legend"), spec.id
             continue
         known = _known_ids(project, spec)
         for m in marks:
@@ -407,7 +465,7 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
         legends = doc.find_class("benchbook-assumed-legend")
         _check_one_legend_per_part(spec.id, doc)
         texts = _assumed_texts(project, spec) if spec.contract is not None else {}
-        shown = _check_cells(spec.id, doc, texts)
+        shown = _check_cells(spec.id, doc, texts, _write_up_numbers(project, spec.id))
         _check_prose(spec.id, doc, texts)
         if marks:
             assert legends, spec.id
@@ -422,10 +480,13 @@ def test_every_value_resting_on_an_assumption_is_marked_where_the_page_shows_it(
     assert {"power-sweep/gpu_host", "h100-dense-vs-moe-mtp/mtp_acceptance"} <= found["synthesis"][1]
 
 
-def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
-    """The dense P99 TTFT at 1, 4 and 8 clients was chosen, at 16 and 32 published: the
-    sweep table marks exactly the first three, the TTFT figure names the dense line in its
-    caption, the interactive chart names it partly assumed; the throughput figure is plain."""
+def test_the_h100_page_marks_the_unpublished_tails_and_the_digits_beyond_the_published(built):
+    """The dense P99 TTFT at 1, 4 and 8 clients was chosen: the sweep table marks them with that
+    choice. At 16 and 32 the write-up printed 3.7 s and 7.5 s, the page prints 3.72 s and 7.45 s:
+    the digits beyond the write-up's are where the generator placed the value in its printing
+    interval (target_band), and moving that choice moves "3.72 s" (make marks), so both carry
+    target_band and not the tails' choice. The TTFT figure names the dense line in its caption,
+    the interactive chart names it partly assumed; the throughput figure does not name the tails."""
     import lxml.html
 
     project, _ = built
@@ -434,16 +495,25 @@ def test_the_h100_page_marks_the_unpublished_tails_and_nothing_published(built):
                  and t.find("caption").text_content().strip() == "H100, 27B dense FP8")
     heads = [th.text_content() for th in dense.iter("th")]
     col = heads.index("TTFT p99")
-    marked = [bool(tr.findall("td")[col].find_class(MARK)) for tr in dense.xpath(".//tbody/tr")]
-    assert marked == [True, True, True, False, False]
-    assert not any(tr.findall("td")[heads.index("TTFT p50")].find_class(MARK) for tr in dense.xpath(".//tbody/tr"))
+    marked = [set().union(*map(_title_ids, tr.findall("td")[col].find_class(MARK)))
+              for tr in dense.xpath(".//tbody/tr")]
+    assert ["dense_p99_ttft_s" in m for m in marked] == [True, True, True, False, False]
+    assert ["target_band" in m for m in marked][3:] == [True, True]
+    p50 = heads.index("TTFT p50")  # the tails' choice reaches no median (243.0 ms moves with target_band)
+    assert not any("dense_p99_ttft_s" in _title_ids(m) for tr in dense.xpath(".//tbody/tr")
+                   for m in tr.findall("td")[p50].find_class(MARK))
     captions = {f.get("id"): f.text_content() for f in doc.iter("figure")}
     assert "dense_p99_ttft_s" in captions["fig-h100-ttft"] and "series labelled (assumed)" in captions["fig-h100-ttft"]
-    assert "assumed" not in captions["fig-h100-throughput"]
+    # the throughput points sit where target_band placed them inside the printed interval, and
+    # moving it moves the figure (make marks); the tails' choice is not drawn there
+    assert "dense_p99_ttft_s" not in captions["fig-h100-throughput"]
     data = next(s.text for s in doc.iter("script")
                 if s.get("type") == "application/json" and "Aggregate output" in s.text)
-    names = [t["name"] for t in json.loads(data)["series"]]
-    assert names[0].endswith("(partly assumed)") and not names[1].endswith("assumed)")
+    chart = json.loads(data)
+    names = [t["name"] for t in chart["series"]]
+    # every throughput point moves with target_band (the chart's tooltip prints all digits), so
+    # each series is drawn from assumed values; its tooltip prints the P99 too, with the tails' choice
+    assert names[0].endswith("assumed)") and "dense_p99_ttft_s" in chart["assumed"]
 
 
 # ---------------------------------------------------------------- the built book in a browser

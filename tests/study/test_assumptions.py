@@ -30,12 +30,13 @@ def test_every_reconstructed_folder_lists_its_generator_s_choices():
         if assumed:
             assert all(a.why for a in assumed) and len({a.id for a in assumed}) == len(assumed)
             tables = {c.split(".")[0] for a in assumed for c in a.columns}
-            from benchbook.ingest.tables import SCHEMAS
+            from benchbook.study.load import ingest_study
 
-            for a in assumed:  # every column named is a real tidy column
+            read = ingest_study(folder).tables  # the tidy tables with the context study.yml gives each row
+            for a in assumed:  # every column named is a real tidy column of this folder
                 for c in a.columns:
                     t, col = c.split(".")
-                    assert col in {x.name for x in SCHEMAS[t]}, (spec.id, a.id, c)
+                    assert col in read[t].columns, (spec.id, a.id, c)
             assert tables, spec.id  # at least one choice lands in a table a chapter reads
 
 
@@ -150,13 +151,13 @@ def test_the_generators_scope_what_covers_only_part_of_a_column():
     h100 = pipeline.load(ROOT / "data/h100-dense-vs-moe-mtp", registry.get("h100-dense-vs-moe-mtp").contract)
     runs = h100.tables["runs"]
     p99 = {a.id: a for a in load_assumptions(h100.study.root)}["dense_p99_ttft_s"]
-    hit = runs[row_mask(runs, p99, "runs")]
+    hit = runs[row_mask(runs, p99, "runs", "p99_ttft_s")]
     assert set(hit["config"]) == {"h100-dense"} and sorted(hit["concurrency"]) == [1, 4, 8]
     assert set(hit["kind"]) == {"sweep"}
     strix = pipeline.load(ROOT / "data/strix-halo-baseline", registry.get("strix-halo-baseline").contract)
     lb = strix.tables["llama_bench"]
     by_id = {a.id: a for a in load_assumptions(strix.study.root)}
-    losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench")] for k in ("losing_ratios", "winners"))
+    losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench", "avg_ts")] for k in ("losing_ratios", "winners"))
     assert len(losers) == 4 and len(winners) == 2 and not set(losers["run_id"]) & set(winners["run_id"])
 
 
@@ -170,16 +171,17 @@ def test_a_claim_whose_number_reads_an_assumed_cell_is_marked_and_a_consistency_
     root = ROOT / "data"
     r = h100.analyse(root / "h100-dense-vs-moe-mtp", root / "strix-halo-baseline",
                      root / "h100-dense-vs-moe-mtp/published.yml")
-    assert r.claim_ids["moe-mtp-two-plus"] == ("mtp_acceptance",)
+    assert "mtp_acceptance" in r.claim_ids["moe-mtp-two-plus"]
     consistency = set(r.ledger.loc[r.ledger["kind"] == "consistency", "id"])
     assert consistency and not consistency & set(r.claim_ids)
     marked = cell_ids(r.ledger)
     row = r.ledger.index[r.ledger["id"] == "moe-mtp-two-plus"][0]
-    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == ("mtp_acceptance",)
-    assert {label for label, _ in marked} == set(r.ledger.index[r.ledger["id"].isin(r.claim_ids)])
+    assert marked[(row, "recomputed")] == marked[(row, "verdict")] == r.claim_ids["moe-mtp-two-plus"]
+    assert {label for label, c in marked if c != "difference"} == set(r.ledger.index[r.ledger["id"].isin(r.claim_ids)])
     # the dense sweep's published tails (c=16, 32) are not marked; the chosen ones are
     ids = r.value_ids
-    assert ids["h100_dense_c1_p99_ttft_s"] == ("dense_p99_ttft_s",) and "h100_dense_c16_p99_ttft_s" not in ids
+    assert "dense_p99_ttft_s" in ids["h100_dense_c1_p99_ttft_s"]
+    assert "dense_p99_ttft_s" not in ids.get("h100_dense_c16_p99_ttft_s", ())
 
 
 def test_on_measured_data_nothing_carries_an_assumption():
@@ -190,3 +192,201 @@ def test_on_measured_data_nothing_carries_an_assumption():
     assert r.assumptions_of() == [] and not r.claim_ids
     assert not any(strix.backend_table(r).attrs.get("benchbook_assumed", {}).values())
     assert not strix.glue_values(r).assumed
+
+
+def test_a_published_number_the_files_were_fit_to_is_not_marked_as_assumed():
+    """Issue 34: the Strix Halo key result '1,388 t/s' is the write-up's number: the generator fit
+    the best-of backends to print as published, so which backend wins and by how much the
+    others lose do not move it. A claim recomputed only from published table cells carries no
+    mark; one that reads a chosen value still does."""
+    from benchbook.ledger.expr import names_in
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    tables = {n for t in r.published.tables for exprs in t.values for e in exprs if e for n in names_in(e)}
+    exprs = {c["id"]: c.get("recompute") for c in r.published.claims if c.get("kind", "data") == "data"}
+    fitted = {cid for cid, e in exprs.items() if e and names_in(e) - set(r.params) <= tables}
+    assert "strix-prefill-rate" in fitted
+    row = r.ledger.index[r.ledger["id"] == "strix-prefill-rate"][0]
+    assert r.ledger.loc[row, "recomputed"] == "1,388 t/s"
+    assert "strix-prefill-rate" not in r.claim_ids and (row, "recomputed") not in cell_ids(r.ledger)
+    assert not fitted & set(r.claim_ids)
+    h100 = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    assert "mtp_acceptance" in h100.claim_ids["moe-mtp-two-plus"]
+
+
+def test_a_claim_holding_by_construction_at_the_write_up_s_digits_is_not_marked():
+    """Issue 34: "2.12×ᵃ holdsᵃ". The GB10 KV pools were fit to print every published pool size
+    and ratio, so the block size they are multiples of (kv_block_tokens) moves the pools below
+    the printed digits only: moving it (make marks, 128 to 141 tokens) moves no printed digit of
+    "2.12×", "368k tokens" or "−10%". A claim that holds by construction and prints the write-up's
+    own number is the write-up's number, not a generator's choice; a claim whose number differs
+    from the write-up's keeps its marks."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "gb10-mtp").analysed()
+    rows = r.ledger.set_index("id")
+    for cid in ("kv-growth", "kv-fresh", "kv-old", "mtp-kv-drop"):
+        assert rows.loc[cid, "basis"] == BY_CONSTRUCTION, cid
+        assert cid not in r.claim_ids, (cid, r.claim_ids.get(cid))
+    assert not {label for label, c in cell_ids(r.ledger) if c != "difference"} & set(r.ledger.index[r.ledger["id"].isin(
+        ["kv-growth", "kv-fresh", "kv-old", "mtp-kv-drop"])])  # the difference shows the digits below
+    # printed otherwise than the write-up ("3.4 minutes" against "3.5 minutes"): still marked
+    assert rows.loc["load-longer", "recomputed"] != rows.loc["load-longer", "published"]
+    assert "target_band" in r.claim_ids["load-longer"]
+
+
+def test_the_ingest_report_marks_a_file_s_counts_with_what_moves_its_lines():
+    """Issue 34: moving the power sweep's log gaps (`gaps`) took the 35B's 200 W log from 383 lines
+    read to 382 (make marks), and the ingest report printed the count unmarked. A file's counts
+    carry the choices its rows' line numbers hold; measured data carries none."""
+    from benchbook.chapters.power_sweep import analysis as ps
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "power-sweep").analysed()
+    table = ps.ingest_table(r)
+    marked = cell_ids(table)
+    row = table.index[table["file"] == "raw/q36-35b/200w/vllm-serve.log"][0]
+    assert "gaps" in marked[(row, "read")] and marked[(row, "read")] == marked[(row, "ignored")]
+    assert not any(column in ("file", "format") for _, column in marked)
+    strix = Chapter(ROOT, "strix-halo-baseline").analysed({"data_dir": "data/strix-halo-qwen3-30b-lhl"})
+    assert not strix.file_ids()
+
+
+def test_a_ledger_difference_carries_what_its_value_rests_on_even_when_the_number_does_not():
+    """make marks: moving Strix Halo's target_band (where in the printing interval the generator
+    put each published cell) moved the ledger's differences ('−1.2%' to '−1.3%'), which carried no
+    mark; the recomputed numbers they compare print as the write-up's and stay unmarked."""
+    from benchbook.ledger.claims import BY_CONSTRUCTION
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    marked = cell_ids(r.ledger)
+    row = r.ledger.index[r.ledger["id"] == "strix-ttft-4k"][0]
+    assert r.ledger.loc[row, "basis"] == BY_CONSTRUCTION and "strix-ttft-4k" not in r.claim_ids
+    assert "target_band" in marked[(row, "difference")] and (row, "recomputed") not in marked
+    unjudged = r.ledger.index[r.ledger["difference"].astype(str) == ""]
+    assert not {(label, "difference") for label in unjudged} & set(marked)
+
+
+def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
+    """make marks: moving Strix Halo's losing_ratios (how far the other backends fall below the
+    best) moved none of the best-of figures ('1,387.7', the winning backend, the H100 page's
+    ratios to them), which carried its mark. The best holds what its winning row holds."""
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    for test in ("pp512", "tg128"):
+        ids = r.value_ids[f"strix_best_{test}_tps"]
+        assert "winners" in ids and "losing_ratios" not in ids, (test, ids)
+    best, spread = cell_ids(strix.best_table(r)), cell_ids(strix.spread_table(r))
+    assert best and not any("losing_ratios" in ids for ids in best.values())
+    assert all("winners" in ids for (_, column), ids in best.items() if column != "test")
+    worst = [ids for (_, column), ids in spread.items() if column == "worst"]
+    assert worst and all("losing_ratios" in ids for ids in worst)  # the slowest build is one of them
+    assert not any("losing_ratios" in ids for (_, column), ids in spread.items() if column == "best")
+    glued = {k: {a["id"] for a in strix.glue_values(r).payload(k)} for k in ("pp_best_tps", "tg_best_config",
+                                                                            "pp_worst_tps", "envelope_note")}
+    assert "losing_ratios" not in glued["pp_best_tps"] | glued["tg_best_config"] | glued["envelope_note"]
+    assert "losing_ratios" in glued["pp_worst_tps"]
+    shares = cell_ids(strix.backend_table(r))  # a winner's own share is 100 % whatever was chosen
+    assert not any((i, "of best") in shares
+                   for i, v in enumerate(strix.backend_table(r)["of best"]) if v == "100.0%")
+    from benchbook.chapters.h100 import analysis as h100  # the H100 page's table of the same figures
+
+    on_h100 = cell_ids(h100.strix_backends(Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()))
+    assert on_h100 and not any("strix-halo-baseline/losing_ratios" in ids for (_, column), ids in on_h100.items()
+                               if column in ("best backend", "best t/s"))
+    assert any("strix-halo-baseline/losing_ratios" in ids for (_, column), ids in on_h100.items()
+               if column == "best / worst backend")
+
+
+def test_a_configuration_s_build_and_arguments_carry_the_choices_they_rest_on():
+    """make marks: moving Strix Halo's builds, engine_versions or llama_bench_args moved the
+    configuration tables' engine ('b9263' to 'b10189') and arguments on the Strix Halo and H100
+    pages, unmarked: a reconstructed folder's study.yml is its generator's."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    table, marked = strix.configs_table(r), cell_ids(strix.configs_table(r))
+    bench = [i for i, e in enumerate(table["engine"]) if "llama-bench" in str(e) or "b9" in str(e)]
+    assert bench and all({"builds", "engine_versions"} <= set(marked[(i, "engine")]) for i in bench)
+    assert any("llama_bench_args" in marked.get((i, "arguments"), ()) for i in bench)
+    assert not any(column in ("config", "model", "platform") for _, column in marked)
+    h = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    table, marked = h100.configs_table(h), cell_ids(h100.configs_table(h))
+    strix_rows = {i for i, c in enumerate(table["config"]) if c in r.data.study.configs}
+    assert strix_rows and any("strix-halo-baseline/builds" in marked.get((i, "engine"), ()) for i in strix_rows)
+
+
+def test_the_strix_halo_opening_and_best_builds_carry_the_choices_of_the_builds_dates_and_run_they_print():
+    """make marks: moving builds moved the opening's "ROCm b9201, b9263; Vulkan b9187" and the best
+    table's builds ('b9263' to 'b10189'); moving the server run's prompt length moved its glued
+    4,096 and the sequential TTFT at the prefill rate; all unmarked."""
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    glued = strix.glue_values(r)
+    ids = {k: {a["id"] for a in glued.payload(k)} for k in ("data_builds", "data_dates", "server_input_len",
+                                                             "ttft_at_pp_rate_s")}
+    assert "builds" in ids["data_builds"] and "bench_date_local" in ids["data_dates"]
+    assert not {"utc_offset_h", "test_overhead_s", "between_backends_s"} & ids["data_dates"]  # times of day
+    assert "server_run" in ids["server_input_len"] and "server_run" in ids["ttft_at_pp_rate_s"]
+    best = cell_ids(strix.best_table(r))
+    assert all("builds" in v for (_, column), v in best.items() if column == "build")
+
+
+def test_a_start_up_choice_covers_only_the_start_up_facts_it_moves():
+    """Issue 34: one GB10 choice (the MoE config file name, the graph counts) covered every
+    start-up fact with no row filter, so the published KV pool (323,456 tokens), weights
+    (35.02 GiB) and checkpoint shards (42 and 14) were marked as assumed. Where each choice
+    lands is what moving it changed (make marks), row by row."""
+    from benchbook.site.runner import Chapter
+
+    r = Chapter(ROOT, "gb10-mtp").analysed()
+    printed = ("mtp_kv_cache_tokens", "mtp_weights_gib", "van_checkpoint_shards", "fresh_checkpoint_shards")
+    assert all(name in r.values for name in printed)
+    for name in printed:
+        assert not {"moe_config", "graph_counts"} & set(r.value_ids.get(name, ())), name
+    boot = r.data["boot"]
+    landing = [a for a in load_assumptions(ROOT / "data" / "gb10-mtp") if "boot.value_num" in a.columns]
+    assert landing
+    for a in landing:  # no start-up choice moves every start-up number
+        assert row_mask(boot, a, "boot", "value_num").sum() < len(boot), a.id
+
+
+def test_rows_of_scopes_each_table_of_an_entry_that_spans_several(tmp_path):
+    """A choice that moves start-up facts and log windows (GB10's start-up timings) covers the
+    facts it moved and every window: `rows` could name one table only, so such an entry once
+    covered every start-up fact, published ones too."""
+    entry = {"id": "boot_s", "value": 1, "why": "w", "columns": ["boot.value_num", "windows.time"],
+             "rows_of": {"boot": {"fact": ["weights_load_s"]}}}
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    (a,) = load_assumptions(tmp_path)
+    boot = pd.DataFrame({"fact": ["weights_load_s", "kv_cache_tokens"], "value_num": [289.15, 323456.0]})
+    windows = pd.DataFrame({"time": [1.0, 2.0]})
+    assert assumed_cells(boot, "boot", [a])["value_num"].tolist() == [True, False]
+    assert assumed_cells(windows, "windows", [a])["time"].tolist() == [True, True]
+    # per column: the load time moves in its own row, the clock of every row after it
+    entry.update(columns=["boot.value_num", "boot.time"],
+                 rows_of={"boot.value_num": {"fact": ["weights_load_s"]}, "boot.time": {"fact": ["kv_cache_tokens"]}})
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    (a,) = load_assumptions(tmp_path)
+    cells = assumed_cells(boot.assign(time=[1.0, 2.0]), "boot", [a])
+    assert cells["value_num"].tolist() == [True, False] and cells["time"].tolist() == [False, True]
+    entry["rows_of"] = {"runs": {"kind": ["x"]}}
+    (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
+    with pytest.raises(AssumptionsError, match="rows_of names runs"):
+        load_assumptions(tmp_path)

@@ -43,3 +43,13 @@ def test_legends_are_taken_out_and_merged_each_assumption_once():
     assert merged.count("<code>tails</code>") == 1 and merged.count("<code>draw</code>") == 1
     assert merged.index("<code>tails</code>") < merged.index("<code>draw</code>")  # first seen first
     assert marks.merge_legends([]) == ""
+
+
+def test_a_marker_is_short_and_names_its_choices_in_its_title():
+    """A page marks hundreds of values: the marker carries only the ids (the legend says why),
+    so a marked page stays light on a phone; title_ids reads them back."""
+    from benchbook.study.marks import marker_html, title_ids
+
+    mark = marker_html(("a", "strix-halo-baseline/winners", "a"), {"a": "a long reason " * 20})
+    assert mark == '<span class="benchbook-assumed-mark" title="assumed: a; strix-halo-baseline/winners">ᵃ</span>'
+    assert title_ids("assumed: a; strix-halo-baseline/winners") == ("a", "strix-halo-baseline/winners")

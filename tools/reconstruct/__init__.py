@@ -10,12 +10,16 @@ A development tool, outside the library: run it from the repository root,
 
     python -m tools.reconstruct {h100|strix|dense-sparse|power-sweep|gb10} OUT_DIR [--published PATH] [--seed N]
 
-or `make data` for all five committed folders.
+or `make data` for all five committed folders. `generate(..., moved={id: value})` writes the
+folder with some of a generator's choices (its ASSUMPTIONS) set to other values, one way for
+tools/marks_check.py to see where each choice lands.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 
@@ -36,11 +40,34 @@ def default_published(which: str, out_dir: Path) -> Path:
     return out_dir.parent / H100_STUDY / "published.yml"
 
 
-def generate(which: str, out_dir: Path, published: Path | None = None, seed: int | None = None) -> None:
-    mod = import_module(f"{__name__}.{STUDIES[which]}")
+def module(which: str):
+    """The generator module of a study key ('h100', 'gb10', ...)."""
+    return import_module(f"{__name__}.{STUDIES[which]}")
+
+
+@contextmanager
+def moving(mod, moved: dict) -> Iterator[None]:
+    """The generator `mod` with these choices (id -> value) in place of its ASSUMPTIONS' values,
+    restored after. Every generator reads a choice through its ASSUMPTIONS when it uses it."""
+    unknown = sorted(set(moved) - set(mod.ASSUMPTIONS))
+    if unknown:
+        raise KeyError(f"{mod.__name__} has no choice {', '.join(unknown)}")
+    kept = {k: mod.ASSUMPTIONS[k] for k in moved}
+    try:
+        mod.ASSUMPTIONS.update({k: (v, kept[k][1]) for k, v in moved.items()})
+        yield
+    finally:
+        mod.ASSUMPTIONS.update(kept)
+
+
+def generate(which: str, out_dir: Path, published: Path | None = None, seed: int | None = None,
+             moved: dict | None = None) -> None:
+    """Write one study's folder; `moved` (choice id -> value) sets some of its choices otherwise."""
+    mod = module(which)
     out_dir = Path(out_dir)
     published = Path(published) if published else default_published(which, out_dir)
-    mod.generate(out_dir, published, mod.SEED if seed is None else seed)
+    with moving(mod, moved or {}):
+        mod.generate(out_dir, published, mod.SEED if seed is None else seed)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from benchbook.study.assumptions import FILE as ASSUMPTIONS_FILE
 from benchbook.study.assumptions import load_assumptions
 from benchbook.study.folder import CHECKSUMS, MANIFEST, write_checksums
 
+from . import lands
 from .targets import Target
 
 PROVENANCE = "PROVENANCE.md"
@@ -122,30 +123,43 @@ def write_study(out_dir: Path, doc: dict) -> None:
 
 def finish(out_dir: Path, provenance: Provenance, assumed: dict, shows_in: dict | None = None,
            rows: dict | None = None) -> None:
-    """assumptions.yml (the generator's choices as data), PROVENANCE.md from it, SHA256SUMS."""
-    write_assumptions(out_dir, assumed, shows_in or {}, rows or {})
+    """assumptions.yml (the generator's choices as data), PROVENANCE.md from it, SHA256SUMS.
+    Where tools/marks_check.py has moved a choice (lands/<study>.yml), what it found replaces
+    the generator's own SHOWS_IN/ROWS for that choice."""
+    write_assumptions(out_dir, assumed, shows_in or {}, rows or {}, lands.load(provenance.study))
     text = render(provenance, load_assumptions(out_dir))
     (out_dir / PROVENANCE).write_text(text, encoding="utf-8")
     write_checksums(out_dir)
 
 
-def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict | None = None) -> None:
+def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict | None = None,
+                      checked: dict | None = None) -> None:
     """One entry per ASSUMPTIONS key: its value, why, the tidy columns it lands in and, where
-    it covers only some of their rows, which (`rows`, benchbook.study.assumptions)."""
-    rows = rows or {}
+    it covers only some of their rows, which (`rows`, benchbook.study.assumptions). `checked`
+    (lands.load) gives, per choice the perturbation check moved, the columns and rows it found,
+    or `moves: nothing`, in place of `shows_in` and `rows`."""
+    rows, checked = rows or {}, checked or {}
     unknown = sorted(set(shows_in) - set(assumed)) + sorted(set(rows) - set(shows_in))
     if unknown:
         raise ValueError(f"SHOWS_IN or ROWS names no assumption with columns: {', '.join(unknown)}")
-    entries = [{"id": k, "value": _plain(v), "why": why, "columns": list(shows_in.get(k, ())),
-                **({"rows": _plain(rows[k])} if k in rows else {})}
+    entries = [{"id": k, "value": _plain(v), "why": why, **_landing(k, shows_in, rows, checked)}
                for k, (v, why) in assumed.items()]
     head = ("# What the generator chose where the write-up printed no number (benchbook.assumptions).\n"
             "# `columns`: the tidy-table columns each choice lands in; `rows`, when given, the rows of\n"
             "# those columns it covers (column: values it matches; a list: any of them). A page marks\n"
             "# every cell, series, number and claim computed from such a cell, and the sections that\n"
-            "# read one. Written by the generator; do not edit.\n")
-    text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100)
+            "# read one. `moves: nothing`: moving the choice (make marks) changed no tidy cell.\n"
+            "# Written by the generator from tools/reconstruct/lands/; do not edit.\n")
+    text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100,
+                          default_flow_style=None)  # lists of plain values on a line: rows stay compact
     (out_dir / ASSUMPTIONS_FILE).write_text(head + text, encoding="utf-8")
+
+
+def _landing(key: str, shows_in: dict, rows: dict, checked: dict) -> dict:
+    """An entry's columns and rows: the check's where it ran, else the generator's own."""
+    if key in checked:
+        return _plain(checked[key])
+    return {"columns": list(shows_in.get(key, ())), **({"rows": _plain(rows[key])} if key in rows else {})}
 
 
 def _plain(v):

@@ -599,7 +599,13 @@ def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) ->
     shown = ("achieved_rps", "output_tps", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s")
     for _, g in common.groupby(list(POINT_KEYS), sort=True, dropna=False):
         first = g.iloc[0]
-        row = {"workload": first["sweep"], "load": _point_text(first), "prompts": _int(first["num_prompts"]),
+        runs = [i for r in g["rows"] for i in r]
+
+        def setting(cols, value):  # a run's setting, marked where a generator chose it (4k read as 4,096)
+            return Shown(value, union(*(cells.row(i, cols) for i in runs)) if cells is not None else ())
+        row = {"workload": setting(("input_len", "output_len", "dataset"), first["sweep"]),
+               "load": setting(("concurrency", "max_concurrency", "request_rate"), _point_text(first)),
+               "prompts": setting(("num_prompts", "completed"), _int(first["num_prompts"])),
                "measured": first["measured"]}
         for _, m in g[g["metric"].isin(shown)].iterrows():
             if m["metric"].startswith(("tpot", "itl")) and pd.notna(m["output_len"]) and m["output_len"] <= 1:

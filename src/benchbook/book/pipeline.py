@@ -25,6 +25,7 @@ from ..book.paths import writeup_file
 from ..ledger import claims as claims_mod
 from ..ledger.caveats import authors_caveats
 from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, owner
+from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
 from ..study.assumptions import assumed_ids, load_assumptions, resting_on
@@ -200,7 +201,65 @@ class ChapterResults:
         if not found:
             return Cells()
         ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
+        if table == "runs" and {"per_request_tps", "run_id"} <= set(frame.columns):
+            rates = self._request_rate_ids(data, found)
+            ids["per_request_tps"] = [marks.union(a, rates.get(run, ())) for a, run in zip(
+                ids["per_request_tps"], frame["run_id"].tolist())]
         return Cells(ids, {a.id: a.why for a in found})
+
+    def file_ids(self, data: StudyData | None = None) -> dict:
+        """Raw file -> the assumption ids its rows' line numbers hold: a choice that moves where a
+        row sits in its file added or took away lines of it, so the counts the ingest report
+        prints for that file (lines read, ignored) move with it (`make marks`: the power sweep's
+        `gaps` moved the 35B's 200 W log from 383 lines read to 382)."""
+        found = self.assumptions_of(data)
+        out: dict = {}
+        for table, df in ((self.data if data is None else data).tables.items() if found else ()):
+            if not len(df) or not {"source_file", "line"} <= set(df.columns):
+                continue
+            for f, ids in zip(df["source_file"].tolist(), assumed_ids(df, table, found)["line"].tolist()):
+                if ids:
+                    out[f] = marks.union(out.get(f, ()), ids)
+        return out
+
+    def config_ids(self, columns, data: StudyData | None = None) -> dict:
+        """Configuration -> the assumption ids of these tidy columns in its rows, over every table
+        of a folder this page reads: a reconstructed folder's study.yml is the generator's, so a
+        configuration's engine build or arguments rest on what its rows' build and argument
+        columns rest on (`make marks`: moving Strix Halo's builds moved 'b9263' in the
+        configuration tables, unmarked)."""
+        found = self.assumptions_of(data)
+        out: dict = {}
+        for table, df in ((self.data if data is None else data).tables.items() if found else ()):
+            present = [c for c in columns if c in df.columns]
+            if not len(df) or "config" not in df.columns or not present:
+                continue
+            ids = assumed_ids(df, table, found)[present]
+            for cid, row in zip(df["config"].tolist(), ids.itertuples(index=False)):
+                if any(row):
+                    out[cid] = marks.union(out.get(cid, ()), *row)
+        return out
+
+    def ingest_report(self, columns: list[str], counts=("read", "ignored")) -> pd.DataFrame:
+        """The folder's ingest report, its count columns marked with what each file's lines rest on."""
+        df = self.data.report[columns].copy()
+        files = self.file_ids()
+        rows = {label: files.get(f, ()) for label, f in zip(df.index, df["file"])}
+        return marks.with_marks(df, {c: rows for c in counts if c in df}, self.assumed_why)
+
+    def _request_rate_ids(self, data, found) -> dict:
+        """run_id -> the ids its requests' tokens and latencies hold: per-request t/s is their
+        median ratio (analysis.serving.add_serving_metrics), so it rests on what they rest on."""
+        req = (self.data if data is None else data).tables.get("requests")
+        if req is None or not len(req) or "run_id" not in req:
+            return {}
+        cells = assumed_ids(req, "requests", found)[["output_tokens", "e2el_s"]]
+        per_row = [marks.union(a, b) for a, b in zip(cells["output_tokens"], cells["e2el_s"])]
+        out: dict = {}
+        for run, ids in zip(req["run_id"].tolist(), per_row):
+            if ids:
+                out[run] = marks.union(out.get(run, ()), ids)
+        return out
 
     @property
     def assumed_why(self) -> dict:
@@ -382,6 +441,27 @@ def claim_space(r: ChapterResults) -> dict:
     return {**numeric, **r.values}
 
 
+def table_names(published: Published) -> set[str]:
+    """Value names of the write-up's published table cells: a reconstruction is fit to print
+    every one of them as published."""
+    return {n for table in published.tables for exprs in table.values for e in exprs if e for n in names_in(e)}
+
+
+def fitted_claims(r: ChapterResults) -> set[str]:
+    """Data claims whose recomputed number reads only values the reconstruction was fit to
+    (the published tables' cells, table_names): at the write-up's precision that number is the write-up's, whatever
+    the generator chose below it, so no choice is marked on it (a value the write-up printed is
+    no assumption, even when a generator wrote it into a file)."""
+    pinned, params = table_names(r.published), set(r.params)
+    out = set()
+    for c in r.published.claims:
+        expr = str(c.get("recompute") or "").strip()
+        used = names_in(expr) - params if expr and c.get("kind", "data") == "data" else set()
+        if used and used <= pinned:
+            out.add(c["id"])
+    return out
+
+
 def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     """The published comparison and the ledger (gated by comparability), caveats, provenance.
 
@@ -393,8 +473,10 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     values = claim_space(r)
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
                                        reconstructed=reconstructed_names(r), fitted=fitted_names(r))
-    r.claim_ids = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
-    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why)
+    resting = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
+    r.claim_ids = {cid: ids for cid, ids in resting.items()
+                   if cid not in fitted_claims(r) | claims_mod.printed_as_published(r.ledger)}
+    claims_mod.mark_ledger(r.ledger, r.claim_ids, r.assumed_why, difference=resting)
     r.comparison = claims_mod.compare_published(r.published, values, r.currencies, gate=g,
                                                 reconstructed=reconstructed_names(r))
     own = authors_caveats(r.published) if r.comparability.comparable else []  # they describe its own setup

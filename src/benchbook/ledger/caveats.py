@@ -106,7 +106,12 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     )
     return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "
-        f"between requests and 'per-agent t/s' understates what one request sees ({detail})."))]
+        f"between requests and 'per-agent t/s' understates what one request sees ({detail})."),
+        reads=CLIENT_IDLE_READS)]
+
+
+# what its numbers are computed from: per-request t/s (requests' tokens ÷ latency), aggregate ÷ concurrency
+CLIENT_IDLE_READS = ("requests.output_tokens", "requests.e2el_s", "runs.output_tps", "runs.concurrency")
 
 
 def _best_of_backends(sd, runs):

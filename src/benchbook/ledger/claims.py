@@ -205,12 +205,40 @@ def claim_ids(published: Published, ledger: pd.DataFrame, value_ids: dict) -> di
     return out
 
 
-def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict) -> pd.DataFrame:
+def printed_as_published(ledger: pd.DataFrame) -> set[str]:
+    """Claims that hold by construction and whose recomputed number prints as the write-up
+    printed it (the same value at the same digits and unit): on files fit to the write-up that
+    number is the write-up's own, whatever a generator chose below its digits, so it is no
+    assumption (a mark says "not in the write-up") and moving a choice does not move it
+    (`make marks`: the GB10 KV block size moves the fitted pools, not "2.12×")."""
+    out = set()
+    for cid, published, shown, basis_ in zip(ledger.get("id", []), ledger.get("published", []),
+                                              ledger.get("recomputed", []), ledger.get("basis", [])):
+        if basis_ != BY_CONSTRUCTION or not shown:
+            continue
+        try:
+            p, q = parse_quantity(published), parse_quantity(str(shown).replace("\u2212", "-"))
+        except PublishedError:
+            continue
+        if (p.bound is None and (p.unit, p.currency) == (q.unit, q.currency) and math.isclose(p.step, q.step)
+                and math.isclose(p.value, q.value, rel_tol=1e-9, abs_tol=p.step * 1e-6)):
+            out.add(cid)
+    return out
+
+
+def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict, difference: dict | None = None) -> pd.DataFrame:
     """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
-    (report.html shows the marker and the legend)."""
+    (report.html shows the marker and the legend), and its difference with `difference` (claim id
+    -> ids; `ids` when None): the difference prints the offset to a tenth of a per cent, so it
+    shows where below the write-up's digits a generator put the value, even when the recomputed
+    number prints as the write-up's and carries no mark (`make marks`: Strix Halo's target_band
+    moved '−1.2%' to '−1.3%')."""
 
     rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
-    return with_marks(ledger, {"recomputed": rows, "verdict": rows}, why)
+    off = ids if difference is None else difference
+    diff = {label: off.get(cid, ()) if str(d) else () for label, cid, d in
+            zip(ledger.index, ledger.get("id", []), ledger.get("difference", []))}
+    return with_marks(ledger, {"recomputed": rows, "verdict": rows, "difference": diff}, why)
 
 
 def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:

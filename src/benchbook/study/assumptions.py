@@ -5,10 +5,13 @@ A reconstructed data folder carries `assumptions.yml`, written by its generator:
 per choice (`id`, `value`, `why`), the tidy-table columns the choice lands in (`columns`,
 as `table.column`) and, when it covers only some rows of them, which (`rows`: a mapping
 from a column of the same table to the values it matches, or a list of such mappings, any
-of which may match; all rows when absent). A chapter section whose declared columns meet
-an entry's rests on that choice, and every displayed cell, figure series, glued number and
-claim computed from a cell it covers is marked (`assumed_ids`), so an assumption never
-reads as a finding. A measured folder has no such file, and nothing of it is marked.
+of which may match; all rows when absent; `rows_of`: such rows per table or per
+`table.column`, for an entry whose columns span several tables or whose columns moved in
+different rows, a table or column it does not name covered in every row). A chapter
+section whose declared columns meet an entry's rests on that choice, and every displayed
+cell, figure series, glued number and claim computed from a cell it covers is marked
+(`assumed_ids`), so an assumption never reads as a finding. A measured folder has no such
+file, and nothing of it is marked.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class Assumption:
     why: str
     columns: tuple[str, ...] = ()  # table.column the value lands in; empty: only the files' texture
     rows: tuple[Selector, ...] = ()  # the rows of those columns it covers (any selector); empty: all
+    rows_of: tuple[tuple[str, tuple[Selector, ...]], ...] = ()  # (table or table.column, its rows), over `rows`
 
     def tables(self) -> set[str]:
         return {c.split(".", 1)[0] for c in self.columns}
@@ -68,7 +72,23 @@ def _entry(e, where: str) -> Assumption:
     if bad:
         raise AssumptionsError(f"{where}: columns {bad}; expected 'table.column'")
     rows = parse_rows(e.get("rows"), tuple(cols), where)
-    return Assumption(str(e["id"]), e["value"], str(e["why"]), tuple(cols), rows)
+    return Assumption(str(e["id"]), e["value"], str(e["why"]), tuple(cols), rows, _rows_of(e, tuple(cols), where))
+
+
+def _rows_of(e: dict, columns: tuple[str, ...], where: str) -> tuple:
+    """`rows_of`: table or table.column -> the rows of it the entry covers."""
+    found = e.get("rows_of")
+    if found is None:
+        return ()
+    if "rows" in e or not isinstance(found, dict):
+        raise AssumptionsError(f"{where}: rows_of: expected a mapping from a table to its rows, without rows")
+    tables = {c.split(".", 1)[0] for c in columns}
+    stray = sorted(k for k in found if k not in tables and k not in columns)
+    if stray:
+        raise AssumptionsError(f"{where}: rows_of names {', '.join(map(str, stray))}, "
+                               "a table none of its columns is in")
+    return tuple((t, parse_rows(rows, tuple(c for c in columns if c == t or c.startswith(f"{t}.")),
+                                f"{where}: rows_of.{t}")) for t, rows in found.items())
 
 
 def parse_rows(rows, columns: tuple[str, ...], where: str) -> tuple[Selector, ...]:
@@ -124,12 +144,15 @@ def _matches(series: pd.Series, values: tuple) -> pd.Series:
     return hit.fillna(False).astype(bool)
 
 
-def row_mask(df: pd.DataFrame, a: Assumption, table: str) -> pd.Series:
-    """The rows of `df` (a frame of tidy table `table`) that assumption `a` covers."""
-    if not a.rows:
+def row_mask(df: pd.DataFrame, a: Assumption, table: str, column: str | None = None) -> pd.Series:
+    """The rows of `df` (a frame of tidy table `table`) that assumption `a` covers (in `column`,
+    when its rows are given per column)."""
+    per = dict(a.rows_of)
+    selectors = per.get(f"{table}.{column}", per.get(table, a.rows))
+    if not selectors:
         return pd.Series(True, index=df.index)
     out = pd.Series(False, index=df.index)
-    for sel in a.rows:
+    for sel in selectors:
         missing = [c for c, _ in sel if c not in df.columns]
         if missing:
             if not len(df):
@@ -162,8 +185,8 @@ def _add(cells: dict, df: pd.DataFrame, a: Assumption, table: str) -> None:
     cols = [c for c in _columns_in(a, table) if c in cells]
     if not cols:
         return
-    rows = row_mask(df, a, table).to_numpy()
     for c in cols:
+        rows = row_mask(df, a, table, c).to_numpy()
         cells[c] = [union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
 
 

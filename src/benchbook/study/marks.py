@@ -32,6 +32,7 @@ import pandas as pd
 
 SYMBOL = "ᵃ"
 LEGEND = "assumed: not in the write-up"
+TITLE = "assumed"  # a marker's title: 'assumed: id; id'
 MARKS = "benchbook_assumed"  # DataFrame.attrs key: {column: {index label: [ids]}}
 WHY = "benchbook_assumed_why"  # DataFrame.attrs key: {id: why}
 SERIES = " (assumed)"  # a figure series drawn from assumed cells only
@@ -278,11 +279,16 @@ class Glued(dict):
 
 
 def marker_html(ids, why: dict | None = None) -> str:
-    """The raised marker after a value: its title names the assumptions (and why)."""
-    why = why or {}
-    names = "; ".join(f"{i}: {short(why[i])}" if why.get(i) else str(i) for i in dict.fromkeys(ids))
-    return (f'<span class="benchbook-assumed-mark" title="{escape(LEGEND)} ({escape(names)})" '
-            f'aria-label="{escape(LEGEND)}">{SYMBOL}</span>')
+    """The raised marker after a value, as short as it can be (a page marks hundreds of values
+    and must stay light on a phone): its title names the assumptions, 'assumed: id; id'; what
+    each means is said once, in the legend of its part of the page (`why` is read there)."""
+    return (f'<span class="benchbook-assumed-mark" title="{TITLE}: {escape("; ".join(dict.fromkeys(ids)))}">'
+            f"{SYMBOL}</span>")
+
+
+def title_ids(title: str) -> tuple:
+    """The ids a marker's title names (marker_html)."""
+    return tuple(i.strip() for i in title.removeprefix(f"{TITLE}:").split(";") if i.strip())
 
 
 def marked_html(value_html: str, ids, why: dict | None = None) -> str:
@@ -320,8 +326,7 @@ def legend_html(ids, why: dict) -> str:
     def code(i) -> str:
         return f"<code>{escape(str(i))}</code>"
 
-    return _legend_paragraph([f'<span class="benchbook-assumed-item">{_items([i], why, code, escape)}</span>'
-                              for i in dict.fromkeys(ids)])
+    return _legend_paragraph([_items([i], why, code, escape) for i in dict.fromkeys(ids)])
 
 
 def _legend_paragraph(items: list[str]) -> str:
@@ -331,11 +336,12 @@ def _legend_paragraph(items: list[str]) -> str:
 
 
 LEGEND_PARAGRAPH = re.compile(r'\n*<p class="benchbook-assumed-legend">.*?</p>', re.S)
-_ITEM = re.compile(r'<span class="benchbook-assumed-item">.*?</span>', re.S)
+_ITEM = re.compile(r"<code>.*?(?=; <code>|\. It is not a finding\.</p>)", re.S)  # '<code>id</code> (why)'
 
 
 def legend_items(text: str) -> list[str]:
-    """The items (one per assumption, as HTML) of every legend line in `text`."""
+    """The items (one per assumption, as HTML) of every legend line in `text`: each starts with
+    its id's <code> (no wrapping element: a page carries many legends and must stay light)."""
     return [item for p in LEGEND_PARAGRAPH.findall(text) for item in _ITEM.findall(p)]
 
 

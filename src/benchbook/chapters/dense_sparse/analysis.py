@@ -739,7 +739,7 @@ def configs_table(r: Results) -> pd.DataFrame:
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
-    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+    return r.ingest_report(["file", "format", "read", "ignored", "reasons"])
 
 
 # ---------------------------------------------------------------- caveats

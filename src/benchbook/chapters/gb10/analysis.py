@@ -866,7 +866,7 @@ def runs_display(r: Results) -> pd.DataFrame:
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
-    return r.data.report[["file", "format", "read", "ignored", "reasons"]]
+    return r.ingest_report(["file", "format", "read", "ignored", "reasons"])
 
 
 def glue_values(r: Results) -> dict:

@@ -24,12 +24,13 @@ from ...book.key_figures import decode_context, key_figure_row, key_figures_tabl
 from ...book.kinds import shared_glue
 from ...format import config_label, fmt_args, fmt_money, fmt_rate, fmt_ratio, fmt_seconds, same_platform
 from ...ingest import load_pattern
+from ...ingest.tables import ARGUMENT_COLUMNS, ENGINE_COLUMNS
 from ...ledger import claims as claims_mod
 from ...ledger.caveats import data_caveats
 from ...page import interactive
 from ...page.opening import opening_words
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union
+from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union, with_marks
 
 STUDY = "h100-dense-vs-moe-mtp"
 BASE_KEY, CAND_KEY = "h100_dense", "h100_moe"  # the roles' value-name prefixes (this folder's CONTRACT)
@@ -157,16 +158,40 @@ def configs_table(r: Results) -> pd.DataFrame:
                          kv_dtype=c.get("kv_dtype"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          serve_args=fmt_args(c.get("serve_args"))))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # a reconstructed folder's study.yml is its generator's: a Strix Halo configuration's build and
+    # arguments rest on what its rows' build and argument columns rest on (as on its own page; make
+    # marks moved them with builds, engine_versions and llama_bench_args). This folder's own
+    # configurations are left to its check (its landings cover engine columns by position).
+    engine, args = {}, {}
+    if r.strix is not None:
+        strix = set(r.strix.study.configs)
+        engine.update({c: ids for c, ids in r.config_ids(ENGINE_COLUMNS, data=r.strix).items() if c in strix})
+        args = {c: ids for c, ids in r.config_ids(ARGUMENT_COLUMNS, data=r.strix).items() if c in strix}
+    configs = list(out.get("config", []))
+    return with_marks(out, {"engine": {i: engine.get(c, ()) for i, c in enumerate(configs)},
+                            "serve_args": {i: args.get(c, ()) for i, c in enumerate(configs)}}, r.assumed_why)
 
 
 def runs_table(r: Results) -> pd.DataFrame:
+    """Every run of both folders; a run's settings and counts are marked where a generator
+    chose them (study.yml of a reconstructed folder is the generator's: 4k read as 4,096)."""
     cols = ["name", "config", "role", "kind", "concurrency", "request_rate", "input_len", "output_len",
             "completed", "failed", "source_file"]
-    runs = r.runs.reindex(columns=cols)
+    parts = [(r.runs, None)]
     if r.strix is not None and len(r.strix["runs"]):
-        runs = pd.concat([runs, r.strix["runs"].reindex(columns=cols)], ignore_index=True)
-    return runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
+        parts.append((r.strix["runs"], r.strix))
+    frames, shown = [], {}
+    for frame, data in parts:
+        cells, start = r.cells(frame, "runs", data=data), sum(len(f) for f in frames)
+        for c in cols[4:-1]:
+            for i, label in enumerate(frame.index):
+                if ids := cells.at(label, c):
+                    shown.setdefault(c, {})[start + i] = ids
+        frames.append(frame.reindex(columns=cols))
+    runs = pd.concat(frames, ignore_index=True)
+    runs = runs.assign(source_file=runs["source_file"].map(lambda p: Path(str(p)).name))
+    return with_marks(runs, shown, r.assumed_why)
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
@@ -193,7 +218,7 @@ def single_stream(r: Results) -> pd.DataFrame:
         rows.append({
             "configuration": r.label(cid),
             "prefill t/s (prefill run)": shown("prefill_tps", fmt_rate, pre.iloc[0] if len(pre) else None),
-            "prompt tokens": f"{int(o['input_len']):,}" if o is not None else "–",
+            "prompt tokens": shown("input_len", lambda v: f"{int(v):,}"),
             "TTFT p50": shown("median_ttft_s", fmt_seconds),
             "TPOT p50": shown("median_tpot_s", fmt_seconds),
             "output t/s": shown("output_tps", fmt_rate),
@@ -368,12 +393,18 @@ def strix_backends(r: Results) -> pd.DataFrame:
         return pd.DataFrame()
     lb = with_test_names(ok_rows(r.strix["llama_bench"]))
     best = best_of(lb).set_index("test_name", drop=False)
-    # which backend is best, its rate and the spread all read every backend's rate of the test
-    cells = r.cells(lb, "llama_bench", r.strix).group(lb, "test_name")
+    # the best backend and its rate read the winning row; the spread the winning and slowest rows
+    # (make marks: moving how far the others fall below the best moved neither)
+    rows = r.cells(lb, "llama_bench", r.strix)
+    cells = rows.group(lb, "test_name")
+    if cells:
+        rates = lb.groupby("test_name")["avg_ts"]
+        cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
+        cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
     return table(best, {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
         "best t/s": Col("avg_ts", lambda v: fmt_rate(v, 1)),
-        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts",)),
+        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts", "worst_avg_ts")),
     }, cells)
 
 
@@ -408,9 +439,11 @@ def glue_values(r: Results) -> dict:
                         else f"on another platform ({r.config(r.candidate).get('platform') or 'not stated'} against "
                              f"{r.config(r.baseline).get('platform') or 'not stated'})")
     if len(sweeps_):
+        cells = r.cells(r.runs, "runs")
         for key, col in (("sweep_input_len", "input_len"), ("sweep_output_len", "output_len")):
             lens = sweeps_[col].dropna().astype(int).unique()
-            out[key] = f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}"
+            out.cell(key, f"{lens[0]:,}" if len(lens) == 1 else f"{min(lens):,} to {max(lens):,}",
+                     cells.union(col, sweeps_.index))
     out.update(shared_glue(r))
     if r.has("common-points"):
         out.update(rate_sweep.common_glue(r.common))

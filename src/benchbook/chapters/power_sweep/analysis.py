@@ -478,7 +478,7 @@ def _interval_text(w: pd.DataFrame) -> str:
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
-    return r.data.report[["file", "format", "read", "ignored", "reasons", "notes"]]
+    return r.ingest_report(["file", "format", "read", "ignored", "reasons", "notes"])
 
 
 def summary_table(r: Results, config: str) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from ...book import serving_points as points
 from ...book.key_figures import decode_context, key_figure_row, key_figures_table
 from ...book.paths import ChapterError, find_repo
 from ...format import config_label, fmt_args, fmt_rate, fmt_ratio, fmt_seconds, platform_short
+from ...ingest.tables import ARGUMENT_COLUMNS, ENGINE_COLUMNS
 from ...ledger import claims as claims_mod
 from ...ledger import independent
 from ...ledger.caveats import data_caveats
@@ -135,13 +136,19 @@ def _refine_sections(r: Results) -> None:
 # ---- what was measured -------------------------------------------------------------
 
 def configs_table(r: Results) -> pd.DataFrame:
+    """The configurations of study.yml; their engine and arguments carry the choices of the
+    tidy cells they are recorded in (study.yml of a reconstructed folder is the generator's)."""
     rows = []
     for cid, c in r.data.study.configs.items():
         rows.append(dict(config=cid, role=r.roles.of_config.get(cid), platform=c.get("platform"), model=c.get("model"),
                          quantisation=c.get("quantisation"),
                          engine=f"{c.get('engine', '')} {c.get('engine_version', '')}".strip(),
                          arguments=fmt_args(c.get("serve_args"))))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    engine, args = r.config_ids(ENGINE_COLUMNS), r.config_ids(ARGUMENT_COLUMNS)
+    return with_marks(out, {"engine": {i: engine.get(c, ()) for i, c in enumerate(out.get("config", []))},
+                            "arguments": {i: args.get(c, ()) for i, c in enumerate(out.get("config", []))}},
+                      r.assumed_why)
 
 
 def files_table(r: Results) -> pd.DataFrame:
@@ -219,10 +226,16 @@ def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
 
 
 def llama_cells(r: Results, lb: pd.DataFrame):
-    """The assumption ids of llama-bench rows; a share of the best holds what its test's
-    rates hold (the best is their maximum)."""
+    """The assumption ids of llama-bench rows; a share of the best holds what its own rate and
+    the best rate of its test hold, and the best's own share (100 %) holds nothing (`make marks`:
+    moving how far the other backends fall below the best moved no share but their own)."""
     cells = r.cells(lb, "llama_bench")
-    return cells.assign("share_of_best", cells.per_group(lb, "test_name", "avg_ts"))
+    if not cells or not len(lb):
+        return cells
+    best = lb.groupby("test_name")["avg_ts"].transform("idxmax")
+    return cells.assign("share_of_best", {
+        label: () if label == top else union(cells.at(label, "avg_ts"), cells.at(top, "avg_ts"))
+        for label, top in zip(lb.index, best)})
 
 
 def backend_table(r: Results) -> pd.DataFrame:
@@ -260,9 +273,23 @@ def _build(number, commit) -> str:
 
 
 def per_test_cells(r: Results):
-    """per_test's rows are tests: which build is best or worst, and by how much, read every
-    rate (and spread) of the test."""
-    return r.cells(r.llama, "llama_bench").group(r.llama, "test_name")
+    """per_test's rows are tests: a column of the llama-bench table holds what any of the test's
+    rows holds; `best_avg_ts`, `best_stddev_ts` and `worst_avg_ts` hold what the winning and the
+    slowest build's fastest run hold, which is all a best, a worst or a spread between them reads
+    (`make marks`: moving how far the other backends fall below the best moved no best figure)."""
+    cells = r.cells(r.llama, "llama_bench")
+    grouped = cells.group(r.llama, "test_name")
+    fast = fastest_runs(r.llama)
+    if not grouped or not len(fast):
+        return grouped
+    ends = {}
+    for test, g in fast.groupby("test_name"):
+        g = g.sort_values("avg_ts", ascending=False)
+        ends[test] = (g.index[0], g.index[-1])
+    for column, (which, source) in {"best_avg_ts": (0, "avg_ts"), "best_stddev_ts": (0, "stddev_ts"),
+                                    "best_build_number": (0, "build_number"), "worst_avg_ts": (1, "avg_ts")}.items():
+        grouped = grouped.assign(column, {t: cells.at(rows[which], source) for t, rows in ends.items()})
+    return grouped
 
 
 def best_table(r: Results) -> pd.DataFrame:
@@ -270,10 +297,11 @@ def best_table(r: Results) -> pd.DataFrame:
     return table(t, {
         "test": Col("test"),
         "best t/s (mean ± sd)": Col(("best_tps", "best_stddev"), lambda a, s: f"{a:,.2f} ± {s:.2f}",
-                                    reads=("avg_ts", "stddev_ts")),
-        "winning config": Col("best_config", reads=("avg_ts",)),
-        "backend": Col("best_backend", reads=("avg_ts",)),
-        "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–", reads=("avg_ts",)),
+                                    reads=("best_avg_ts", "best_stddev_ts")),
+        "winning config": Col("best_config", reads=("best_avg_ts",)),
+        "backend": Col("best_backend", reads=("best_avg_ts",)),
+        "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–",
+                     reads=("best_avg_ts", "best_build_number")),
         "backends tried": Col("backends"),
     }, per_test_cells(r))
 
@@ -282,10 +310,10 @@ def spread_table(r: Results) -> pd.DataFrame:
     t = per_test(r.llama).set_index("test", drop=False)
     return table(t, {
         "test": Col("test"),
-        "best": Col(("best_config", "best_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("avg_ts",)),
-        "worst": Col(("worst_config", "worst_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("avg_ts",)),
-        "best / worst": Col("spread", fmt_ratio, reads=("avg_ts",)),
-        "worst is below best by": Col("spread", lambda v: f"{1 - 1 / v:.1%}", reads=("avg_ts",)),
+        "best": Col(("best_config", "best_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("best_avg_ts",)),
+        "worst": Col(("worst_config", "worst_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("worst_avg_ts",)),
+        "best / worst": Col("spread", fmt_ratio, reads=("best_avg_ts", "worst_avg_ts")),
+        "worst is below best by": Col("spread", lambda v: f"{1 - 1 / v:.1%}", reads=("best_avg_ts", "worst_avg_ts")),
     }, per_test_cells(r))
 
 
@@ -296,11 +324,13 @@ def single_build_table(r: Results) -> pd.DataFrame:
     wide = wide[[t for t in _tests_in_order(lb) if t in wide.columns]]
     out = wide.map(lambda v: f"{v:.1%}").rename_axis("build").reset_index()
     out["lowest share"] = wide.min(axis=1).map(lambda v: f"{v:.1%}").values
-    # a share reads its test's rates; the lowest share reads every test's
-    tests = per_test_cells(r)
-    marks = {t: {i: tests.row(t, "avg_ts") for i in range(len(out))} for t in wide.columns}
-    marks["lowest share"] = {i: tests.union("avg_ts") for i in range(len(out))}
-    return with_marks(out, marks, tests.why)
+    # a share reads its build's rate and its test's best (the best's own 100 % reads nothing);
+    # the lowest share reads those of every test
+    cells = llama_cells(r, lb)
+    ids = {(v, t): cells.at(label, "share_of_best") for label, v, t in zip(lb.index, lb["variant"], lb["test_name"])}
+    marks = {t: {i: ids.get((v, t), ()) for i, v in enumerate(out["build"])} for t in wide.columns}
+    marks["lowest share"] = {i: union(*(ids.get((v, t), ()) for t in wide.columns)) for i, v in enumerate(out["build"])}
+    return with_marks(out, marks, cells.why)
 
 
 FIGURE_WIDTH_IN = 4.8  # narrow enough that 10 pt text stays about 10 px on a 390 px phone
@@ -844,17 +874,24 @@ def glue_values(r: Results) -> dict:
     out = Glued(r.assumed_why)
     out["platform"] = r.platform
     out.update(data_words(r))
+    # a reconstructed folder's builds and dates are its generator's; the dates print the day only,
+    # which a choice of the time of day (utc_offset_h, test_overhead_s) leaves alone (make marks)
+    rows = r.cells(r.llama, "llama_bench")
+    for key, columns in (("data_builds", ["build_number"]), ("data_dates", ["run_date"])):
+        if key in out:
+            out.cell(key, out[key], rows.union(columns))
     t, tests = per_test(r.llama), per_test_cells(r)
     pp, tg = usual_tests(r.llama)
     for role, test in (("pp", pp), ("tg", tg)):
         hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
-            row, ids = hit.iloc[0], tests.row(test, "avg_ts")  # best and worst of the test's rates
+            row = hit.iloc[0]  # a best reads the winning build's rate, a worst the slowest's, a spread both
+            reads = {"best": ("best_avg_ts",), "worst": ("worst_avg_ts",), "spread": ("best_avg_ts", "worst_avg_ts")}
             for key, column in TEST_GLUE[role].items():
                 if column == "test":
                     out[key] = row[column]
                 else:
-                    out.cell(key, row[column], ids)
+                    out.cell(key, row[column], tests.row(test, reads[column.split("_")[0]]))
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
     out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
     out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
@@ -863,10 +900,10 @@ def glue_values(r: Results) -> dict:
         "figures describe no single build: each build alone reaches only the shares below."
         if out["winners"] > 1 else
         "One build wins every test, so the best-of figures are that build's own; the others "
-        "reach the shares below."), tests.union("avg_ts"))
+        "reach the shares below."), tests.union("best_avg_ts"))  # which build wins each test
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
-        out["server_input_len"] = int(s["input_len"])
+        out.cell("server_input_len", int(s["input_len"]), cells.at(s.name, "input_len"))
         out["server_requests"] = int(s["completed"])
         out.cell("server_ttft_ms", float(s["median_ttft_s"]) * 1000, cells.at(s.name, "median_ttft_s"))
         out.cell("server_tpot_ms", float(s["median_tpot_s"]) * 1000, cells.at(s.name, "median_tpot_s"))
@@ -874,7 +911,7 @@ def glue_values(r: Results) -> dict:
         out.cell("server_prefill_tps", float(s["prefill_tps"]), cells.at(s.name, "prefill_tps"))
         if "pp_best_tps" in out:
             out.of("prefill_ratio", out["server_prefill_tps"] / out["pp_best_tps"], "server_prefill_tps", "pp_best_tps")
-            out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "pp_best_tps")
+            out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "server_input_len", "pp_best_tps")
     if r.has("serving"):
         _serving_values(r, out)
     out.update(claims_mod.ledger_glue(r.ledger, r.comparison))

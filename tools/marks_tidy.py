@@ -1,0 +1,230 @@
+"""Where a moved generator choice lands in a folder's tidy tables (tools/marks_check.py).
+
+`tidy_diff` compares two folders' tables cell by cell, exact inequality (a missing value equals
+a missing value); `landing` turns the cells that moved into an assumptions.yml entry's `columns`
+and, when only some rows of one table moved, `rows` (benchbook.study.assumptions), or says that
+the choice moves nothing."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+NOTHING = {"moves": "nothing"}
+KEYS = ("config", "name", "run", "file")  # selector columns tried first, in this order
+LIMIT = 40  # values (or pairs) one selector lists before it gives way to a cover
+GROUPS = ("config", "name", "kind", "run_date", "power_limit_w", "concurrency", "source_file", "gpu_index",
+          "fact", "test_name", "origin", "process", "engine")  # what a cover may select on
+ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  # what names a row
+
+
+def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict[str, dict[str, pd.Series]]:
+    """table -> {column: mask over the base table's rows of the cells that moved}. In a table whose
+    rows came or went, rows are matched by what names them (`_matched`); a base row with no match
+    moved in every cell, and so does every row of a table with nothing naming its rows."""
+    out = {}
+    for name in sorted(base.keys() | moved.keys()):
+        a, b = base.get(name, pd.DataFrame()), moved.get(name, pd.DataFrame())
+        cols = {c: _column_moved(a, b, c) for c in dict.fromkeys([*a.columns, *b.columns])}
+        cols = {c: m for c, m in cols.items() if m.any()}
+        if cols:
+            out[name] = cols
+    return out
+
+
+def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
+    """A table empty before and after has no cell to move (the 3090 folder has no stats lines);
+    rows that came to an empty table, or that all went, moved in every cell."""
+    if not len(a) and not len(b):
+        return pd.Series(False, index=a.index)
+    if column not in a or column not in b or not len(a) or not len(b):
+        return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(len(b)))
+    if len(a) != len(b):
+        return _matched(a, b, column)
+    a, b = _in_order(a), _in_order(b)
+    x, y = a[column].astype(object).to_numpy(), b[column].astype(object).to_numpy()
+    return pd.Series([not _same(u, v) for u, v in zip(x, y)], index=a.index).sort_index()
+
+
+def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
+    """Cells of `column` that moved when rows came or went: each base row is matched to the moved
+    table's row of the same name (ROW_KEYS) and the same place among the rows of that name, so a
+    restart the move added to one log moves the rows it added, not every row of every log. A base
+    row without a match moved; with no column naming rows, every row did."""
+    keys = [c for c in ROW_KEYS if c in a and c in b]
+    if not keys:
+        return pd.Series(True, index=a.index)
+
+    def named(df: pd.DataFrame) -> pd.Series:
+        parts = df[keys].astype(str)
+        place = parts.groupby(keys, sort=False).cumcount().astype(str)
+        return parts.agg("\x1f".join, axis=1) + "\x1f" + place
+
+    there = dict(zip(named(b).tolist(), b[column].astype(object).tolist()))
+    missing = object()
+    return pd.Series([(v := there.get(k, missing)) is missing or not _same(u, v)
+                      for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
+
+
+def _in_order(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows ordered by what names them (configuration, run, fact), else as read: a log line
+    that moves earlier does not make every row after it read as moved."""
+    keys = [c for c in ROW_KEYS if c in df]
+    return df.sort_values(keys, kind="stable", key=lambda s: s.astype(str)) if keys else df
+
+
+def _same(u, v) -> bool:
+    if _missing(u) and _missing(v):
+        return True
+    try:
+        return bool(u == v)
+    except (TypeError, ValueError):
+        return repr(u) == repr(v)
+
+
+def _missing(v) -> bool:
+    try:
+        return v is None or bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]]) -> dict:
+    """{columns: [table.column, ...], rows or rows_of: selectors} where the choice lands, or
+    NOTHING. Rows are given per table, or per column where a table's columns moved in different
+    rows (a rate in some rows, the clock of every later row)."""
+    if not moved:
+        return dict(NOTHING)
+    out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
+    rows = {}
+    for t, cols in moved.items():
+        rows.update(_table_rows(t, base.get(t, pd.DataFrame()), cols))
+    if list(rows) == list(moved) and len(moved) == 1:
+        out["rows"] = next(iter(rows.values()))
+    elif rows:
+        out["rows_of"] = rows
+    return out
+
+
+def _table_rows(table: str, df: pd.DataFrame, cols: dict[str, pd.Series]) -> dict:
+    """{table: selector} when its columns moved in the same rows, else {table.column: selector}
+    for each column whose moved rows a selector picks (the others: every row)."""
+    masks = {c: m.to_numpy() for c, m in cols.items()}
+    first = next(iter(masks.values()))
+    if all(len(m) == len(first) and (m == first).all() for m in masks.values()):
+        sel = _selector(df, cols)
+        return {table: sel} if sel else {}
+    found = {f"{table}.{c}": _selector(df, {c: m}, exclude=set(cols)) for c, m in cols.items()}
+    return {k: v for k, v in found.items() if v}
+
+
+def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = frozenset()):
+    """The rows that moved as selectors, read on the base table (where the marks are read, so
+    a moved column selects as well as any): the fewest values of one column that pick exactly
+    them, else (value, values) pairs of two columns; when neither fits in LIMIT values (a
+    choice that shifts later random draws moves rows scattered over a run), the rows of the
+    fewest runs, configurations or files holding every moved row (`_cover`). None when that
+    is every row. `exclude` is kept for callers; every column may select."""
+    if not len(df) or any(len(m) != len(df) for m in cols.values()):
+        return None
+    hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
+    if hit.all():
+        return None
+    keys = sorted((c for c in df.columns if _plain_values(df[c]) is not None),
+                  key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
+    single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None and len(v) <= LIMIT]
+    if single:
+        c, values = min(single, key=lambda cv: len(cv[1]))
+        return {c: values}
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            pairs = _pairs_apart(df[a], df[b], hit)
+            if pairs is not None:
+                return [{a: [x], b: ys} for x, ys in pairs]
+    return _cover(df, hit, [c for c in keys if c in GROUPS])
+
+
+def _cover(df: pd.DataFrame, hit, groups: list[str]):
+    """The selector of one or two group columns whose rows hold every moved row and the
+    fewest others; None when every such cover is the whole table."""
+    best, extra = None, int((~hit).sum())
+    for i, a in enumerate(groups):
+        for b in [None, *groups[i + 1:]]:
+            picked = _group_rows(df, hit, a, b)
+            more = int((picked & ~hit).sum())
+            if more < extra:
+                best, extra = (a, b), more
+    if best is None:
+        return None
+    a, b = best
+    if b is None:
+        return {a: sorted(_plain_values(df[a][hit]), key=str)}
+    pairs = _grouped({(_item(x), _item(y)) for x, y in zip(df[a][hit].tolist(), df[b][hit].tolist())})
+    return [{a: [x], b: ys} for x, ys in pairs]
+
+
+def _group_rows(df: pd.DataFrame, hit, a: str, b: str | None):
+    """Rows sharing a moved row's value of `a` (and of `b`)."""
+    if b is None:
+        return df[a].isin(set(df[a][hit].tolist())).to_numpy()
+    keys = pd.Series(list(zip(df[a].tolist(), df[b].tolist())))
+    return keys.isin(set(keys[hit].tolist())).to_numpy()
+
+
+def _apart(s: pd.Series, hit) -> list | None:
+    """The values of `s` in the moved rows, when none of them is in an unmoved row."""
+    inside, outside = _plain_values(s[hit]), _plain_values(s[~hit])
+    return None if inside is None or set(inside) & set(outside or ()) else sorted(inside, key=str)
+
+
+def _pairs_apart(a: pd.Series, b: pd.Series, hit, limit: int = LIMIT) -> list | None:
+    """[(value of a, [values of b])] of the moved rows, when no unmoved row has such a pair."""
+    def pairs(mask) -> set:
+        return {(_item(x), _item(y)) for x, y in zip(a[mask].tolist(), b[mask].tolist())}
+
+    inside = pairs(hit)
+    if len(inside) > limit or inside & pairs(~hit):
+        return None
+    return _grouped(inside)
+
+
+def _grouped(pairs: set) -> list:
+    """[(a, [b, ...])] of (a, b) pairs, in order."""
+    grouped = {}
+    for x, y in sorted(pairs, key=str):
+        grouped.setdefault(_item(x), []).append(_item(y))
+    return list(grouped.items())
+
+
+def _item(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def _plain_values(s: pd.Series) -> list | None:
+    """The distinct values of a column as YAML integers or text; None if any is neither."""
+    out = []
+    for v in s.drop_duplicates():
+        if _missing(v) or isinstance(v, (list, dict, tuple)):
+            return None
+        v = _item(v)
+        if not isinstance(v, (str, int)) or isinstance(v, bool):  # measured numbers select no rows
+            return None
+        out.append(v)
+    return out
+
+
+def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict) -> dict:
+    """A recorded landing with its rows written again by the current selectors: the cells its
+    old selectors pick on the base tables are taken as the cells that moved (no choice is moved
+    again), so a change to how rows are written needs no new run of the check."""
+    from benchbook.study.assumptions import _entry, row_mask
+
+    if not entry.get("columns"):
+        return dict(entry)
+    a = _entry({"id": choice, "value": None, "why": "", **entry}, choice)
+    moved: dict = {}
+    for column in a.columns:
+        table, col = column.split(".", 1)
+        df = base.get(table, pd.DataFrame())
+        mask = row_mask(df, a, table, col) if len(df) else pd.Series(True, index=pd.RangeIndex(1))
+        moved.setdefault(table, {})[col] = mask
+    return landing(base, moved)
