@@ -511,7 +511,7 @@ def test_the_h100_page_marks_the_unpublished_tails_and_the_digits_beyond_the_pub
                 if s.get("type") == "application/json" and "Aggregate output" in s.text)
     chart = json.loads(data)
     names = [t["name"] for t in chart["series"]]
-    # every throughput point moves with target_band (the chart's tooltip prints all digits), so
+    # every throughput point moves with target_band (the chart draws each point at its full value), so
     # each series is drawn from assumed values; its tooltip prints the P99 too, with the tails' choice
     assert names[0].endswith("assumed)") and "dense_p99_ttft_s" in chart["assumed"]
 
