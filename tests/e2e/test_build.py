@@ -550,6 +550,9 @@ def test_on_a_phone_every_headline_and_its_verdict_is_within_the_first_two_scree
                     cell = row.locator(f'td[data-label="{label}"]')
                     assert cell.evaluate("td => getComputedStyle(td, '::before').content") not in ("none", ""), \
                         (name, i, label)
+                for cell in row.locator("td[data-label]").all():  # an empty cell shows no bare label
+                    if not (cell.text_content() or "").strip():
+                        assert not cell.is_visible(), (name, i, cell.get_attribute("data-label"))
             assert page.evaluate("document.documentElement.scrollWidth") <= width, name
             button = page.locator("button.benchbook-intro-toggle")
             if button.count():  # a long introduction is cut behind a button that shows it whole
