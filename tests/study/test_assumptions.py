@@ -390,3 +390,23 @@ def test_rows_of_scopes_each_table_of_an_entry_that_spans_several(tmp_path):
     (tmp_path / FILE).write_text(yaml.safe_dump({"assumptions": [entry]}), encoding="utf-8")
     with pytest.raises(AssumptionsError, match="rows_of names runs"):
         load_assumptions(tmp_path)
+
+
+def test_a_page_computes_the_cells_of_one_frame_once_and_again_when_the_frame_changes():
+    """The Strix Halo serving model asks for the H100 runs' cells once per agent count; the
+    answer is kept with its frame (a copy to each caller), equal to a fresh computation, and a
+    frame of another shape is computed anew."""
+    from benchbook.site.runner import Chapter
+
+    r = Chapter(ROOT, "strix-halo-baseline").analysed()
+    frame = r.h100_runs
+    first = r.cells(frame, "runs", r.h100)
+    kept = len(r._cells)
+    again = r.cells(frame, "runs", r.h100)
+    assert len(r._cells) == kept and again.ids.equals(first.ids) and again.ids is not first.ids
+    again.ids.iloc[0, 0] = ("changed by a caller",)
+    assert r.cells(frame, "runs", r.h100).ids.equals(first.ids)  # a caller's change stays its own
+    fresh = Chapter(ROOT, "strix-halo-baseline").analysed()
+    assert fresh.cells(fresh.h100_runs, "runs", fresh.h100).ids.equals(first.ids)
+    wider = frame.assign(extra=1)
+    assert "extra" in r.cells(wider, "runs", r.h100).ids.columns and len(r._cells) == kept + 1
