@@ -384,7 +384,10 @@ function drawChart(box) {
       },
     },
   });
-  keyboard(canvas, chart, spec, ([s, i]) => { const l = spec.series[s].links; if (l && l[i]) open(l[i]); });
+  keyboard(canvas, chart, spec, ([s, i]) => {
+    const link = linkAt([{ datasetIndex: s, index: i }])[1];
+    if (link) open(link);
+  });
   const hidden = new Set();
   const wrap = box.closest(".benchbook-interactive");
   const form = wrap && wrap.querySelector("form.benchbook-chart-filters");
