@@ -227,7 +227,8 @@ class ChapterResults:
         for table, df in ((self.data if data is None else data).tables.items() if found else ()):
             if not len(df) or not {"source_file", "line"} <= set(df.columns):
                 continue
-            for f, ids in zip(df["source_file"].tolist(), assumed_ids(df, table, found)["line"].tolist()):
+            lines = assumed_ids(df, table, found, columns=["line"])["line"]
+            for f, ids in zip(df["source_file"].tolist(), lines.tolist()):
                 if ids:
                     out[f] = marks.union(out.get(f, ()), ids)
         return out
@@ -244,7 +245,7 @@ class ChapterResults:
             present = [c for c in columns if c in df.columns]
             if not len(df) or "config" not in df.columns or not present:
                 continue
-            ids = assumed_ids(df, table, found)[present]
+            ids = assumed_ids(df, table, found, columns=present)
             for cid, row in zip(df["config"].tolist(), ids.itertuples(index=False)):
                 if any(row):
                     out[cid] = marks.union(out.get(cid, ()), *row)
@@ -263,7 +264,7 @@ class ChapterResults:
         req = (self.data if data is None else data).tables.get("requests")
         if req is None or not len(req) or "run_id" not in req:
             return {}
-        cells = assumed_ids(req, "requests", found)[["output_tokens", "e2el_s"]]
+        cells = assumed_ids(req, "requests", found, columns=["output_tokens", "e2el_s"])
         per_row = [marks.union(a, b) for a, b in zip(cells["output_tokens"], cells["e2el_s"])]
         out: dict = {}
         for run, ids in zip(req["run_id"].tolist(), per_row):

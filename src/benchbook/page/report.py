@@ -331,9 +331,9 @@ def write_downloads(tables: dict[str, pd.DataFrame], folder: str | Path, bundle:
         safe.to_csv(path, index=False)
         paths[name] = path
     zpath = folder / f"{bundle}.zip"
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(zpath, "w") as zf:
         for name, path in paths.items():
-            zf.write(path, arcname=path.name)
+            _zip_member(zf, path.name, path.read_bytes(), zipfile.ZIP_DEFLATED)
     paths["zip"] = zpath
     paths["parquet_zip"] = _parquet_zip(tables, folder / f"{bundle}-parquet.zip")
     return paths
@@ -364,8 +364,20 @@ def _parquet_zip(tables: dict[str, pd.DataFrame], zpath: Path) -> Path:
         for name, df in tables.items():
             buf = io.BytesIO()
             to_polars(df.reset_index(drop=True)).write_parquet(buf)
-            zf.writestr(f"{name}.parquet", buf.getvalue())
+            _zip_member(zf, f"{name}.parquet", buf.getvalue(), zipfile.ZIP_STORED)
     return zpath
+
+
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip can say: the same tables give the same bytes
+
+
+def _zip_member(zf: zipfile.ZipFile, name: str, data: bytes, compress: int) -> None:
+    """One file of a download zip, dated ZIP_DATE rather than when it was written, so a rerun
+    on the same data gives a byte-identical zip (its checksum can be compared)."""
+    info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+    info.compress_type = compress
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
 
 
 # ---- text from data, the page's opening note, absent sections, declared outputs -----
@@ -423,7 +435,7 @@ def glue_figure(key: str, fig) -> None:
     bundle = {"image/png": b64encode(desktop.png).decode("ascii"),
               "text/plain": f"<Figure size {desktop.width}x{desktop.height}>"}
     figure = {**_size(desktop), "phone": {"png": b64encode(phone.png).decode("ascii"), **_size(phone)}}
-    ours = {"figure": figure, **({"assumed": [{"id": i, "why": w} for i, w in found.items()]} if found else {})}
+    ours = {"figure": figure, **({"assumed": [{"id": i, "why": w} for i, w in sorted(found.items())]} if found else {})}
     _glue_bundle(key, bundle, {}, ours)
 
 

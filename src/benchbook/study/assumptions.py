@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -135,59 +136,113 @@ def resting_on(assumed: list[Assumption], columns) -> list[Assumption]:
 # ---- which cells of a table an assumption covers ------------------------------------
 
 
-def _matches(series: pd.Series, values: tuple) -> pd.Series:
-    """Rows whose value is one of these: numbers compare as numbers (1 matches 1.0), text as text."""
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    hit = series.astype(str).isin([str(v) for v in values])
-    if numbers:
-        hit |= pd.to_numeric(series, errors="coerce").isin(numbers)
-    return hit.fillna(False).astype(bool)
+class _Rows:
+    """Masks of one frame's rows, kept per selector: the entries of a folder select on a few
+    columns with the same values over and over (one entry per model, per power limit), and
+    a power-sweep GPU log has 100,000 rows, so each column is read as text and as numbers
+    once and each selector matched once."""
+
+    def __init__(self, df: pd.DataFrame):
+        self.df = df
+        self._text: dict = {}
+        self._numbers: dict = {}
+        self._masks: dict = {}
+
+    def matches(self, column: str, values: tuple) -> np.ndarray:
+        """Rows whose value is one of these: numbers compare as numbers (1 matches 1.0), text as text."""
+        key = (column, values)
+        if key not in self._masks:
+            series = self.df[column]
+            if column not in self._text:
+                self._text[column] = series.astype(str)
+            hit = self._text[column].isin([str(v) for v in values]).to_numpy(dtype=bool, na_value=False)
+            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if numbers:
+                if column not in self._numbers:
+                    self._numbers[column] = pd.to_numeric(series, errors="coerce")
+                hit = hit | self._numbers[column].isin(numbers).to_numpy(dtype=bool, na_value=False)
+            self._masks[key] = hit
+        return self._masks[key]
+
+    def any_of(self, selectors: tuple[Selector, ...], a: Assumption, table: str) -> np.ndarray:
+        key = ("any", selectors)
+        if key not in self._masks:
+            out = np.zeros(len(self.df), dtype=bool)
+            for sel in selectors:
+                missing = [c for c, _ in sel if c not in self.df.columns]
+                if missing:
+                    if not len(self.df):
+                        continue
+                    raise AssumptionsError(
+                        f"assumption {a.id}: rows select on {', '.join(missing)}, which the {table} frame "
+                        f"given has no column for (it has {', '.join(map(str, self.df.columns))})")
+                hit = np.ones(len(self.df), dtype=bool)
+                for col, values in sel:
+                    hit &= self.matches(col, values)
+                out |= hit
+            self._masks[key] = out
+        return self._masks[key]
 
 
-def row_mask(df: pd.DataFrame, a: Assumption, table: str, column: str | None = None) -> pd.Series:
+def _selectors(a: Assumption, table: str, column: str | None) -> tuple[Selector, ...]:
+    per = dict(a.rows_of)
+    return per.get(f"{table}.{column}", per.get(table, a.rows))
+
+
+def row_mask(df: pd.DataFrame, a: Assumption, table: str, column: str | None = None,
+             rows: _Rows | None = None) -> pd.Series:
     """The rows of `df` (a frame of tidy table `table`) that assumption `a` covers (in `column`,
     when its rows are given per column)."""
-    per = dict(a.rows_of)
-    selectors = per.get(f"{table}.{column}", per.get(table, a.rows))
+    selectors = _selectors(a, table, column)
     if not selectors:
         return pd.Series(True, index=df.index)
-    out = pd.Series(False, index=df.index)
-    for sel in selectors:
-        missing = [c for c, _ in sel if c not in df.columns]
-        if missing:
-            if not len(df):
-                continue
-            raise AssumptionsError(f"assumption {a.id}: rows select on {', '.join(missing)}, which the "
-                                   f"{table} frame given has no column for (it has {', '.join(map(str, df.columns))})")
-        hit = pd.Series(True, index=df.index)
-        for col, values in sel:
-            hit &= _matches(df[col], values)
-        out |= hit
-    return out
+    return pd.Series((rows or _Rows(df)).any_of(selectors, a, table), index=df.index)
 
 
-def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None) -> pd.DataFrame:
+def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None,
+                columns=None) -> pd.DataFrame:
     """Per cell of `df` (a frame of tidy table `table`), the ids of the assumptions it holds
-    (a tuple, empty for none), aligned with `df`. `derived` maps a column computed from
-    others of the same row to those columns: it holds what they hold."""
-    cells = {c: [()] * len(df) for c in df.columns}
-    for a in assumed if len(df) else ():
-        _add(cells, df, a, table)
+    (a tuple, empty for none, in the order of `assumed`), aligned with `df`. `derived` maps a
+    column computed from others of the same row to those columns: it holds what they hold.
+    `columns`: only these of `df`'s columns (all by default).
+
+    Which assumptions cover a cell is kept as one boolean per (row, assumption) and turned into
+    id tuples once per distinct pattern: a frame has many rows and few patterns."""
+    hits: dict[str, dict[int, np.ndarray]] = {c: {} for c in df.columns}
+    rows = _Rows(df)
+    for k, a in enumerate(assumed if len(df) else ()):
+        for c in _columns_in(a, table):
+            if c in hits:
+                selectors = _selectors(a, table, c)
+                hit = rows.any_of(selectors, a, table) if selectors else np.ones(len(df), dtype=bool)
+                hits[c][k] = hits[c][k] | hit if k in hits[c] else hit
     for col, sources in (derived or {}).items():
-        found = [cells[s] for s in sources if s in cells]
-        if col in cells and found:
-            cells[col] = [union(*ids) for ids in zip(*found)]
-    return pd.DataFrame(cells, index=df.index, columns=df.columns, dtype=object)
+        found = [hits[s] for s in sources if s in hits]
+        if col in hits and found:
+            merged: dict[int, np.ndarray] = {}
+            for f in found:
+                for k, hit in f.items():
+                    merged[k] = merged[k] | hit if k in merged else hit
+            hits[col] = merged
+    wanted = list(df.columns) if columns is None else [c for c in columns if c in hits]
+    cells = {c: _tuples(hits[c], assumed, len(df)) for c in wanted}
+    return pd.DataFrame(cells, index=df.index, columns=wanted, dtype=object)
 
 
-def _add(cells: dict, df: pd.DataFrame, a: Assumption, table: str) -> None:
-    """Add an assumption's id to the cells it covers (its columns, in its rows)."""
-    cols = [c for c in _columns_in(a, table) if c in cells]
-    if not cols:
-        return
-    for c in cols:
-        rows = row_mask(df, a, table, c).to_numpy()
-        cells[c] = [union(ids, (a.id,)) if hit else ids for ids, hit in zip(cells[c], rows)]
+def _tuples(hits: dict[int, np.ndarray], assumed: list[Assumption], n: int) -> list:
+    """Each row's ids from its (row, assumption) booleans."""
+    if not hits:
+        return [()] * n
+    order = sorted(hits)
+    matrix = np.column_stack([hits[k] for k in order])
+    if len(order) < 63:  # each row's pattern as one integer: a 1-d unique is many times faster
+        codes, inverse = np.unique(matrix.astype(np.int64) @ (np.int64(1) << np.arange(len(order))),
+                                   return_inverse=True)
+        patterns = [[bool(int(c) >> j & 1) for j in range(len(order))] for c in codes]
+    else:
+        patterns, inverse = np.unique(matrix, axis=0, return_inverse=True)
+    ids = [union(tuple(assumed[order[j]].id for j in np.flatnonzero(p))) for p in patterns]
+    return [ids[i] for i in inverse.reshape(-1)]
 
 
 def _columns_in(a: Assumption, table: str) -> list[str]:

@@ -38,12 +38,14 @@ WHY = "benchbook_assumed_why"  # DataFrame.attrs key: {id: why}
 SERIES = " (assumed)"  # a figure series drawn from assumed cells only
 SERIES_PART = " (partly assumed)"  # a figure series some of whose points are assumed
 
-Ids = tuple  # assumption ids, each once, in first-seen order
+Ids = tuple  # assumption ids, each once, sorted
 
 
 def union(*groups) -> Ids:
-    """Ids of several cells, each once."""
-    return tuple(dict.fromkeys(i for g in groups if g for i in g))
+    """Ids of several cells, each once, sorted: the order the computation met them in depends
+    on set iteration (a claim's value names), which changes from run to run, and the
+    downloads must be the same bytes every run."""
+    return tuple(sorted({i for g in groups if g for i in g}))
 
 
 def short(why: str, limit: int = 110) -> str:
@@ -175,7 +177,7 @@ def rows_table(rows: list[dict], why: dict, columns=None) -> pd.DataFrame:
 def with_marks(df: pd.DataFrame, marks: dict, why: dict) -> pd.DataFrame:
     """`df` with per-cell ids ({column: {index label: ids}}) for report.html; cells with none
     are left out, and so is everything on data without assumptions."""
-    kept = {c: {k: list(v) for k, v in m.items() if v} for c, m in marks.items()}
+    kept = {c: {k: list(union(v)) for k, v in m.items() if v} for c, m in marks.items()}
     kept = {c: m for c, m in kept.items() if m}
     used = {i for m in kept.values() for v in m.values() for i in v}
     df.attrs[MARKS] = kept
@@ -272,7 +274,7 @@ class Glued(dict):
 
     def payload(self, key: str) -> list[dict]:
         """[{id, why}] of the assumptions behind a key (empty: none)."""
-        return [{"id": i, "why": self.why.get(i, "")} for i in self.assumed.get(key, ())]
+        return [{"id": i, "why": self.why.get(i, "")} for i in union(self.assumed.get(key, ()))]
 
 
 # ---- HTML ---------------------------------------------------------------------------
@@ -282,7 +284,7 @@ def marker_html(ids, why: dict | None = None) -> str:
     """The raised marker after a value, as short as it can be (a page marks hundreds of values
     and must stay light on a phone): its title names the assumptions, 'assumed: id; id'; what
     each means is said once, in the legend of its part of the page (`why` is read there)."""
-    return (f'<span class="benchbook-assumed-mark" title="{TITLE}: {escape("; ".join(dict.fromkeys(ids)))}">'
+    return (f'<span class="benchbook-assumed-mark" title="{TITLE}: {escape("; ".join(union(ids)))}">'
             f"{SYMBOL}</span>")
 
 
