@@ -111,8 +111,9 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
 def _tips(part: pd.DataFrame, x: str, y: str, hover: dict[str, str], notes: pd.Series) -> list[list[str]]:
     """Each point's tooltip: its values, in the order of the spec's `tip` labels (x, y, then the
     `hover` columns), and the line naming the assumptions it rests on, if any."""
-    return [[fmt_significant(row[x]), fmt_significant(row[y]), *(_text(row[col]) for col in hover), *([n] if n else [])]
-            for (_, row), n in zip(part.iterrows(), notes)]
+    columns = [part[x].tolist(), part[y].tolist(), *(part[col].tolist() for col in hover)]
+    return [[fmt_significant(vx), fmt_significant(vy), *(_text(v) for v in rest), *([n] if n else [])]
+            for (vx, vy, *rest), n in zip(zip(*columns), notes)]
 
 
 def tooltip_lines(chart: Chart, series: int, point: int) -> list[str]:

@@ -174,14 +174,23 @@ def rows_table(rows: list[dict], why: dict, columns=None) -> pd.DataFrame:
     return with_marks(df, marks, why)
 
 
+class Shared(dict):
+    """A frame's marks, shared by every frame computed from it rather than copied: pandas
+    deep-copies `attrs` on every operation (DataFrame.__finalize__), which cost the synthesis
+    page a third of its run. Marks are never changed in place, only replaced."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def with_marks(df: pd.DataFrame, marks: dict, why: dict) -> pd.DataFrame:
     """`df` with per-cell ids ({column: {index label: ids}}) for report.html; cells with none
     are left out, and so is everything on data without assumptions."""
     kept = {c: {k: list(union(v)) for k, v in m.items() if v} for c, m in marks.items()}
     kept = {c: m for c, m in kept.items() if m}
     used = {i for m in kept.values() for v in m.values() for i in v}
-    df.attrs[MARKS] = kept
-    df.attrs[WHY] = {i: w for i, w in why.items() if i in used}
+    df.attrs[MARKS] = Shared(kept)
+    df.attrs[WHY] = Shared({i: w for i, w in why.items() if i in used})
     return df
 
 
@@ -210,8 +219,8 @@ def series(data: pd.DataFrame, by, columns) -> dict:
 def carried(df: pd.DataFrame, source: pd.DataFrame) -> pd.DataFrame:
     """`df` with the marks of `source` (after an operation that drops attrs, e.g. concat
     with unmarked rows; index labels and column names must be the same)."""
-    df.attrs[MARKS] = source.attrs.get(MARKS, {})
-    df.attrs[WHY] = source.attrs.get(WHY, {})
+    df.attrs[MARKS] = Shared(source.attrs.get(MARKS, {}))
+    df.attrs[WHY] = Shared(source.attrs.get(WHY, {}))
     return df
 
 
