@@ -379,8 +379,8 @@ def _check_cells(study: str, doc, texts: dict[str, set[str]], write_up: set = fr
     may print too: a mean over seeds equal to one run's ITL), each is marked somewhere.
     Returns the ids whose values the tables show."""
     shown, marked_somewhere = set(), set()
-    for td in doc.iter("td"):
-        text = _cell_text(td)
+    cells = [(td, _cell_text(td)) for td in doc.iter("td")]  # each cell read once: a page has thousands
+    for td, text in cells:
         hit = {i for i, t in texts.items() if text in t}
         if not hit or _quantity(text) in write_up:
             continue
@@ -396,8 +396,9 @@ def _check_cells(study: str, doc, texts: dict[str, set[str]], write_up: set = fr
     for i, t in texts.items():
         for text in t:
             covering.setdefault(text, set()).add(i)
+    printed = {text for _, text in cells}
     for text, ids in covering.items():
-        if _quantity(text) not in write_up and any(_cell_text(td) == text for td in doc.iter("td")):
+        if text in printed and _quantity(text) not in write_up:
             assert any((i, text) in marked_somewhere for i in ids), (study, ids, text)
     return shown
 
@@ -405,13 +406,13 @@ def _check_cells(study: str, doc, texts: dict[str, set[str]], write_up: set = fr
 def _check_prose(study: str, doc, texts: dict[str, set[str]]) -> None:
     """A paragraph quoting a value of a covered cell (four significant digits or more)
     carries the marker."""
+    long = {x for t in texts.values() for x in t if _digits(x) >= 4}
     for p in doc.iter("p"):
         if p.xpath("ancestor::table") or "assumed" in (p.get("class") or "") or \
                 "assumed: not in the write-up" in p.text_content():
             continue
         text = p.text_content()
-        quoted = {x for t in texts.values() for x in t if _digits(x) >= 4
-                  and re.search(rf"(?<![\d.,]){re.escape(x)}(?![\d])", text)}
+        quoted = {x for x in long if x in text and re.search(rf"(?<![\d.,]){re.escape(x)}(?![\d])", text)}
         assert not quoted or p.find_class(MARK), (study, sorted(quoted), text[:300])
 
 
