@@ -99,7 +99,7 @@ def run(page_id: str, params: dict, out: Path) -> dict:
     """(output number, ...) -> (text, ids) of everything the page displays or glues."""
     chapter = Chapter(REPO, page_id)
     cells = [c for c in chapter.read_source().cells if c.cell_type == "code"]
-    ns = {**chapter.effective_parameters(params), "page": page_id, "previous_site": ""}
+    ns = {**chapter.effective_parameters(params), "page": page_id}
     published = []
     with _shell(published), _project(REPO, out):
         for cell in cells:

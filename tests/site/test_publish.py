@@ -246,7 +246,8 @@ def test_changes_read_the_previous_versions_downloads_not_recompute(tmp_path):
     assert claims["status"].to_dict() == {"k1": "same", "k2": "changed", "k3": "same"}
     assert claims.loc["k2", "verdict (v0.1.0)"] == "holds"
     text = changes.summary(prev, tables)
-    assert "**v0.1.0**" in text and "1 of 4 runs changed, 2 new, 1 gone" in text and "1 of 3 claims changed" in text
+    assert "<strong>v0.1.0</strong>" in text and "1 of 4 runs changed, 2 new, 1 gone" in text
+    assert "1 of 3 claims changed" in text
 
 
 def test_changes_unchanged_numbers_survive_the_csv_round_trip(tmp_path):
@@ -270,8 +271,41 @@ def test_changes_without_a_previous_version_or_chapter(tmp_path):
     prev, tables = changes.compare(STUDY, only_runs, {"runs": RUNS, "claims": CLAIMS})
     assert list(tables) == ["runs"] and "published no claims table" in changes.summary(prev, tables)
 
-    with pytest.raises(FileNotFoundError, match="previous_site .*no index.html"):
+    with pytest.raises(FileNotFoundError, match="previous version .*no index.html"):
         changes.compare(STUDY, tmp_path / "missing", {"runs": RUNS})
+
+
+def _with_placeholder(build: Path) -> Path:
+    """A fake build whose chapter page carries the section as the notebook shows it."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    page = build / "studies" / f"{STUDY}.html"
+    shown = []
+    InteractiveShell.instance().display_pub.publish = lambda data, **kw: shown.append(data["text/html"])
+    changes.placeholder(STUDY)
+    page.write_text(page.read_text().replace("</body>", f"<section>{shown[0]}</section></body>"))
+    return build
+
+
+def test_installing_a_version_fills_its_changes_section_from_both_versions_downloads(tmp_path):
+    """The comparison is made when a build is installed, from the downloads of the page being
+    published and of the previous version's page: no chapter runs again for it, and a page of
+    the first version says there is nothing to compare with."""
+    site = tmp_path / "site"
+    old_runs = RUNS.assign(cost_per_m=[2.5, 1.0, 0.5])
+    first_build = _with_placeholder(fake_build(tmp_path / "a", "v0.1.0", old_runs, CLAIMS))
+    publish.install(first_build, site, "v0.1.0", log=quiet)
+    first = (site / "v0.1.0" / "studies" / f"{STUDY}.html").read_text()
+    assert "no earlier published version" in first and 'data-study="' not in first
+
+    said = []
+    publish.install(_with_placeholder(fake_build(tmp_path / "b", "v0.2.0", RUNS, CLAIMS)), site, "v0.2.0",
+                    log=said.append)
+    second = (site / "v0.2.0" / "studies" / f"{STUDY}.html").read_text()
+    assert "Since <strong>v0.1.0</strong>: 1 of 3 runs changed" in second and "0 of 3 claims changed" in second
+    assert "Changes since v0.1.0: runs" in second and second.count("<tr") == 2  # a header and run a
+    assert any("changes since v0.1.0: 1 page(s) compared" in line for line in said)
+    assert (site / "latest" / "studies" / f"{STUDY}.html").read_text() == second
 
 
 def git_repo(path: Path, tag: str | None) -> Path:

@@ -2,9 +2,14 @@
 
 The previous numbers are read from the tidy CSVs that version published with the chapter
 (found through the download links on its page), never recomputed: they are what readers
-of that version saw, computed by that version's code on that version's data. A chapter
-gets the previous version's folder as its `previous_site` parameter (set by
-`benchbook publish`; empty for an ordinary build), so its cache key covers it.
+of that version saw, computed by that version's code on that version's data. The current
+numbers are read the same way, from the downloads of the page being published.
+
+The section is filled in when a build is published (`benchbook publish`, `fill`), not when
+the chapter runs: the notebook shows a placeholder (`placeholder`) that says there is no
+earlier version, which is what an unpublished build shows. So publishing a version executes
+no chapter again for the comparison: a chapter's execution, and its cache key, do not depend
+on which version came before.
 """
 
 from __future__ import annotations
@@ -70,8 +75,8 @@ def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous 
     site = Path(previous_site)
     if not (site / "index.html").is_file():
         raise FileNotFoundError(
-            f"previous_site {site}: no index.html there; expected a published version folder "
-            "such as site/v0.1.0 (benchbook publish sets it)")
+            f"previous version {site}: no index.html there; expected a published version folder "
+            "such as site/v0.1.0")
     prev = Previous(version=stamped_version(site) or site.name, site=site,
                     page=chapter_page(site, study))
     for key in key_numbers(study) if keys is None else keys:
@@ -163,15 +168,15 @@ def rounded(v) -> str:
 
 
 def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
-    """One sentence (markdown) saying what changed since the previous version, or that there
+    """One sentence (HTML) saying what changed since the previous version, or that there
     is nothing to compare with."""
     if prev is None:
         return ("There is no earlier published version of this book to compare with; "
                 "a published version shows here how its key numbers differ from the one before.")
 
-    version = untrusted.md(prev.version)
+    version = f"<strong>{untrusted.html(prev.version)}</strong>"
     if prev.page is None:
-        return f"The previous published version, **{version}**, did not have this chapter."
+        return f"The previous published version, {version}, did not have this chapter."
     parts = []
     for name, t in tables.items():
         counts = t["status"].value_counts()
@@ -179,21 +184,66 @@ def summary(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
                      + (f", {counts['new']} new" if counts.get("new") else "")
                      + (f", {counts['gone']} gone" if counts.get("gone") else ""))
     missing = f" It published no {', '.join(prev.missing)} table to compare with." if prev.missing else ""
-    return (f"Since **{version}**: {'; '.join(parts) or 'nothing to compare'} (key numbers read from that "
+    return (f"Since {version}: {'; '.join(parts) or 'nothing to compare'} (key numbers read from that "
             f"version's downloadable tables; only what changed is listed).{missing}")
 
 
-def show(study: str, previous_site: str | Path, current: dict[str, pd.DataFrame]) -> None:
-    """The chapter section: the summary sentence and, per key table, the rows that changed."""
-    from IPython.display import Markdown, display
+PLACE = "benchbook-changes"
+_PLACEHOLDER = re.compile(rf'<div class="{PLACE}" data-study="([^"<>]*)">.*?</div>', re.S)
 
-    prev, tables = compare(study, previous_site, current)
-    display(Markdown(summary(prev, tables)))
+
+def placeholder(study: str) -> None:
+    """The chapter's section as an unpublished build shows it (no earlier version); `benchbook
+    publish` replaces it with the comparison (`fill`)."""
+    from IPython.display import HTML, display
+
+    display(HTML(f'<div class="{PLACE}" data-study="{html.escape(study)}"><p>{summary(None, {})}</p></div>'))
+
+
+def section_html(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
+    """The section: the summary sentence and, per key table, the rows that changed."""
+    parts = [f"<p>{summary(prev, tables)}</p>"]
     for name, t in tables.items():
         t = t[t["status"] != "same"]
         if len(t):
-            display(html_table(readable(t, prev.version),
-                               f"Changes since {prev.version}: {table_label(name)}"))
+            caption = f"Changes since {prev.version}: {table_label(name)}"
+            parts.append(html_table(readable(t, prev.version), caption).data)
+    version = f' data-previous="{untrusted.html(prev.version)}"' if prev is not None else ""
+    return f'<div class="{PLACE}"{version}>{"".join(parts)}</div>'
+
+
+def current_tables(page: Path, study: str, keys=None) -> dict[str, pd.DataFrame]:
+    """The key tables a built page offers for download (what its readers get), by name."""
+    out = {}
+    for key in key_numbers(study) if keys is None else keys:
+        csv = find_download(page, f"{key.table}.csv")
+        if csv is not None:
+            out[key.table] = pd.read_csv(csv)
+    return out
+
+
+def fill(html_dir: Path, previous_site: str | Path | None, log=print) -> list[str]:
+    """Every page of a built book (`html_dir`) with its changes section computed against the
+    previous published version (`previous_site`, a version folder; None: there is none): both
+    sides read from the pages' downloads. Returns the chapters filled in."""
+    done = []
+    for page in sorted(Path(html_dir).rglob("*.html")):
+        if "_sources" in page.relative_to(html_dir).parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        if PLACE not in text:
+            continue
+
+        def section(m: re.Match, page=page) -> str:
+            study = html.unescape(m.group(1))
+            prev, tables = compare(study, previous_site or "", current_tables(page, study))
+            done.append(study)
+            return section_html(prev, tables)
+
+        page.write_text(_PLACEHOLDER.sub(section, text), encoding="utf-8")
+    if previous_site:
+        log(f"changes since {Path(previous_site).name}: {len(done)} page(s) compared ({', '.join(done)})")
+    return done
 
 
 def readable(t: pd.DataFrame, version: str) -> pd.DataFrame:

@@ -31,12 +31,12 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from ..book.paths import find_repo
+from . import changes
 from .runner import Chapter, toc_studies
 from .sphinx_meta import VERSION_ENV, redirect_page
 from .sphinx_meta import stamped_version as built_version
 
 DEV, LATEST = "dev", "latest"
-PREVIOUS_PARAMETER = "previous_site"  # chapters with this parameter show changes since it
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
@@ -133,7 +133,13 @@ def install(html_dir: Path, site: Path, version: str, base_url: str = "/", log=p
     base = normalise_base_url(base_url)
     site.mkdir(parents=True, exist_ok=True)
     dest = site / version
-    _replace_dir(site, version, lambda tmp: shutil.copytree(html_dir, tmp))
+    prev = previous_version(published_versions(site), version)
+
+    def fill(tmp: Path) -> None:
+        shutil.copytree(html_dir, tmp)
+        changes.fill(tmp, (site / prev).resolve() if prev else None, log=log)  # the copy, not the build
+
+    _replace_dir(site, version, fill)
     log(f"published {version} -> {dest}")
 
     names = published_versions(site)
@@ -176,36 +182,24 @@ def _write(path: Path, text: str) -> None:
 
 # ---------------------------------------------------------------- building
 
-def build(repo: Path, version: str, out: Path, previous: Path | None = None,
-          strict: bool = True, log=print) -> Path:
-    """`jupyter-book build book` into `out`, stamped with `version`, chapters compared with `previous`.
-
-    Chapters that have a `previous_site` parameter get it through the runner's remembered
-    parameters (so the cache key covers it and the build's refresh executes them); what
-    `benchbook run` had remembered is restored afterwards.
-    """
-    saved = {}
-    for study in toc_studies(repo):
-        chapter = Chapter(repo, study)
-        if PREVIOUS_PARAMETER in chapter.effective_parameters({}):
-            saved[study] = chapter.overrides()
-            if saved[study]:
-                log(f"{study}: publishing with the parameters remembered from `benchbook run`: {saved[study]}")
-            chapter.remember({**saved[study], PREVIOUS_PARAMETER: str(previous) if previous else ""})
+def build(repo: Path, version: str, out: Path, strict: bool = True, log=print) -> Path:
+    """`jupyter-book build book` into `out`, stamped with `version`. Chapters run with the
+    parameters `benchbook run` remembered, as in any build; the comparison with the previous
+    version is added when the build is installed (`install`), so nothing runs again for it."""
     exe = Path(sys.executable).parent / "jupyter-book"
     exe = str(exe) if exe.exists() else shutil.which("jupyter-book")
     if not exe:
         raise PublishError("jupyter-book is not installed in this environment; run `make book` once")
+    for study in toc_studies(repo):
+        overrides = Chapter(repo, study).overrides()
+        if overrides:
+            log(f"{study}: publishing with the parameters remembered from `benchbook run`: {overrides}")
     cmd = [exe, "build", str(repo / "book"), "--path-output", str(out), "--all"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
     env = {**os.environ, VERSION_ENV: version}
-    log(f"building {version}" + (f" (changes since {previous.name})" if previous else "") + ": " + " ".join(cmd[1:]))
-    try:
-        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
-    finally:
-        for study, overrides in saved.items():
-            Chapter(repo, study).remember(overrides)
+    log(f"building {version}: " + " ".join(cmd[1:]))
+    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
     if proc.returncode:
         raise PublishError(f"the book build for {version} failed (exit {proc.returncode}); "
                            f"nothing was published. Its last output:\n{(proc.stdout + proc.stderr)[-4000:]}")
@@ -252,7 +246,6 @@ def publish(version: str, site: Path | None = None, html_dir: Path | None = None
         return install(html_dir, site, version, base_url, log=log)
     repo = repo or find_repo()
     site = Path(site) if site is not None else repo / "site"
-    prev = previous_version(published_versions(site), version)
     with tempfile.TemporaryDirectory(prefix="benchbook-publish-") as tmp:
-        built = build(repo, version, Path(tmp), (site / prev).resolve() if prev else None, strict, log)
+        built = build(repo, version, Path(tmp), strict, log)
         return install(built, site, version, base_url, log=log)
