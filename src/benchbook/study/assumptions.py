@@ -189,20 +189,19 @@ def _selectors(a: Assumption, table: str, column: str | None) -> tuple[Selector,
     return per.get(f"{table}.{column}", per.get(table, a.rows))
 
 
-def row_mask(df: pd.DataFrame, a: Assumption, table: str, column: str | None = None,
-             rows: _Rows | None = None) -> pd.Series:
+def row_mask(df: pd.DataFrame, a: Assumption, table: str, column: str | None = None) -> pd.Series:
     """The rows of `df` (a frame of tidy table `table`) that assumption `a` covers (in `column`,
     when its rows are given per column)."""
     selectors = _selectors(a, table, column)
     if not selectors:
         return pd.Series(True, index=df.index)
-    return pd.Series((rows or _Rows(df)).any_of(selectors, a, table), index=df.index)
+    return pd.Series(_Rows(df).any_of(selectors, a, table), index=df.index)
 
 
 def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived: dict | None = None,
                 columns=None) -> pd.DataFrame:
     """Per cell of `df` (a frame of tidy table `table`), the ids of the assumptions it holds
-    (a tuple, empty for none, in the order of `assumed`), aligned with `df`. `derived` maps a
+    (a sorted tuple, empty for none), aligned with `df`. `derived` maps a
     column computed from others of the same row to those columns: it holds what they hold.
     `columns`: only these of `df`'s columns (all by default).
 
