@@ -87,3 +87,25 @@ def test_without_the_variable_nothing_is_stored(tmp_path, monkeypatch):
     assert _run(a)[0] != _run(b)[0]
     shutil.rmtree(a)
     assert not (tmp_path / "store").exists()
+
+
+def test_two_copies_running_one_key_at_once_execute_it_once(two):
+    """Two processes (parallel test workers, two builds) wanting the same key at the same time:
+    one executes, the other waits for it and restores, rather than running the same chapter
+    beside it on the same cores."""
+    import threading
+
+    results, start = {}, threading.Barrier(2)
+
+    def go(root):
+        start.wait()
+        results[root.name] = _run(root)
+
+    threads = [threading.Thread(target=go, args=(root,)) for root in two]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (ra, la), (rb, lb) = results["a"], results["b"]
+    said = [m.split()[0] for m in la + lb if m.startswith(("executing", "restored"))]
+    assert ra == rb and sorted(said) == ["executing", "restored"], la + lb

@@ -274,72 +274,73 @@ class Chapter:
         with FileLock(str(self.output) + ".lock"):
             self._remove_stale_temps()
             key = self.cache_key(overrides)
-            entry = store.lookup(key) if restore else None
-            if entry is not None:  # executed before, to the same key, in another copy of the project
-                store.restore(entry, self.output, downloads_dir(self.study, self.repo))
-                restored = nbformat.read(self.output, as_version=4)
-                restored.metadata["benchbook"]["parameters"] = sorted(overrides)  # this run's, same effect
-                nbformat.write(restored, self.output)
+            with store.claim(key):  # another process executing this key: wait, then restore it
+                entry = store.lookup(key) if restore else None
+                if entry is not None:  # executed before, to the same key, in another copy of the project
+                    store.restore(entry, self.output, downloads_dir(self.study, self.repo))
+                    restored = nbformat.read(self.output, as_version=4)
+                    restored.metadata["benchbook"]["parameters"] = sorted(overrides)  # this run's, same effect
+                    nbformat.write(restored, self.output)
+                    self.remember(overrides)
+                    log(f"restored {self.study} from the store ({store.ENV}), executed before to the same key")
+                    return self.output
+                nb = self.read_source()
+                nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
+                tmp = self.output.with_name(f".{self.study}.{os.getpid()}.tmp.ipynb")
+                start = time.monotonic()
+                log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
+                try:
+                    for attempt in range(1, KERNEL_STARTS + 1):
+                        try:
+                            with this_interpreter_kernel():
+                                # The kernel's working folder is given to nbclient, not papermill's
+                                # `cwd`: that one is os.chdir, process-wide, and chapters run in
+                                # parallel threads would start kernels in whichever folder another
+                                # thread left behind.
+                                pm.execute_notebook(
+                                    nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL,
+                                    language="python", progress_bar=False, log_output=False,
+                                    resources={"metadata": {"path": str(self.repo)}},
+                                    # written once at the end, not after every cell (a third of a run)
+                                    request_save_on_cell_execute=False,
+                                    # every cell has finished and its outputs are in: stop the kernel
+                                    # at once rather than wait for its graceful exit (about 0.5 s)
+                                    shutdown_kernel="immediate",
+                                )
+                            break
+                        except RuntimeError as exc:
+                            if not _kernel_did_not_start(exc) or attempt == KERNEL_STARTS:
+                                raise
+                            log(f"{self.study}: the kernel died while starting ({exc}); no cell had run, "
+                                f"starting another (attempt {attempt + 1} of {KERNEL_STARTS})")
+                except pm.PapermillExecutionError as exc:
+                    raise ChapterError(_describe_failure(self.study, exc)) from None
+                finally:
+                    if tmp.exists() and not _finished(tmp):
+                        tmp.unlink()
+                out = nbformat.read(tmp, as_version=4)
+                _unpublish_parameters(out, self.run_file.name)
+                _drop_absent_sections(out, downloads_dir(self.study, self.repo))
+                _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
+                _mark_assumed_glue(out)
+                _one_legend_per_section(out)
+                _drop_empty_displays(out)
+                dropped = _drop_prose_without_numbers(out)
+                if dropped:
+                    log(f"{self.study}: left out {len(dropped)} paragraph(s) quoting numbers this data does not "
+                        f"have ({', '.join(dropped)}); the chapter should mark their section as absent")
+                if self.spec.notebook and self.spec.notebook != self.study:
+                    _second_page(out, self.spec.title, self.study)
+                out.metadata["benchbook"] = dict(
+                    cache_key=key, study=self.study, parameters=sorted(overrides),
+                    library=__version__, seconds=round(time.monotonic() - start, 1),
+                    outputs=self.outputs(),
+                )
+                nbformat.write(out, tmp)
+                os.replace(tmp, self.output)
                 self.remember(overrides)
-                log(f"restored {self.study} from the store ({store.ENV}), executed before to the same key")
-                return self.output
-            nb = self.read_source()
-            nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python 3", "language": "python"}
-            tmp = self.output.with_name(f".{self.study}.{os.getpid()}.tmp.ipynb")
-            start = time.monotonic()
-            log(f"executing {self.study} ({', '.join(f'{k}={v}' for k, v in overrides.items()) or 'defaults'})")
-            try:
-                for attempt in range(1, KERNEL_STARTS + 1):
-                    try:
-                        with this_interpreter_kernel():
-                            # The kernel's working folder is given to nbclient, not papermill's
-                            # `cwd`: that one is os.chdir, process-wide, and chapters run in
-                            # parallel threads would start kernels in whichever folder another
-                            # thread left behind.
-                            pm.execute_notebook(
-                                nb, str(tmp), parameters=self.injected(overrides), kernel_name=KERNEL,
-                                language="python", progress_bar=False, log_output=False,
-                                resources={"metadata": {"path": str(self.repo)}},
-                                # written once at the end, not after every cell (a third of a run)
-                                request_save_on_cell_execute=False,
-                                # every cell has finished and its outputs are in: stop the kernel
-                                # at once rather than wait for its graceful exit (about 0.5 s)
-                                shutdown_kernel="immediate",
-                            )
-                        break
-                    except RuntimeError as exc:
-                        if not _kernel_did_not_start(exc) or attempt == KERNEL_STARTS:
-                            raise
-                        log(f"{self.study}: the kernel died while starting ({exc}); no cell had run, "
-                            f"starting another (attempt {attempt + 1} of {KERNEL_STARTS})")
-            except pm.PapermillExecutionError as exc:
-                raise ChapterError(_describe_failure(self.study, exc)) from None
-            finally:
-                if tmp.exists() and not _finished(tmp):
-                    tmp.unlink()
-            out = nbformat.read(tmp, as_version=4)
-            _unpublish_parameters(out, self.run_file.name)
-            _drop_absent_sections(out, downloads_dir(self.study, self.repo))
-            _mark_assumed_sections(out, downloads_dir(self.study, self.repo))
-            _mark_assumed_glue(out)
-            _one_legend_per_section(out)
-            _drop_empty_displays(out)
-            dropped = _drop_prose_without_numbers(out)
-            if dropped:
-                log(f"{self.study}: left out {len(dropped)} paragraph(s) quoting numbers this data does not "
-                    f"have ({', '.join(dropped)}); the chapter should mark their section as absent")
-            if self.spec.notebook and self.spec.notebook != self.study:
-                _second_page(out, self.spec.title, self.study)
-            out.metadata["benchbook"] = dict(
-                cache_key=key, study=self.study, parameters=sorted(overrides),
-                library=__version__, seconds=round(time.monotonic() - start, 1),
-                outputs=self.outputs(),
-            )
-            nbformat.write(out, tmp)
-            os.replace(tmp, self.output)
-            self.remember(overrides)
-            store.save(key, self.output, downloads_dir(self.study, self.repo))
-            log(f"executed {self.study} in {time.monotonic() - start:.1f} s -> {self.output}")
+                store.save(key, self.output, downloads_dir(self.study, self.repo))
+                log(f"executed {self.study} in {time.monotonic() - start:.1f} s -> {self.output}")
         return self.output
 
 

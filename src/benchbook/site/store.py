@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 ENV = "BENCHBOOK_STORE"
@@ -28,6 +29,22 @@ def lookup(key: str) -> Path | None:
     base = root()
     entry = base / key if base else None
     return entry if entry is not None and (entry / DONE).is_file() else None
+
+
+@contextmanager
+def claim(key: str):
+    """Hold a key while executing it: a second process (a parallel test worker, a second
+    build) that wants the same key waits, then finds it stored, instead of executing the same
+    chapter beside it on the same cores. Without a store, nothing to hold."""
+    base = root()
+    if base is None:
+        yield
+        return
+    from filelock import FileLock
+
+    base.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(base / f".{key}.lock")):
+        yield
 
 
 def save(key: str, notebook: Path, downloads: Path) -> None:
