@@ -4,7 +4,7 @@ For each choice a data generator made (an entry of its folder's assumptions.yml)
 generated again with that choice moved (tools.reconstruct.generate(moved=...)), one at a time,
 into a temporary copy of the project's data. Then:
 
-- the tidy tables of the base and the moved folder are compared cell by cell (exact inequality):
+- the tidy tables of the base and the moved folder are compared cell by cell (marks_tidy._same):
   the columns, and the rows of them, where the choice lands;
 - every page that reads the folder is run in-process from its notebook on the base and on the
   moved folder, capturing what it shows (every HTML table cell, every line of Markdown, every

@@ -1,12 +1,15 @@
 """Where a moved generator choice lands in a folder's tidy tables (tools/marks_check.py).
 
-`tidy_diff` compares two folders' tables cell by cell, exact inequality (a missing value equals
-a missing value); `landing` turns the cells that moved into an assumptions.yml entry's `columns`
-and, when only some rows of one table moved, `rows` (benchbook.study.assumptions), or says that
-the choice moves nothing."""
+`tidy_diff` compares two folders' tables cell by cell (a missing value equals a missing value,
+a fractional number one within a hundred-millionth of itself: `_same`); `landing` turns the
+cells that moved into an assumptions.yml entry's `columns` and, when only some rows of one table
+moved, `rows` (benchbook.study.assumptions), or says that the choice moves nothing."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 NOTHING = {"moves": "nothing"}
@@ -72,13 +75,28 @@ def _in_order(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values(keys, kind="stable", key=lambda s: s.astype(str)) if keys else df
 
 
+NOISE = 1e-8  # relative: a fractional value moved by less than this is the rounding of the file it came from
+
+
 def _same(u, v) -> bool:
+    """Equal; fractional numbers within NOISE of each other. A generated file prints its numbers
+    to a few decimals, so regenerating it moves a mean of rounded repetitions in its tenth
+    significant digit (Strix Halo's `rep_cv` moved the winning pp512 rate from 1387.740928 to
+    1387.740929): no page prints that, and counting it marked every best-of figure with a choice
+    that cannot move it. Whole numbers (counters, token counts) compare exactly."""
     if _missing(u) and _missing(v):
         return True
+    if _fraction(u) and _fraction(v):
+        return math.isclose(float(u), float(v), rel_tol=NOISE, abs_tol=0.0)
     try:
         return bool(u == v)
     except (TypeError, ValueError):
         return repr(u) == repr(v)
+
+
+def _fraction(v) -> bool:
+    """A finite float that is not a whole number."""
+    return isinstance(v, (float, np.floating)) and math.isfinite(v) and not float(v).is_integer()
 
 
 def _missing(v) -> bool:

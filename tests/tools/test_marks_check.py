@@ -228,3 +228,19 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
     out = io.StringIO()
     marks_check.report(verdict, out)
     assert "the move to 1.3 moved 1 more" in out.getvalue()
+
+
+def test_a_fraction_moved_in_its_tenth_significant_digit_is_rounding_not_a_move():
+    """Regenerating Strix Halo with `rep_cv` moved the winning pp512 mean from 1387.740928 to
+    1387.740929 (its repetitions are written rounded), which marked every best-of figure with a
+    choice that cannot move it. Such noise is no move; whole numbers (a counter of 2.2e9 moved by
+    one) and a start time moved by 50 ms still are."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["a", "b"], "avg_ts": [1387.740928, 51.268505],
+                         "tokens": [2217400000.0, 5.0], "start_s": [423705.136, 1.5]})
+    moved = base.assign(avg_ts=[1387.740929, 51.268505], tokens=[2217400001.0, 5.0], start_s=[423705.186, 1.5])
+    found = tidy_diff({"runs": base}, {"runs": moved})["runs"]
+    assert set(found) == {"tokens", "start_s"} and found["tokens"].tolist() == [True, False]
