@@ -43,11 +43,18 @@ SCALES = (1.1, 0.9, 1.02, 0.98, 1.3)  # numbers are moved by these factors, the 
 # ---- moving a choice ------------------------------------------------------------------
 
 
-def moves(value, siblings=()) -> list:
+def moves(value, siblings=(), further: bool = False) -> list:
     """Other values for a choice, the likeliest the generator accepts first; none equal to it.
     A text choice also tries the other texts of its generator's choices (`siblings`): a name
-    the generator knows (another backend, say) is one it can use."""
-    out = [_scaled(value, s) for s in SCALES] + [_rotated(value)] + _one_at_a_time(value)
+    the generator knows (another backend, say) is one it can use. `further`: the moves tried
+    after a first one left marked places unmoved, the least like it first (the largest scale,
+    a rotation, one number at a time: scaling every loser's ratio alike never changes which
+    build is slowest, moving one of them does)."""
+    scaled = [_scaled(value, s) for s in SCALES]
+    if further:
+        out = [scaled[-1], _rotated(value), *_one_at_a_time(value), *scaled[:-1]]
+    else:
+        out = scaled + [_rotated(value)] + _one_at_a_time(value)
     if isinstance(value, str):
         out += [t for t in siblings if isinstance(t, str)]
     return [v for i, v in enumerate(out) if v != value and v not in out[:i]]
@@ -209,15 +216,15 @@ class Check:
             self._base[folder] = page_places(Page.reading(REPO, folder), self.data, self.data, self.tmp / "out")
         return self._base[folder]
 
-    def choice(self, folder: str, choice: str, refusals: int = 3, further: int = 2) -> Verdict:
+    def choice(self, folder: str, choice: str, refusals: int = 3, further: int = 3) -> Verdict:
         """Move one choice and compare. A move a page stops on (its contract refuses the data:
         Strix Halo's one-client run moved to two clients stops the H100 page) shows every place
         of that page as moved; the next move is tried instead, up to `refusals` times.
 
         One move shows what rests on a choice, not what does not: a move of a tenth can leave a
         value's printed digits where they were although a larger one moves them. So while marked
-        places have not moved, up to `further` other moves are tried, and a place counts as moved
-        when any move moved it (and must then carry the mark)."""
+        places have not moved, up to `further` other moves are tried (`moves(further=True)`), and a
+        place counts as moved when any move moved it (and must then carry the mark)."""
         start = time.perf_counter()
         value = next(a.value for a in load_assumptions(REPO / "data" / folder) if a.id == choice)
         refused = []
@@ -235,7 +242,7 @@ class Check:
         tried = [m for m, _ in refused] + [verdict.moved_to]
         while self.pages and not verdict.error and verdict.unmoved and len(verdict.also) < further:
             other = Verdict(folder, choice)
-            moved_data = self._moved(folder, choice, value, other, skip=tried)
+            moved_data = self._moved(folder, choice, value, other, skip=tried, further=True)
             if moved_data is None:
                 break
             self._compare(folder, choice, moved_data, other)
@@ -249,14 +256,14 @@ class Check:
         return verdict
 
     def _moved(self, folder: str, choice: str, value, verdict: Verdict, reshaped: int = 3,
-               skip: list = ()) -> Path | None:
+               skip: list = (), further: bool = False) -> Path | None:
         """A copy of the data with the choice moved to the first value the generator accepts
         (other than those in `skip`) that keeps every tidy table's number of rows (rows that
         come or go are matched by name, which a generated log may not keep); after `reshaped`
         such values, the first of them."""
         errors, kept = [], None
         choices = reconstruct.module(FOLDERS[folder]).ASSUMPTIONS
-        for candidate in moves(value, dict.fromkeys(texts([v for v, _ in choices.values()]))):
+        for candidate in moves(value, dict.fromkeys(texts([v for v, _ in choices.values()])), further):
             if candidate in skip:
                 continue
             data = self._generated(folder, choice, candidate, errors)

@@ -176,7 +176,7 @@ def test_a_move_a_page_stops_on_gives_way_to_the_next_move(tmp_path):
         def __init__(self):
             self.tmp, self.pages, self.tried = tmp_path, True, []
 
-        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=()):
+        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=(), further=False):
             verdict.moved_to = next(m for m in (2, 3, 4) if m not in skip)
             self.tried.append(verdict.moved_to)
             (tmp_path / "w" / "data").mkdir(parents=True, exist_ok=True)
@@ -204,8 +204,8 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
         def __init__(self, tmp):
             self.tmp, self.pages, self.tried = tmp, True, []
 
-        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=()):
-            verdict.moved_to = next(m for m in (1.1, 0.9, 1.3, 2.0) if m not in skip)
+        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=(), further=False):
+            verdict.moved_to = next(m for m in (1.1, 0.9, 1.3, 2.0, 3.0) if m not in skip)
             self.tried.append(verdict.moved_to)
             (self.tmp / "w" / "data").mkdir(parents=True, exist_ok=True)
             return self.tmp / "w" / "data"
@@ -222,8 +222,9 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
     with tempfile.TemporaryDirectory() as tmp:
         check = Stand(Path(tmp))
         verdict = check.choice("strix-halo-baseline", "target_band")
-    assert check.tried == [1.1, 0.9, 1.3] and verdict.moved_to == 1.1
-    assert verdict.moved == {("strix", "small"), ("strix", "large")} and verdict.also == [(0.9, 0), (1.3, 1)]
+    assert check.tried == [1.1, 0.9, 1.3, 2.0] and verdict.moved_to == 1.1  # three further moves
+    assert verdict.moved == {("strix", "small"), ("strix", "large")}
+    assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0)]
     assert verdict.unmoved == {("strix", "never")} and not verdict.ok
     out = io.StringIO()
     marks_check.report(verdict, out)
@@ -244,3 +245,15 @@ def test_a_fraction_moved_in_its_tenth_significant_digit_is_rounding_not_a_move(
     moved = base.assign(avg_ts=[1387.740929, 51.268505], tokens=[2217400001.0, 5.0], start_s=[423705.186, 1.5])
     found = tidy_diff({"runs": base}, {"runs": moved})["runs"]
     assert set(found) == {"tokens", "start_s"} and found["tokens"].tolist() == [True, False]
+
+
+def test_further_moves_start_with_the_least_like_the_first():
+    """Scaling every losing build's ratio alike never changes which build is slowest (Strix
+    Halo's `losing_ratios`); the further moves start with the largest scale, a rotation and one
+    number at a time, which do."""
+    value = {"pp512": {"vulkan": 0.84, "rocm": 0.92}}
+    first, further = marks_check.moves(value), marks_check.moves(value, further=True)
+    assert sorted(map(str, first)) == sorted(map(str, further))  # the same moves, another order
+    assert further[0] == {"pp512": {"vulkan": 0.84 * 1.3, "rocm": 0.92 * 1.3}}
+    slowest = [min(m["pp512"], key=m["pp512"].get) for m in further[:4]]
+    assert "rocm" in slowest  # one of the first few makes another build the slowest
