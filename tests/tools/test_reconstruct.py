@@ -18,6 +18,7 @@ import pytest
 from benchbook.ledger.published import load_published, parse_quantity
 from benchbook.study.folder import load_study
 from reconstructed import assert_deterministic, generate_twice  # noqa: E402  (tests/ is on sys.path)
+from tools import reconstruct
 from tools.reconstruct import h100, strix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +61,16 @@ def test_other_seed_gives_other_files_but_same_targets(tmp_path):
     strix.generate(tmp_path, PUBLISHED, seed=7)
     assert (tmp_path / "SHA256SUMS").read_text() != (STRIX_DIR / "SHA256SUMS").read_text()
     assert _best(tmp_path)["pp512"] == pytest.approx(_best(STRIX_DIR)["pp512"], abs=0.5)
+
+
+def test_a_target_band_reaching_outside_the_printing_interval_is_refused(tmp_path):
+    """A band is a part of the interval of numbers that print like the published cell; a band
+    reaching past it (make marks tried 1.04) would place values the write-up never printed and
+    flip claims that hold by construction, so the generator says so instead of writing them."""
+    with pytest.raises(ValueError, match=r"target_band \[0.26, 1.04\]: both ends must lie within \[0, 1\]"):
+        reconstruct.generate("strix", tmp_path / "out", PUBLISHED, moved={"target_band": [0.26, 1.04]})
+    # a band read backwards still lies within the interval
+    reconstruct.generate("strix", tmp_path / "inverted", PUBLISHED, moved={"target_band": [0.8, 0.2]})
 
 
 # ---------------------------------------------------------------- recomputation

@@ -30,6 +30,7 @@ from .gb10_prom import vllm_page
 from .meanfit import MeanFitError, Run, RunPlan, build
 from .mtp_steps import StepPlan, retarget
 from .mtp_steps import plan as step_plan
+from .targets import check_band
 
 SEED = 20260419
 STUDY = "gb10-mtp"
@@ -224,6 +225,7 @@ class Target:
     def aim(self, seed: int, band=(0.2, 0.8)) -> float:
         if self.fixed is not None:
             return self.fixed
+        check_band(band)
         u = _u(seed, "aim", self.name)
         return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * u)
 

@@ -98,11 +98,21 @@ class Target:
         """A seeded point inside the allowed interval (within `band` of its width), so
         recomputed values look measured rather than sitting on round numbers."""
         _ = self.value  # raises when only a bound is known
+        check_band(band)
         u = np.random.Generator(np.random.PCG64([seed, zlib.crc32(self.name.encode())])).random()
         return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * u)
 
     def admits(self, value: float) -> bool:
         return self.lo <= value < self.hi
+
+
+def check_band(band) -> None:
+    """A target band is a part of the interval of numbers that print like the published cell
+    (0 its lower end, 1 its upper): a band reaching outside [0, 1] would place values that print
+    unlike the write-up, which is no reconstruction of it (`make marks` tried 1.04)."""
+    if len(band) != 2 or not all(0.0 <= float(b) <= 1.0 for b in band):
+        raise ValueError(f"target_band {list(band)}: both ends must lie within [0, 1], the interval of "
+                         "numbers that print like the published cell")
 
 
 def _printed(q: Quantity) -> tuple[float, float] | None:

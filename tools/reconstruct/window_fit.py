@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .targets import check_band
+
 TENTH = 0.1
 
 
@@ -57,6 +59,7 @@ class Interval:
         return self.lo <= v < self.hi
 
     def pick(self, rng: np.random.Generator, band=(0.2, 0.8)) -> float:
+        check_band(band)
         return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * rng.random())
 
     def scaled(self, k: float) -> Interval:
