@@ -556,3 +556,18 @@ def test_serving_points_are_one_stream_generation_tests_and_the_server_run():
     s = r.server.iloc[0]
     assert (server["per_user_tps"], server["aggregate_tps"]) == (pytest.approx(1 / s["median_tpot_s"]), s["output_tps"])
     assert (p["left_out"] == NO_DECODE).sum() == len(r.llama) - len(tg)
+
+
+def test_the_per_backend_table_keeps_the_folder_s_row_order_whatever_the_rates():
+    """Which build is slower is a generator's choice on reconstructed data (`losing_ratios`):
+    rows ordered by rate reordered when it moved, with no cell to carry the mark. The rows keep
+    the folder's order; "of best" says which build leads."""
+    from benchbook.chapters.strix import analysis as strix
+
+    r = strix.analyse(STRIX_DIR, H100_DIR, STRIX_DIR / "published.yml")
+    before = strix.backend_table(r)[["test", "config"]].values.tolist()
+    slowest = r.llama.groupby("test_name")["avg_ts"].idxmin()
+    r.llama.loc[slowest, "avg_ts"] *= 10  # every test's slowest build now leads it
+    after = strix.backend_table(r)
+    assert after[["test", "config"]].values.tolist() == before
+    assert set(after.loc[after["of best"] == "100.0%", "config"]) == set(r.llama.loc[slowest, "variant"])

@@ -239,10 +239,13 @@ def llama_cells(r: Results, lb: pd.DataFrame):
 
 
 def backend_table(r: Results) -> pd.DataFrame:
-    """Every llama-bench test of every backend, with its share of the best."""
+    """Every llama-bench test of every backend, with its share of the best. Within a test the
+    rows keep the folder's order, not the rates': on reconstructed data which build is slower
+    is a generator's choice, and a row's place would rest on it with no cell to carry the mark
+    (`make marks`: moving one losing ratio reordered the rows); "of best" says the ranking."""
     lb = with_share_of_best(r.llama)
     order = {t: i for i, t in enumerate(_tests_in_order(lb))}
-    lb = lb.assign(_o=lb["test_name"].map(order)).sort_values(["_o", "avg_ts"], ascending=[True, False])
+    lb = lb.assign(_o=lb["test_name"].map(order)).sort_values("_o", kind="stable")
     cols = {
         "test": Col("test_name"),
         "config": Col("variant"),
