@@ -248,7 +248,9 @@ class Check:
             self._compare(folder, choice, moved_data, other)
             shutil.rmtree(moved_data.parent)
             tried.append(other.moved_to)
-            fresh = {k for k in other.moved - verdict.moved if k[1:] != ("error",)}
+            # a page this move stopped shows every place as moved: none of them counts
+            stopped = {k[0] for k in other.moved if k[1:] == ("error",) and other.shown[k][1]}
+            fresh = {k for k in other.moved - verdict.moved if k[1:] != ("error",) and k[0] not in stopped}
             verdict.also.append((other.moved_to, len(fresh)))
             verdict.moved |= fresh
             verdict.shown.update({k: other.shown[k] for k in fresh})

@@ -215,6 +215,9 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
             verdict.moved = {p for p, at in places.items() if abs(verdict.moved_to - 1) > at - 1}
             verdict.shown = {p: ("before", "after") for p in places}
             verdict.marked = {("strix", "small"), ("strix", "large"), ("strix", "never")}
+            if verdict.moved_to == 2.0:  # this move stops the page: every place of it reads as moved
+                verdict.moved = {*places, ("strix", "error")}
+                verdict.shown[("strix", "error")] = (None, "StudyError: refused")
 
     import tempfile
     from pathlib import Path
@@ -224,7 +227,7 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
         verdict = check.choice("strix-halo-baseline", "target_band")
     assert check.tried == [1.1, 0.9, 1.3, 2.0] and verdict.moved_to == 1.1  # three further moves
     assert verdict.moved == {("strix", "small"), ("strix", "large")}
-    assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0)]
+    assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0)]  # the page 2.0 stopped counts for nothing
     assert verdict.unmoved == {("strix", "never")} and not verdict.ok
     out = io.StringIO()
     marks_check.report(verdict, out)
