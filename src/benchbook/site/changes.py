@@ -68,6 +68,17 @@ def find_download(page: Path, name: str) -> Path | None:
     return None
 
 
+def page_tables(page: Path, study: str, keys=None) -> dict[str, pd.DataFrame]:
+    """The key tables a built page offers for download (what its readers get), by name; both
+    versions' sides of the comparison are read this way."""
+    out = {}
+    for key in key_numbers(study) if keys is None else keys:
+        csv = find_download(page, f"{key.table}.csv")
+        if csv is not None:
+            out[key.table] = pd.read_csv(csv)
+    return out
+
+
 def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous | None:
     """The previous version's tidy tables for `study`; None when there is no previous version."""
     if not previous_site:
@@ -79,12 +90,9 @@ def load_previous(previous_site: str | Path, study: str, keys=None) -> Previous 
             "such as site/v0.1.0")
     prev = Previous(version=stamped_version(site) or site.name, site=site,
                     page=chapter_page(site, study))
-    for key in key_numbers(study) if keys is None else keys:
-        csv = find_download(prev.page, f"{key.table}.csv") if prev.page else None
-        if csv is None:
-            prev.missing.append(key.table)
-        else:
-            prev.tables[key.table] = pd.read_csv(csv)
+    keys = key_numbers(study) if keys is None else keys
+    prev.tables = page_tables(prev.page, study, keys) if prev.page else {}
+    prev.missing = [key.table for key in keys if key.table not in prev.tables]
     return prev
 
 
@@ -212,16 +220,6 @@ def section_html(prev: Previous | None, tables: dict[str, pd.DataFrame]) -> str:
     return f'<div class="{PLACE}"{version}>{"".join(parts)}</div>'
 
 
-def current_tables(page: Path, study: str, keys=None) -> dict[str, pd.DataFrame]:
-    """The key tables a built page offers for download (what its readers get), by name."""
-    out = {}
-    for key in key_numbers(study) if keys is None else keys:
-        csv = find_download(page, f"{key.table}.csv")
-        if csv is not None:
-            out[key.table] = pd.read_csv(csv)
-    return out
-
-
 def fill(html_dir: Path, previous_site: str | Path | None, log=print) -> list[str]:
     """Every page of a built book (`html_dir`) with its changes section computed against the
     previous published version (`previous_site`, a version folder; None: there is none): both
@@ -236,7 +234,7 @@ def fill(html_dir: Path, previous_site: str | Path | None, log=print) -> list[st
 
         def section(m: re.Match, page=page) -> str:
             study = html.unescape(m.group(1))
-            prev, tables = compare(study, previous_site or "", current_tables(page, study))
+            prev, tables = compare(study, previous_site or "", page_tables(page, study))
             done.append(study)
             return section_html(prev, tables)
 
