@@ -146,7 +146,8 @@ class _Rows:
         self.df = df
         self._text: dict = {}
         self._numbers: dict = {}
-        self._masks: dict = {}
+        self._masks: dict = {}  # (column, values) -> rows matching
+        self._selected: dict = {}  # selectors -> rows any of them selects
 
     def matches(self, column: str, values: tuple) -> np.ndarray:
         """Rows whose value is one of these: numbers compare as numbers (1 matches 1.0), text as text."""
@@ -165,8 +166,7 @@ class _Rows:
         return self._masks[key]
 
     def any_of(self, selectors: tuple[Selector, ...], a: Assumption, table: str) -> np.ndarray:
-        key = ("any", selectors)
-        if key not in self._masks:
+        if selectors not in self._selected:
             out = np.zeros(len(self.df), dtype=bool)
             for sel in selectors:
                 missing = [c for c, _ in sel if c not in self.df.columns]
@@ -180,8 +180,8 @@ class _Rows:
                 for col, values in sel:
                     hit &= self.matches(col, values)
                 out |= hit
-            self._masks[key] = out
-        return self._masks[key]
+            self._selected[selectors] = out
+        return self._selected[selectors]
 
 
 def _selectors(a: Assumption, table: str, column: str | None) -> tuple[Selector, ...]:
@@ -213,8 +213,7 @@ def assumed_ids(df: pd.DataFrame, table: str, assumed: list[Assumption], derived
         for c in _columns_in(a, table):
             if c in hits:
                 selectors = _selectors(a, table, c)
-                hit = rows.any_of(selectors, a, table) if selectors else np.ones(len(df), dtype=bool)
-                hits[c][k] = hits[c][k] | hit if k in hits[c] else hit
+                hits[c][k] = rows.any_of(selectors, a, table) if selectors else np.ones(len(df), dtype=bool)
     for col, sources in (derived or {}).items():
         found = [hits[s] for s in sources if s in hits]
         if col in hits and found:
