@@ -23,7 +23,7 @@ SUBSET = [
     ("strix-halo-baseline", "rep_cv"),
     ("strix-halo-baseline", "test_overhead_s"),
     ("h100-dense-vs-moe-mtp", "dense_p99_ttft_s"),
-    ("3090-dense-vs-sparse", "target_band"),
+    ("3090-dense-vs-sparse", "tpot_ttft_short_ratio"),
     ("power-sweep", "previous_limit_w"),
     ("gb10-mtp", "load_s"),
 ]
@@ -152,7 +152,7 @@ def test_rows_a_move_adds_move_only_themselves_not_every_row_after_them():
 
 def test_a_table_empty_before_and_after_moves_nowhere_and_one_emptied_moves_everywhere():
     """The 3090 folder has no stats lines or drafts (windows and spec_decode are empty): read as
-    rows that came or went, every column of both tables moved with target_band. A table whose
+    rows that came or went, every column of both tables moved with any choice. A table whose
     rows all went moved in every cell, as one whose rows came."""
     import pandas as pd
 
@@ -196,8 +196,8 @@ def test_a_move_a_page_stops_on_gives_way_to_the_next_move(tmp_path):
 
 
 def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
-    """One move shows what rests on a choice, not what does not: Strix Halo's target_band moved
-    by a tenth left "1,388 t/s" as printed. While marked places have not moved, further moves
+    """One move shows what rests on a choice, not what does not: Strix Halo's losing_ratios moved
+    by a tenth alike left every build's rank as it was. While marked places have not moved, further moves
     are tried; a place any of them moves counts as moved (and must carry the mark), a place
     none moves stays "marked, not moved". (Stand-ins as above: the real case takes minutes.)"""
     class Stand(marks_check.Check):
@@ -224,7 +224,7 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
 
     with tempfile.TemporaryDirectory() as tmp:
         check = Stand(Path(tmp))
-        verdict = check.choice("strix-halo-baseline", "target_band")
+        verdict = check.choice("strix-halo-baseline", "losing_ratios")
     assert check.tried == [1.1, 0.9, 1.3, 2.0] and verdict.moved_to == 1.1  # three further moves
     assert verdict.moved == {("strix", "small"), ("strix", "large")}
     assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0)]  # the page 2.0 stopped counts for nothing

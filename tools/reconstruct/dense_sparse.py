@@ -49,9 +49,6 @@ DESCRIPTION = (
 SOURCES = ("seed-002", "seed-003")
 
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8),
-                    "each target sits at a seeded point in the middle 60 % of "
-                    "the interval of numbers that print like the published cell"),
     "gb_unit": ("10^9 bytes",
                 "the write-up's 'GB' of VRAM read as decimal gigabytes of nvidia-smi's memory.used "
                 "(MiB x 1.048576 / 1000); with GiB the two-card 48GB would leave under 300 MiB free per card"),
@@ -308,7 +305,7 @@ def _plan(short: str, run: str, spec: dict, T: dict, seed: int) -> Plan:
     c = spec["concurrency"]
 
     def pick(name):
-        return T[name].pick(seed, a("target_band"))
+        return T[name].value
 
     if run in ("ttft_short", "prefill_3525"):
         ttft = pick(f"{short}_{run}_median_ttft_s")
@@ -459,7 +456,7 @@ def _smi(out_dir: Path, T: dict, spans: dict, seed: int) -> tuple[list[dict], di
     entries, values = [], {}
     for j, (short, config_id) in enumerate(SPEED.items()):
         rng = np.random.Generator(np.random.PCG64([seed, 100 + j]))
-        total_gb = T[f"{short}_vram_total_gb"].pick(seed, a("target_band"))
+        total_gb = T[f"{short}_vram_total_gb"].value
         per_card_mib = total_gb / 2 / MIB_TO_GB
         used = [int(round(per_card_mib + off)) for off in s["rank_offset_mib"]]
         windows = spans[short]

@@ -30,7 +30,6 @@ from .gb10_prom import vllm_page
 from .meanfit import MeanFitError, Run, RunPlan, build
 from .mtp_steps import StepPlan, retarget
 from .mtp_steps import plan as step_plan
-from .targets import check_band
 
 SEED = 20260419
 STUDY = "gb10-mtp"
@@ -57,9 +56,6 @@ VERSION = {"old": "0.19.1rc1.dev231+g7a3c1f0e2", "fresh": "0.19.1rc1.dev328+g180
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8),
-                    "each target sits at a seeded point in the middle 60 % of the interval of numbers "
-                    "that print like the published cell, so recomputed values read like measurements"),
     "prompts": ({"a": 20, "b": 16, "c": 64, "d": 20},
                 "requests per run: 20 for test A is the write-up's own count (one outlier "
                 "'out of 20 requests'); 4 per client for B and C and 10 per client for D are "
@@ -222,12 +218,12 @@ class Target:
     conflicts: list = field(default_factory=list)
     fixed: float | None = None  # the aim chosen once for all (see choose_aims)
 
-    def aim(self, seed: int, band=(0.2, 0.8)) -> float:
+    def aim(self) -> float:
+        """The value aimed at: fixed once for all (choose_aims), else the middle of the values
+        that print like every published cell of it (the printed number, for one cell)."""
         if self.fixed is not None:
             return self.fixed
-        check_band(band)
-        u = _u(seed, "aim", self.name)
-        return self.lo + (self.hi - self.lo) * (band[0] + (band[1] - band[0]) * u)
+        return (self.lo + self.hi) / 2
 
     def admits(self, v: float) -> bool:
         if self.approx and self.used:
@@ -453,9 +449,9 @@ def _single_layout(cfg: str, T, seed: int) -> dict:
     n = a("prompts")["a"]
     f99 = 0.99 * (n - 1) - (n - 2)  # fraction of the way from second to largest
     f95 = 0.95 * (n - 1) - (n - 2)
-    p99 = T[f"{cfg}_a_p99_ttft_s"].aim(seed) if f"{cfg}_a_p99_ttft_s" in T else s.pop("p99")
+    p99 = T[f"{cfg}_a_p99_ttft_s"].aim() if f"{cfg}_a_p99_ttft_s" in T else s.pop("p99")
     if f"{cfg}_a_p95_ttft_s" in T:  # P95 and P99 both lie between the two largest
-        p95 = T[f"{cfg}_a_p95_ttft_s"].aim(seed)
+        p95 = T[f"{cfg}_a_p95_ttft_s"].aim()
         d = (p99 - p95) / (f99 - f95)
         s["second"] = p95 - f95 * d
     elif not s["cold"]:
@@ -475,9 +471,9 @@ def plan_groups(T, seed: int, counters: dict, cq: dict) -> dict[str, Group]:
             seeds = (a("a_seed"),) if test == "a" or cfg == "old" else SEEDS
             name = f"{cfg}_{test}"
 
-            def aim(metric, default=None, band=a("target_band")):
+            def aim(metric, default=None):
                 t = T.get(f"{name}_{metric}")
-                return t.aim(seed, band) if t is not None else default
+                return t.aim() if t is not None else default
 
             ttft = aim("mean_ttft_s", a("old_d_ttft_s") if name == "old_d" else None)
             tpot = aim("mean_tpot_s")
@@ -500,7 +496,7 @@ def plan_groups(T, seed: int, counters: dict, cq: dict) -> dict[str, Group]:
             if cfg == "mtp":
                 g.mtp = counters[test]
                 if test == "b":
-                    g.itl_p99 = {s: T[f"mtp_b_s{s}_p99_itl_s"].aim(seed) for s in seeds}
+                    g.itl_p99 = {s: T[f"mtp_b_s{s}_p99_itl_s"].aim() for s in seeds}
             groups[name] = g
     return groups
 
@@ -537,9 +533,9 @@ def mtp_counters(T, seed: int) -> tuple[dict, dict, dict]:
         return dict(drafts=int(drafts), acc0=int(acc0), acc1=int(acc - acc0), spread=a("mtp_step_spread"))
 
     for test in ("b", "d"):
-        tpot = T[f"mtp_{test}_mean_tpot_s"].aim(seed, a("target_band"))
-        itl = T[f"mtp_{test}_mean_itl_s"].aim(seed, a("target_band"))
-        split = tpot_split(seed, "mtp", test, T[f"mtp_{test}_mean_ttft_s"].aim(seed, a("target_band")), tpot)
+        tpot = T[f"mtp_{test}_mean_tpot_s"].aim()
+        itl = T[f"mtp_{test}_mean_itl_s"].aim()
+        split = tpot_split(seed, "mtp", test, T[f"mtp_{test}_mean_ttft_s"].aim(), tpot)
         out[test] = {}
         for s in SEEDS:
             sign = 1 if s == SEEDS[0] else -1
@@ -654,11 +650,10 @@ def _move(aims: dict, T, ratios, name: str) -> bool:
 
 
 def choose_aims(pub: Published, T, seed: int) -> list[str]:
-    """Fix every target's aim once: a seeded point in the band; at the low edges for runs
+    """Fix every target's aim once: the middle of its interval; at the low edges for runs
     whose published throughput, TTFT and TPOT leave a closed loop almost no room; then moved
     as little as needed so every published change (Δ %) prints as published too."""
-    band = a("target_band")
-    aims = {n: t.aim(seed, band) for n, t in T.items()}
+    aims = {n: t.aim() for n, t in T.items()}
     edged = []
     for cfg in ("old", "fresh", "van"):
         for test in ("b", "c", "d"):
@@ -859,13 +854,13 @@ def target_window(ses: Session, groups, T, seed: int) -> tuple[int, int]:
 def boot_facts(T, seed: int, pub: Published) -> dict[str, dict]:
     kv = kv_choice(T, seed)
     cq = _CLAIMS
-    conc_factor = T["mtp_max_concurrency"].aim(seed) * T["mtp_max_model_len"].aim(seed) / kv["mtp"]
-    max_len = round(T["mtp_max_model_len"].aim(seed))
-    van_gib = round(round(T["mtp_weights_gib"].aim(seed), 2) - cq["mtp-weights-extra"].value, 2)
+    conc_factor = T["mtp_max_concurrency"].aim() * T["mtp_max_model_len"].aim() / kv["mtp"]
+    max_len = round(T["mtp_max_model_len"].aim())
+    van_gib = round(round(T["mtp_weights_gib"].aim(), 2) - cq["mtp-weights-extra"].value, 2)
     load = dict(a("load_s"))
-    load["fresh"] = T["fresh_weights_load_s"].aim(seed)
-    load["van"] = T["van_weights_load_s"].aim(seed)
-    gib = dict(a("weights_gib"), van=van_gib, mtp=round(T["mtp_weights_gib"].aim(seed), 2))
+    load["fresh"] = T["fresh_weights_load_s"].aim()
+    load["van"] = T["van_weights_load_s"].aim()
+    gib = dict(a("weights_gib"), van=van_gib, mtp=round(T["mtp_weights_gib"].aim(), 2))
     q35, q36 = int(cq["shards-q35"].value), int(cq["shards-q36"].value)  # progress-bar facts: claims
     shards = {"old": q35, "fresh": q35, "van": q36, "mtp": q36}
     graphs = dict(a("graph_counts"))
@@ -1013,7 +1008,7 @@ def _between(groups, T, seed: int) -> float:
     """The pause between runs that makes the fresh stack's runs span the published time."""
     durs = [g.runs[s].duration for t in TESTS for g in [groups[f"fresh_{t}"]] for s in g.seeds]
     pauses = len(durs) - 1
-    return (T["fresh_session_s"].aim(seed) - sum(durs)) / pauses
+    return (T["fresh_session_s"].aim() - sum(durs)) / pauses
 
 
 def _origins(sessions: dict[str, Session], mtp_tick: int, seed: int, T) -> None:

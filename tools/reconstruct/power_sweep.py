@@ -49,9 +49,6 @@ LIMITS = (200, 250, 300)
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8),
-                    "each value sits at a seeded point in the middle 60 % of the interval of numbers "
-                    "that print like the published cell, so recomputed values read like measurements"),
     "approx_band": (0.02,
                     "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
     "cards": (4, "the tensor-parallel group is four cards (the write-up's 800/1000/1200 W), so GPU power = 4 x limit"),
@@ -536,7 +533,7 @@ def plan_all(published_path: Path, seed: int = SEED) -> tuple[dict[str, Target],
     plans = []
     for mi, m in enumerate(MODELS):
         peak_t = T.get(f"{m.prefix}_prefill_max")
-        peak = round(float(peak_t.interval.pick(_rng(seed, mi, 99), a("target_band"))), 1) if peak_t else None
+        peak = round(peak_t.interval.middle, 1) if peak_t else None
         gen_t = T.get(f"{m.prefix}_gen_max")
         cap = gen_t.interval.hi if gen_t else 1e9
         for li, limit in enumerate(LIMITS):

@@ -38,9 +38,6 @@ TESTS = {"pp512": {"n_prompt": 512, "n_gen": 0}, "tg128": {"n_prompt": 0, "n_gen
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "target_band": ((0.2, 0.8),
-                    "each target sits at a seeded point in the middle 60 % of the interval of "
-                    "numbers that print like the published cell, so values read like measurements"),
     "winners": ({"pp512": "strix-rocm-pr21344", "tg128": "strix-vulkan-radv"},
                 "which backend gives the published best-of figure: ROCm (PR 21344 build) "
                 "for prefill, Vulkan RADV for generation, the usual split on gfx1151"),
@@ -175,13 +172,13 @@ def _llama_rows(rng, rates: dict[str, float], backend: str, start: datetime) -> 
 
 def _server_plan(T, seed: int) -> Plan:
     r, sp = a("server_run"), a("server_spread")
-    med = T["strix_server_c1_median_ttft_s"].pick(seed, a("target_band"))
+    med = T["strix_server_c1_median_ttft_s"].value
     return Plan(
         name="strix_server_c1", concurrency=r["concurrency"], input_len=r["input_len"],
         output_len=r["output_len"], num_prompts=r["num_prompts"], ttft_median=med,
         ttft_p99=med * a("server_ttft_p99_ratio"), ttft_min=med * sp["ttft_min_ratio"],
         ttft_sigma=sp["ttft_sigma"], ttft_tail=sp["ttft_tail"],
-        tpot_median=T["strix_server_c1_median_tpot_s"].pick(seed, a("target_band")),
+        tpot_median=T["strix_server_c1_median_tpot_s"].value,
         tpot_sigma=sp["tpot_sigma"], tpot_range=sp["tpot_range"], client_gap=a("client_gap_s"),
         gap_jitter=a("gap_jitter_s"), overhead=a("bench_overhead_s"), step_cv=sp["step_cv"],
         extreme_jitter=a("extreme_jitter"),
@@ -200,7 +197,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
         rates = {}
         for test in TESTS:
             win = a("winners")[test]
-            best = T[f"strix_best_{test}_tps"].pick(seed, a("target_band"))
+            best = T[f"strix_best_{test}_tps"].value
             rates[test] = best if backend == win else best * a("losing_ratios")[test][backend]
         text, t_end = _llama_rows(rng, rates, backend, t)
         rel = f"raw/llama-bench/{backend.removeprefix('strix-')}.jsonl"

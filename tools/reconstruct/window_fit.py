@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .targets import check_band
-
 TENTH = 0.1
 
 
@@ -44,6 +42,15 @@ def fmt_like(value: float, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
+def check_band(band) -> None:
+    """A band is a part of an interval of numbers that print like a published cell (0 its
+    lower end, 1 its upper): one reaching outside [0, 1] would place values that print unlike
+    the write-up, which is no reconstruction of it."""
+    if len(band) != 2 or not all(0.0 <= float(b) <= 1.0 for b in band):
+        raise ValueError(f"band {list(band)}: both ends must lie within [0, 1], the interval of "
+                         "numbers that print like the published cell")
+
+
 @dataclass
 class Interval:
     """A value that must print like a published cell: [lo, hi) plus how it is printed."""
@@ -57,6 +64,12 @@ class Interval:
         if self.text:
             return fmt_like(v, self.decimals) == fmt_like(float(self.text), self.decimals)
         return self.lo <= v < self.hi
+
+    @property
+    def middle(self) -> float:
+        """Where a published number is aimed: the printed value, or the middle of the values
+        that print like every cell pinning it."""
+        return (self.lo + self.hi) / 2
 
     def pick(self, rng: np.random.Generator, band=(0.2, 0.8)) -> float:
         check_band(band)
