@@ -4,7 +4,7 @@ For each choice a data generator made (an entry of its folder's assumptions.yml)
 generated again with that choice moved (tools.reconstruct.generate(moved=...)), one at a time,
 into a temporary copy of the project's data. Then:
 
-- the tidy tables of the base and the moved folder are compared cell by cell (marks_tidy._same):
+- the tidy tables of the base and the moved folder are compared cell by cell (marks_tidy.same):
   the columns, and the rows of them, where the choice lands;
 - every page that reads the folder is run in-process from its notebook on the base and on the
   moved folder, capturing what it shows (every HTML table cell, every line of Markdown, every
@@ -33,7 +33,7 @@ from benchbook.study.load import ingest_study
 from . import reconstruct
 from .folders import FOLDERS, REPO
 from .marks_page import Page, page_places
-from .marks_tidy import landing, relanded, tidy_diff
+from .marks_tidy import landing, relanded, same, tidy_diff
 
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
 FILE = re.compile(r"[\w./-]+\.(?:json|jsonl|log|csv|gz|txt|prom|yml)\b")  # a raw file's name
@@ -321,7 +321,8 @@ class Check:
             return
         before = self.base_places(folder)
         after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
-        verdict.moved = {k for k in before.keys() | after.keys() if _text(before.get(k)) != _text(after.get(k))}
+        verdict.moved = {k for k in before.keys() | after.keys() if not same_text(_text(before.get(k)),
+                                                                                   _text(after.get(k)))}
         verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
         own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
         verdict.marked = {k for k, (_, ids) in before.items() if _names(ids, folder, choice, k[0] in own)}
@@ -340,6 +341,23 @@ def _text(place) -> object:
     left out: they name the files (whose run, date and concurrency the page shows in their own
     cells), they are no value a choice could be mistaken for."""
     return None if place is None else FILE.sub("#file", HEX.sub("#", str(place[0])))
+
+
+NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")  # a fraction as repr or JSON writes it
+
+
+def same_text(a, b) -> bool:
+    """A place's text before and after alike, its fractions compared as the tidy tables' are
+    (marks_tidy.same): a value glued or charted at its full repr regenerates as 929.10233526592
+    or 929.1023352659203 with the order of a sum, and no reader sees that digit."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    x, y = NUMBER.split(a), NUMBER.split(b)
+    if x != y:
+        return False
+    return all(same(float(u), float(v)) for u, v in zip(NUMBER.findall(a), NUMBER.findall(b)))
 
 
 def _names(ids, folder: str, choice: str, own: bool) -> bool:

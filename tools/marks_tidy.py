@@ -1,7 +1,7 @@
 """Where a moved generator choice lands in a folder's tidy tables (tools/marks_check.py).
 
 `tidy_diff` compares two folders' tables cell by cell (a missing value equals a missing value,
-a fractional number one within a hundred-millionth of itself: `_same`); `landing` turns the
+a fractional number one within a hundred-millionth of itself: `same`); `landing` turns the
 cells that moved into an assumptions.yml entry's `columns` and, when only some rows of one table
 moved, `rows` (benchbook.study.assumptions), or says that the choice moves nothing."""
 
@@ -45,7 +45,8 @@ def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
         return _matched(a, b, column)
     a, b = _in_order(a), _in_order(b)
     x, y = a[column].astype(object).to_numpy(), b[column].astype(object).to_numpy()
-    return pd.Series([not _same(u, v) for u, v in zip(x, y)], index=a.index).sort_index()
+    spread = _spread(a[column])
+    return pd.Series([not same(u, v, spread) for u, v in zip(x, y)], index=a.index).sort_index()
 
 
 def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
@@ -63,8 +64,8 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
         return parts.agg("\x1f".join, axis=1) + "\x1f" + place
 
     there = dict(zip(named(b).tolist(), b[column].astype(object).tolist()))
-    missing = object()
-    return pd.Series([(v := there.get(k, missing)) is missing or not _same(u, v)
+    missing, spread = object(), _spread(a[column])
+    return pd.Series([(v := there.get(k, missing)) is missing or not same(u, v, spread)
                       for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
 
 
@@ -78,25 +79,42 @@ def _in_order(df: pd.DataFrame) -> pd.DataFrame:
 NOISE = 1e-8  # relative: a fractional value moved by less than this is the rounding of the file it came from
 
 
-def _same(u, v) -> bool:
+def same(u, v, spread: float | None = None) -> bool:
     """Equal; fractional numbers within NOISE of each other. A generated file prints its numbers
     to a few decimals, so regenerating it moves a mean of rounded repetitions in its tenth
     significant digit (Strix Halo's `rep_cv` moved the winning pp512 rate from 1387.740928 to
     1387.740929): no page prints that, and counting it marked every best-of figure with a choice
-    that cannot move it. Whole numbers (counters, token counts) compare exactly."""
+    that cannot move it. Whole numbers (counters, token counts) compare exactly.
+
+    `spread`, the range of the column's values, bounds the scale: a clock read from a large offset
+    (request starts near 106,936 s, 20 s apart) moves by a client gap's tenth, 0.2 ms, which is
+    two billionths of the clock but a hundred-thousandth of the run."""
     if _missing(u) and _missing(v):
         return True
-    if _fraction(u) and _fraction(v):
-        return math.isclose(float(u), float(v), rel_tol=NOISE, abs_tol=0.0)
+    if (_fraction(u) or _fraction(v)) and _float(u) and _float(v):
+        scale = abs(float(u)) if not spread else min(abs(float(u)), spread)
+        return abs(float(u) - float(v)) <= NOISE * scale
     try:
         return bool(u == v)
     except (TypeError, ValueError):
         return repr(u) == repr(v)
 
 
+def _spread(column: pd.Series) -> float:
+    """The range of a column's finite numbers (0 for none or one value)."""
+    x = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    x = x[np.isfinite(x)]
+    return float(x.max() - x.min()) if len(x) > 1 else 0.0
+
+
+def _float(v) -> bool:
+    return isinstance(v, (float, np.floating)) and math.isfinite(v)
+
+
 def _fraction(v) -> bool:
-    """A finite float that is not a whole number."""
-    return isinstance(v, (float, np.floating)) and math.isfinite(v) and not float(v).is_integer()
+    """A finite float that is not a whole number (one side of a comparison is enough: a rate
+    written to six decimals regenerates as 1387.999999 or as 1388.0)."""
+    return _float(v) and not float(v).is_integer()
 
 
 def _missing(v) -> bool:

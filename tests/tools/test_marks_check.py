@@ -250,6 +250,33 @@ def test_a_fraction_moved_in_its_tenth_significant_digit_is_rounding_not_a_move(
     assert set(found) == {"tokens", "start_s"} and found["tokens"].tolist() == [True, False]
 
 
+def test_a_rate_written_as_a_whole_number_or_not_is_rounding_and_a_clock_moved_by_a_gap_is_a_move():
+    """Placed at its printed value, Strix Halo's winning pp512 rate regenerates as 1387.999999 or
+    1388.0 (six decimals of rounded repetitions): one side whole is still rounding. A request's
+    start near 106,936 s moved by a tenth of a 2.1 ms client gap is two billionths of the clock,
+    but a move: the column's own range (20 s) is the scale, not the clock's offset."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["a", "b", "c"], "avg_ts": [1387.999999, 51.3, 1165.92],
+                         "start_s": [106936.00731, 106946.1, 106956.2]})
+    moved = base.assign(avg_ts=[1388.0, 51.3, 1165.92], start_s=[106936.00731, 106946.10021, 106956.2])
+    found = tidy_diff({"runs": base}, {"runs": moved})["runs"]
+    assert set(found) == {"start_s"} and found["start_s"].tolist() == [False, True, False]
+
+
+def test_a_page_place_moved_only_in_a_sum_s_last_bit_has_not_moved():
+    """make marks: the H100 page glues its top throughput at full precision and its chart carries
+    every point's value; regenerated with a client gap moved, 929.10233526592 came back as
+    929.1023352659203 (the order of a sum), which no reader sees. Texts whose fractions agree to
+    a hundred-millionth are alike; a printed digit or a word that moved is a move."""
+    assert marks_check.same_text("929.10233526592", "929.1023352659203")
+    assert marks_check.same_text('{"y": [1.5, 929.10233526592]}', '{"y": [1.5, 929.1023352659203]}')
+    assert not marks_check.same_text("12.4×", "12.3×") and not marks_check.same_text("5,044 ms", "5,042 ms")
+    assert not marks_check.same_text("holds", "does not hold") and not marks_check.same_text(None, "1.0")
+
+
 def test_further_moves_start_with_the_least_like_the_first():
     """Scaling every losing build's ratio alike never changes which build is slowest (Strix
     Halo's `losing_ratios`); the further moves start with the largest scale, a rotation and one
