@@ -216,7 +216,7 @@ class Check:
             self._base[folder] = page_places(Page.reading(REPO, folder), self.data, self.data, self.tmp / "out")
         return self._base[folder]
 
-    def choice(self, folder: str, choice: str, refusals: int = 3, further: int = 3) -> Verdict:
+    def choice(self, folder: str, choice: str, refusals: int = 3, further: int = 6) -> Verdict:
         """Move one choice and compare. A move a page stops on (its contract refuses the data:
         Strix Halo's one-client run moved to two clients stops the H100 page) shows every place
         of that page as moved; the next move is tried instead, up to `refusals` times.

@@ -205,7 +205,9 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
             self.tmp, self.pages, self.tried = tmp, True, []
 
         def _moved(self, folder, choice, value, verdict, reshaped=3, skip=(), further=False):
-            verdict.moved_to = next(m for m in (1.1, 0.9, 1.3, 2.0, 3.0) if m not in skip)
+            verdict.moved_to = next((m for m in (1.1, 0.9, 1.3, 2.0, 3.0) if m not in skip), None)
+            if verdict.moved_to is None:  # no move left that the generator accepts
+                return None
             self.tried.append(verdict.moved_to)
             (self.tmp / "w" / "data").mkdir(parents=True, exist_ok=True)
             return self.tmp / "w" / "data"
@@ -225,9 +227,9 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
     with tempfile.TemporaryDirectory() as tmp:
         check = Stand(Path(tmp))
         verdict = check.choice("strix-halo-baseline", "losing_ratios")
-    assert check.tried == [1.1, 0.9, 1.3, 2.0] and verdict.moved_to == 1.1  # three further moves
+    assert check.tried == [1.1, 0.9, 1.3, 2.0, 3.0] and verdict.moved_to == 1.1  # every further move left
     assert verdict.moved == {("strix", "small"), ("strix", "large")}
-    assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0)]  # the page 2.0 stopped counts for nothing
+    assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0), (3.0, 0)]  # the page 2.0 stopped counts for nothing
     assert verdict.unmoved == {("strix", "never")} and not verdict.ok
     out = io.StringIO()
     marks_check.report(verdict, out)

@@ -18,7 +18,6 @@ import pytest
 from benchbook.ledger.published import load_published, parse_quantity
 from benchbook.study.folder import load_study
 from reconstructed import assert_deterministic, generate_twice  # noqa: E402  (tests/ is on sys.path)
-from tools import reconstruct
 from tools.reconstruct import h100, strix
 
 ROOT = Path(__file__).resolve().parents[2]
