@@ -378,11 +378,12 @@ TABLE_NAMES = tuple(SCHEMAS)
 
 # The columns of a row that record its configuration's engine build (study.yml's engine and
 # engine_version, which study.load copies onto every row, and llama-bench's build) and its
-# arguments (llama-bench's recorded settings): a configuration's engine and arguments cells
-# rest on what these rest on (ChapterResults.config_ids). Here, below the chapters, because
-# the Strix Halo and H100 pages both mark their configuration tables with them.
+# arguments (llama-bench's recorded settings, and study.yml's serve_args, copied likewise): a
+# configuration's engine and arguments cells rest on what these rest on
+# (ChapterResults.config_ids). Here, below the chapters, because the Strix Halo and H100 pages
+# both mark their configuration tables with them.
 ENGINE_COLUMNS = ("engine", "engine_version", "build_number", "build_commit")
-ARGUMENT_COLUMNS = ("params", "n_gpu_layers", "flash_attn")
+ARGUMENT_COLUMNS = ("params", "n_gpu_layers", "flash_attn", "serve_args")
 
 # Tables whose required values `conform` checks row by row, with the rows that may leave
 # them empty: a llama-bench run that crashed measured no test (column, value).

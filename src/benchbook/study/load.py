@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import ingest
+from ..format import fmt_args
 from ..ingest import IngestError, tables
 from ..ingest.vllm_log import add_timestamps
 from .folder import MANIFEST, Study, load_study
@@ -149,7 +150,14 @@ def _with_year(windows: pd.DataFrame, date) -> pd.DataFrame:
 
 
 def _context(study: Study, entry) -> dict:
-    ctx = {k: v for k, v in study.configs.get(entry.config, {}).items() if not isinstance(v, (dict, list))}
+    """The run's context: its configuration's scalar facts and its serve arguments as the pages
+    print them (redacted), and the run entry's own. Each row carries them, so a choice of a
+    reconstructed study.yml lands in cells like any other (`make marks`: moving Strix Halo's
+    llama-server flags moved the configuration tables' arguments, which no cell held)."""
+    config = study.configs.get(entry.config, {})
+    ctx = {k: v for k, v in config.items() if not isinstance(v, (dict, list))}
+    if config.get("serve_args"):
+        ctx["serve_args"] = fmt_args(config["serve_args"])
     ctx["config"] = entry.config
     for key, value in entry.context.items():
         ctx["run_date" if key == "date" else key] = value
