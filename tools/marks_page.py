@@ -29,6 +29,7 @@ from benchbook.study.marks import title_ids
 from .folders import FOLDERS, REPO
 
 GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::([^`]*))?`")  # {glue:text}`name:format` in prose
+GLUE_BLOCK = re.compile(r"^(?:```|:::)\{glue(?::\w+)?\}[ \t]+(\S+)", re.M)  # ```{glue:figure} name
 GLUE_PREFIX = "application/papermill.record/"  # myst_nb's glue outputs
 MARK_CLASS = "benchbook-assumed-mark"
 LEGEND_CLASS = "benchbook-assumed-legend"
@@ -107,23 +108,38 @@ def run(page_id: str, params: dict, out: Path) -> dict:
                 continue
             exec(compile(_displaying_last(cell.source), f"<{page_id}>", "exec"), ns)  # noqa: S102
             _close_figures()
-    formats = glue_formats(chapter.read_source())
+    formats = glue_formats(chapter.read_source(), _absent(out, page_id))
     found = {}
     for n, (data, metadata) in enumerate(published):
         for key, value in places(data, metadata).items():
-            if key[:1] == ("glue",) and len(key) == 2:
-                value = (printed(value[0], formats.get(key[1], ("",))), value[1])
+            if key[:1] == ("glue",):
+                if key[1] not in formats:  # pasted by no prose the page keeps: no reader sees it
+                    continue
+                if len(key) == 2:
+                    value = (printed(value[0], formats[key[1]]), value[1])
             found[(n, *key)] = value
     return found
 
 
-def glue_formats(nb) -> dict[str, tuple]:
-    """Glued name -> the format specs the page's prose pastes it with ('' for as it is)."""
+def _absent(out: Path, page_id: str) -> set:
+    """The sections and prose conditions this run left out (the page's chapter.json), whose
+    `needs-` prose the build drops (benchbook.site.runner)."""
+    info = out / "project" / "book" / "studies" / page_id / "chapter.json"
+    return set(json.loads(info.read_text(encoding="utf-8")).get("absent_sections", {})) if info.is_file() else set()
+
+
+def glue_formats(nb, absent=frozenset()) -> dict[str, tuple]:
+    """Glued name -> the format specs the page's prose pastes it with ('' for as it is), over the
+    prose the page keeps: a markdown cell tagged `needs-<x>` for an absent x is dropped by the
+    build (the opening's words about another setup's runs, on the write-up's own setup)."""
     out: dict[str, tuple] = {}
     for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for name, spec in GLUE_REF.findall(cell.source):
-                out[name] = tuple(dict.fromkeys((*out.get(name, ()), spec)))
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type != "markdown" or any(t.startswith("needs-") and t[6:] in absent for t in tags):
+            continue
+        refs = GLUE_REF.findall(cell.source) + [(name, "") for name in GLUE_BLOCK.findall(cell.source)]
+        for name, spec in refs:
+            out[name] = tuple(dict.fromkeys((*out.get(name, ()), spec)))
     return out
 
 

@@ -289,3 +289,24 @@ def test_further_moves_start_with_the_least_like_the_first():
     assert further[0] == {"pp512": {"vulkan": 0.84 * 1.3, "rocm": 0.92 * 1.3}}
     slowest = [min(m["pp512"], key=m["pp512"].get) for m in further[:4]]
     assert "rocm" in slowest  # one of the first few makes another build the slowest
+
+
+def test_a_glued_value_counts_only_where_prose_the_page_keeps_pastes_it():
+    """make marks: the H100 opening's "9 fixed-concurrency runs, 3 single-stream runs" moved with
+    the prefill run's concurrency, unmarked; but it is pasted only by prose about another setup,
+    which the build drops on the write-up's own. A glued value is a place where kept prose pastes
+    it, as a role or as a figure or Markdown block, with each format it is pasted with."""
+    import nbformat
+
+    from tools.marks_page import glue_formats
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("On {glue:text}`data_runs` and {glue:text}`rate:,.0f` t/s.",
+                                      metadata={"tags": ["needs-other-setup"]}),
+        nbformat.v4.new_markdown_cell("```{glue:figure} fig_speed\n:name: x\n```\n\n{glue:text}`rate:.1f`"),
+        nbformat.v4.new_markdown_cell("```{glue:md} findings_md\n```"),
+        nbformat.v4.new_code_cell("{glue:text}`not_prose`"),
+    ])
+    kept = glue_formats(nb, {"other-setup"})
+    assert kept == {"fig_speed": ("",), "rate": (".1f",), "findings_md": ("",)}
+    assert glue_formats(nb)["rate"] == (",.0f", ".1f") and "data_runs" in glue_formats(nb)
