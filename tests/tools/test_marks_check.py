@@ -310,3 +310,20 @@ def test_a_glued_value_counts_only_where_prose_the_page_keeps_pastes_it():
     kept = glue_formats(nb, {"other-setup"})
     assert kept == {"fig_speed": ("",), "rate": (".1f",), "findings_md": ("",)}
     assert glue_formats(nb)["rate"] == (",.0f", ".1f") and "data_runs" in glue_formats(nb)
+
+
+def test_a_request_s_place_moves_when_its_run_gains_or_loses_requests():
+    """make marks: ten prompts per client more took an H100 bench file from 81 records read to 89,
+    and the ingest report printed the count unmarked: the requests matched by name, so no cell
+    had moved. A request's index names it and its place in the run; when the run's count of
+    requests changes, the index of every request of that run moved, and only of that run."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"run_id": ["r1"] * 3 + ["r2"] * 2, "request_index": [0, 1, 2, 0, 1],
+                         "ttft_s": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    moved = pd.DataFrame({"run_id": ["r1"] * 4 + ["r2"] * 2, "request_index": [0, 1, 2, 3, 0, 1],
+                          "ttft_s": [0.1, 0.2, 0.3, 0.35, 0.4, 0.5]})
+    found = tidy_diff({"requests": base}, {"requests": moved})["requests"]
+    assert list(found) == ["request_index"] and found["request_index"].tolist() == [True, True, True, False, False]

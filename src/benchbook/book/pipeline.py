@@ -221,15 +221,27 @@ class ChapterResults:
         """Raw file -> the assumption ids its rows' line numbers hold: a choice that moves where a
         row sits in its file added or took away lines of it, so the counts the ingest report
         prints for that file (lines read, ignored) move with it (`make marks`: the power sweep's
-        `gaps` moved the 35B's 200 W log from 383 lines read to 382)."""
+        `gaps` moved the 35B's 200 W log from 383 lines read to 382). A bench file's records are
+        its run's requests, whose place (request index) moves when requests come or go."""
         found = self.assumptions_of(data)
+        tables = (self.data if data is None else data).tables if found else {}
+        runs = tables.get("runs")
+        run_files = dict(zip(runs["run_id"], runs["source_file"])) if runs is not None and len(runs) \
+            and {"run_id", "source_file"} <= set(runs.columns) else {}
         out: dict = {}
-        for table, df in ((self.data if data is None else data).tables.items() if found else ()):
-            if not len(df) or not {"source_file", "line"} <= set(df.columns):
+        for table, df in tables.items():
+            # a row's line, or its place among its run's requests (a bench file's records)
+            place = next((c for c in ("line", "request_index") if c in df.columns), None)
+            if not len(df) or place is None:
                 continue
-            lines = assumed_ids(df, table, found, columns=["line"])["line"]
-            for f, ids in zip(df["source_file"].tolist(), lines.tolist()):
-                if ids:
+            if "source_file" in df.columns:
+                files = df["source_file"].tolist()
+            elif "run_id" in df.columns:
+                files = [run_files.get(r) for r in df["run_id"].tolist()]
+            else:
+                continue
+            for f, ids in zip(files, assumed_ids(df, table, found, columns=[place])[place].tolist()):
+                if ids and f is not None:
                     out[f] = marks.union(out.get(f, ()), ids)
         return out
 
