@@ -333,3 +333,23 @@ def test_a_claim_printing_a_table_cell_again_is_judged_as_the_write_up_against_i
     # on measured data the claim is the data's, judged with the measurement floor
     measured = check_claims(pub, values, reconstructed=lambda names: False).set_index("id")
     assert measured.loc["headline", "verdict"] == HOLDS
+
+
+def test_a_held_bound_always_says_by_how_much_so_its_note_can_carry_a_mark():
+    """make marks: Strix Halo's server run moved to longer prompts made the 7,000-token claim's
+    note "true as a bound, but … 2.1× the stated one" appear where the note had been empty, and an
+    empty note carries no mark. A held bound now always gives its ratio; the note joins the claim's
+    own words and, quoting the value, carries what the value rests on."""
+    import pandas as pd
+
+    from benchbook.ledger.claims import mark_ledger
+    from benchbook.study.marks import cell_ids
+
+    near = check_claim(claim(published="over 400 ms", recompute="t", why="the 7k prompt"), {"t": 0.742}, {}, {})
+    assert near["verdict"] == HOLDS
+    assert near["note"] == "the 7k prompt; true as a bound: the recomputed value is 1.9× the stated one"
+    far = check_claim(claim(published="over 400 ms", recompute="t"), {"t": 0.842}, {}, {})
+    assert far["note"] == "true as a bound, but the recomputed value is 2.1× the stated one (far above it)"
+    ledger = pd.DataFrame([{**near, "id": "a"}, {**far, "id": "b", "note": "the write-up's own words"}])
+    marked = cell_ids(mark_ledger(ledger, {"a": ("server_run",), "b": ("server_run",)}, {}))
+    assert marked[(0, "note")] == ("server_run",) and (1, "note") not in marked

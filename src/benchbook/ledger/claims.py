@@ -227,18 +227,20 @@ def printed_as_published(ledger: pd.DataFrame) -> set[str]:
 
 
 def mark_ledger(ledger: pd.DataFrame, ids: dict, why: dict, difference: dict | None = None) -> pd.DataFrame:
-    """Mark the recomputed value and verdict of each ledger row resting on an assumed cell
-    (report.html shows the marker and the legend), and its difference with `difference` (claim id
-    -> ids; `ids` when None): the difference prints the offset to a tenth of a per cent, so it
-    shows where below the write-up's digits a generator put the value, even when the recomputed
-    number prints as the write-up's and carries no mark (`make marks`: Strix Halo's target_band
-    moved '−1.2%' to '−1.3%')."""
+    """Mark the recomputed value, verdict and bound note (which quotes the value) of each ledger
+    row resting on an assumed cell (report.html shows the marker and the legend), and its
+    difference with `difference` (claim id -> ids; `ids` when None): the difference prints the
+    offset to a tenth of a per cent, so it shows digits below the write-up's that a choice may
+    move even when the recomputed number prints as the write-up's and carries no mark (`make
+    marks`: where a generator placed the published numbers in their printing intervals, when that
+    was a choice, moved '−1.2%' to '−1.3%')."""
 
     rows = {label: ids.get(cid, ()) for label, cid in zip(ledger.index, ledger.get("id", []))}
     off = ids if difference is None else difference
     diff = {label: off.get(cid, ()) if str(d) else () for label, cid, d in
             zip(ledger.index, ledger.get("id", []), ledger.get("difference", []))}
-    return with_marks(ledger, {"recomputed": rows, "verdict": rows, "difference": diff}, why)
+    note = {label: rows[label] for label, n in zip(ledger.index, ledger.get("note", [])) if BOUND in str(n)}
+    return with_marks(ledger, {"recomputed": rows, "verdict": rows, "difference": diff, "note": note}, why)
 
 
 def basis_counts(ledger: pd.DataFrame) -> dict[str, int]:
@@ -315,7 +317,9 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
                 "holds within the rounding of the stated numbers, not at their printed values"
         verdict = HOLDS if allowed else FAILS
     row["verdict"] = verdict
-    row["note"] = _bound_note(q, got, verdict) or row["note"]
+    bound = _bound_note(q, got, verdict)
+    if bound:
+        row["note"] = f"{row['note']}; {bound}" if row["note"] else bound
     return row
 
 
@@ -344,15 +348,22 @@ def _blocked(claim: dict, expr: str, space: dict, q, money: set, plausible: dict
     return None
 
 
+BOUND = "true as a bound"  # a held bound's note, which quotes the recomputed value
+
+
 def _bound_note(q, got: float, verdict: str) -> str | None:
-    """A bound that holds by far says so: 'under 1 s' at 0.1 s is true but tells little."""
+    """A bound that holds says by how much: 'under 1 s' at 0.1 s is true but tells little. Said
+    whenever it holds, not only when by far: the ratio moves with the recomputed value, and a
+    note that came and went with it could carry no mark where it was empty (`make marks`: Strix
+    Halo's server run moved to longer prompts made "2.1×" appear)."""
     if q.bound not in ("under", "over") or verdict != HOLDS or not got or not q.value or got / q.value <= 0:
         return None
     ratio = got / q.value
+    shown = f"{ratio:.1f}" if ratio > 1 else f"{ratio:.2f}"
     if 0.5 < ratio < 2:
-        return None
-    shown, where = (f"{ratio:.1f}", "far above") if ratio > 1 else (f"{ratio:.2f}", "far below")
-    return f"true as a bound, but the recomputed value is {shown}× the stated one ({where} it)"
+        return f"{BOUND}: the recomputed value is {shown}× the stated one"
+    where = "far above" if ratio > 1 else "far below"
+    return f"{BOUND}, but the recomputed value is {shown}× the stated one ({where} it)"
 
 
 def stated_range(claim: dict) -> tuple[float, float] | None:
