@@ -70,9 +70,27 @@ def _axis(label: str, log: bool, values=None) -> dict:
     return out
 
 
-def _values(s: pd.Series) -> list:
-    """A column's numbers for the spec; none (a gap) where a value is missing or infinite."""
-    return [float(v) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
+DRAWN = 10_000  # a point is placed to a 10,000th of its axis: below a pixel at any page width
+
+
+def _values(s: pd.Series, whole: pd.Series, log: bool = False) -> list:
+    """A column's numbers for the spec; none (a gap) where a value is missing or infinite.
+
+    Each is rounded to what is drawn, a 10,000th of the axis (`whole`: the column over every
+    series; five significant digits on a log axis), and its tooltip gives its printed digits: a
+    digit no reader can see is no finding either, and the spec carried every bit of the float
+    (`make marks` counted a sum's last bit moving as the chart moving)."""
+    finite = [float(v) for v in whole if not is_missing(v) and math.isfinite(float(v))]
+    span = (max(finite) - min(finite)) if finite else 0.0
+    scale = span or max((abs(v) for v in finite), default=0.0)
+    digits = -math.floor(math.log10(scale / DRAWN)) if scale > 0 else 0
+
+    def drawn(v: float) -> float:
+        if log and v > 0:
+            return float(f"{v:.5g}")
+        return float(round(v, digits))
+
+    return [drawn(float(v)) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str, ylabel: str,
@@ -99,7 +117,7 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
             out.append({"name": label, "group": label,
                         "colour": series_colour(str((colour_of or {}).get(name, name)), colour_by),
                         "dash": DASHES[k % len(DASHES)], "symbol": "circle",
-                        "x": _values(part[x]), "y": _values(part[y]), "tips": tips})
+                        "x": _values(part[x], df[x], log_x), "y": _values(part[y], df[y], log_y), "tips": tips})
     spec = {"kind": "lines", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
             "x": _axis(xlabel, log_x, df[x]), "y": _axis(ylabel, log_y, df[y]), "series": out,
             "legend": [_entry(s) for s in out]}
@@ -205,7 +223,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
         tips = _tips(part, x, y, hover, note)
         out.append({"name": group, "group": group, "colour": platform_colour(at[colour]), "dash": [],
                     "symbol": shapes[at[symbol]], "filter": {k: untrusted.visible(str(at[k])) for k in filters},
-                    "x": _values(part[x]), "y": _values(part[y]), "tips": tips,
+                    "x": _values(part[x], df[x], log), "y": _values(part[y], df[y], log), "tips": tips,
                     "links": [str(v) for v in part[link]]})
         groups.setdefault(group, []).append(note)
     spec = {"kind": "scatter", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
