@@ -333,6 +333,13 @@ def test_a_configuration_s_build_and_arguments_carry_the_choices_they_rest_on():
     table, marked = h100.configs_table(h), cell_ids(h100.configs_table(h))
     strix_rows = {i for i, c in enumerate(table["config"]) if c in r.data.study.configs}
     assert strix_rows and any("strix-halo-baseline/builds" in marked.get((i, "engine"), ()) for i in strix_rows)
+    # the llama-server's flags and backend are study.yml's only: each row carries them (serve_args)
+    server = [i for i, c in enumerate(table["config"]) if c == "strix-llama-server"]
+    assert server and {"strix-halo-baseline/server_args", "strix-halo-baseline/server_backend"} <= set(
+        marked[(server[0], "serve_args")])
+    table, marked = strix.configs_table(r), cell_ids(strix.configs_table(r))
+    server = [i for i, c in enumerate(table["config"]) if c == "strix-llama-server"]
+    assert {"server_args", "server_backend"} <= set(marked[(server[0], "arguments")])
 
 
 def test_the_strix_halo_opening_and_best_builds_carry_the_choices_of_the_builds_dates_and_run_they_print():
