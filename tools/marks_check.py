@@ -242,7 +242,10 @@ class Check:
         tried = [m for m, _ in refused] + [verdict.moved_to]
         while self.pages and not verdict.error and verdict.unmoved and len(verdict.also) < further:
             other = Verdict(folder, choice)
-            moved_data = self._moved(folder, choice, value, other, skip=tried, further=True)
+            # a further move is taken as the generator accepts it, rows that come or go matched by
+            # name: Strix Halo's request count moved alone was passed over for moves that kept
+            # the tables' shape, each of them to two clients, which stops the pages
+            moved_data = self._moved(folder, choice, value, other, reshaped=0, skip=tried, further=True)
             if moved_data is None:
                 break
             self._compare(folder, choice, moved_data, other)

@@ -19,6 +19,7 @@ GROUPS = ("config", "name", "kind", "run_date", "power_limit_w", "concurrency", 
           "fact", "test_name", "origin", "process", "engine")  # what a cover may select on
 ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  # what names a row
 PLACE_KEYS = ("request_index",)  # of those, a row's place among its run's rows
+UNNAMING = ("serve_args",)  # a configuration's argument line: its configuration selects the same rows
 
 
 def tidy_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict[str, dict[str, pd.Series]]:
@@ -44,7 +45,8 @@ def _column_moved(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
         return pd.Series(True, index=a.index if len(a) else pd.RangeIndex(len(b)))
     if len(a) != len(b):
         return _matched(a, b, column)
-    a, b = _in_order(a), _in_order(b)
+    keys = _keys(a, b)
+    a, b = _in_order(a, keys), _in_order(b, keys)
     x, y = a[column].astype(object).to_numpy(), b[column].astype(object).to_numpy()
     spread = _spread(a[column])
     return pd.Series([not same(u, v, spread) for u, v in zip(x, y)], index=a.index).sort_index()
@@ -55,7 +57,7 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
     table's row of the same name (ROW_KEYS) and the same place among the rows of that name, so a
     restart the move added to one log moves the rows it added, not every row of every log. A base
     row without a match moved; with no column naming rows, every row did."""
-    keys = [c for c in ROW_KEYS if c in a and c in b]
+    keys = _keys(a, b)
     if not keys:
         return pd.Series(True, index=a.index)
 
@@ -85,10 +87,22 @@ def _recounted(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
     return pd.Series((counts != before.map(after).fillna(0)).to_numpy(), index=a.index)
 
 
-def _in_order(df: pd.DataFrame) -> pd.DataFrame:
+def _keys(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """The columns that name a row in both tables (ROW_KEYS); a run id only where the others do
+    not tell rows apart (llama-bench's tests of one build): a bench run's id is its file's name,
+    which carries its concurrency and time, so moving those renamed every request, and every
+    cell of them read as moved (`make marks`: Strix Halo's server run covered the engine's name)."""
+    keys = [c for c in ROW_KEYS if c in a and c in b]
+    if "run_id" in keys and len(keys) > 1:
+        rest = [c for c in keys if c != "run_id"]
+        if a[rest].astype(str).duplicated().sum() == a[keys].astype(str).duplicated().sum():
+            return rest
+    return keys
+
+
+def _in_order(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Rows ordered by what names them (configuration, run, fact), else as read: a log line
     that moves earlier does not make every row after it read as moved."""
-    keys = [c for c in ROW_KEYS if c in df]
     return df.sort_values(keys, kind="stable", key=lambda s: s.astype(str)) if keys else df
 
 
@@ -181,7 +195,7 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = froze
     hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
     if hit.all():
         return None
-    keys = sorted((c for c in df.columns if _plain_values(df[c]) is not None),
+    keys = sorted((c for c in df.columns if c not in UNNAMING and _plain_values(df[c]) is not None),
                   key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
     single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None and len(v) <= LIMIT]
     if single:

@@ -327,3 +327,24 @@ def test_a_request_s_place_moves_when_its_run_gains_or_loses_requests():
                           "ttft_s": [0.1, 0.2, 0.3, 0.35, 0.4, 0.5]})
     found = tidy_diff({"requests": base}, {"requests": moved})["requests"]
     assert list(found) == ["request_index"] and found["request_index"].tolist() == [True, True, True, False, False]
+
+
+def test_a_run_renamed_by_its_file_is_matched_by_its_configuration_and_name():
+    """make marks: a bench run's id is its file's name, which carries its concurrency and time;
+    moving Strix Halo's server run renamed every request, so every cell of them, the engine's
+    name too, read as moved. Rows are matched by configuration, name and request index where
+    those tell them apart; the run id counts only where they do not (a build's two tests)."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["s"] * 2, "name": ["srv"] * 2, "run_id": ["c1-1200.json#0"] * 2,
+                         "request_index": [0, 1], "engine": ["b9187"] * 2, "ttft_s": [0.43, 0.44]})
+    moved = base.assign(run_id=["c2-1201.json#0"] * 2, ttft_s=[0.43, 0.45])
+    found = tidy_diff({"requests": base}, {"requests": moved})["requests"]
+    assert set(found) == {"run_id", "ttft_s"} and found["ttft_s"].tolist() == [False, True]
+    more = pd.concat([moved, moved.iloc[[1]].assign(request_index=2)], ignore_index=True)
+    assert set(tidy_diff({"requests": base}, {"requests": more})["requests"]) == {"run_id", "ttft_s", "request_index"}
+    tests = pd.DataFrame({"config": ["b", "b"], "name": ["b", "b"], "run_id": ["b:0", "b:1"], "avg_ts": [1388.0, 54.0]})
+    swapped = tests.iloc[::-1].reset_index(drop=True)  # the same rows read in another order
+    assert tidy_diff({"llama_bench": tests}, {"llama_bench": swapped}) == {}
