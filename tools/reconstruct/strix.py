@@ -170,6 +170,19 @@ def _llama_rows(rng, rates: dict[str, float], backend: str, start: datetime) -> 
     return "".join(lines), t
 
 
+def _ratios(test: str) -> dict[str, float]:
+    """Each losing backend's rate as a fraction of the winner's. `losing_ratios` names the losers
+    of the recorded winners; when `winners` names another (`make marks` moves it), the backend it
+    displaced takes the new winner's ratio, so the order below the winner stays as chosen."""
+    ratios, win = dict(a("losing_ratios")[test]), a("winners")[test]
+    if win not in BACKENDS:
+        raise ValueError(f"winners.{test}: {win!r} is none of the backends ({', '.join(BACKENDS)})")
+    if win in ratios:
+        displaced = next(b for b in BACKENDS if b not in ratios and b != win)
+        ratios[displaced] = ratios.pop(win)
+    return ratios
+
+
 def _server_plan(T, seed: int) -> Plan:
     r, sp = a("server_run"), a("server_spread")
     med = T["strix_server_c1_median_ttft_s"].value
@@ -196,9 +209,9 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
         rng = np.random.Generator(np.random.PCG64([seed, k]))
         rates = {}
         for test in TESTS:
-            win = a("winners")[test]
             best = T[f"strix_best_{test}_tps"].value
-            rates[test] = best if backend == win else best * a("losing_ratios")[test][backend]
+            ratio = _ratios(test).get(backend)
+            rates[test] = best if ratio is None else best * ratio
         text, t_end = _llama_rows(rng, rates, backend, t)
         rel = f"raw/llama-bench/{backend.removeprefix('strix-')}.jsonl"
         (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -243,7 +256,7 @@ def _provenance(seed: int, T, values, rates_by) -> docs.Provenance:
     n_in = a("server_run")["input_len"]
     bench_rows = [[b, test, f"{rates_by[b][test]:.2f}",
                    "best (published)" if a("winners")[test] == b else
-                   f"{a('losing_ratios')[test][b]:.2f} x best (assumed)"]
+                   f"{_ratios(test)[b]:.2f} x best (assumed)"]
                   for b in BACKENDS for test in TESTS]
     return docs.Provenance(
         study=STUDY,
