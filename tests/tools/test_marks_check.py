@@ -348,3 +348,22 @@ def test_a_run_renamed_by_its_file_is_matched_by_its_configuration_and_name():
     tests = pd.DataFrame({"config": ["b", "b"], "name": ["b", "b"], "run_id": ["b:0", "b:1"], "avg_ts": [1388.0, 54.0]})
     swapped = tests.iloc[::-1].reset_index(drop=True)  # the same rows read in another order
     assert tidy_diff({"llama_bench": tests}, {"llama_bench": swapped}) == {}
+
+
+def test_a_choice_of_several_numbers_lands_where_any_of_them_moved_alone_lands():
+    """make marks: the H100 prefill run's first accepted move changed only its concurrency, so
+    its landing lost the prompt and answer lengths that the one-request table prints (they moved
+    there, unmarked). Each number is moved on its own too, and a cell any move moved is covered."""
+    import pandas as pd
+
+    value = {"concurrency": 1, "input_len": 512, "output_len": 1}
+    groups = marks_check._per_leaf(value)
+    assert [g[0] for g in groups] == [{"concurrency": 2, "input_len": 512, "output_len": 1},
+                                      {"concurrency": 1, "input_len": 563, "output_len": 1},
+                                      {"concurrency": 1, "input_len": 512, "output_len": 2}]
+    assert marks_check._per_leaf(0.03) == []
+    first = {"runs": {"concurrency": pd.Series([True, False])}}
+    alone = {"runs": {"concurrency": pd.Series([False, True]), "input_len": pd.Series([True, False])}}
+    both = marks_check.merged(first, alone)
+    assert both["runs"]["concurrency"].tolist() == [True, True] and both["runs"]["input_len"].tolist() == [True, False]
+    assert first["runs"]["concurrency"].tolist() == [True, False]  # the first comparison is left as it was
