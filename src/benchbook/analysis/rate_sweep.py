@@ -609,7 +609,9 @@ def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) ->
                "measured": first["measured"]}
         for _, m in g[g["metric"].isin(shown)].iterrows():
             if m["metric"].startswith(("tpot", "itl")) and pd.notna(m["output_len"]) and m["output_len"] <= 1:
-                row[m["label"]] = "– (one output token)"  # vLLM counts such a TPOT as 0: no decode step
+                # vLLM counts such a TPOT as 0: no decode step; the dash rests on the answer length
+                lengths = union(*(cells.row(i, ("output_len",)) for i in m["rows"])) if cells is not None else ()
+                row[m["label"]] = Shown("– (one output token)", lengths)
                 continue
             ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
             row[m["label"]] = Shown(_pair_text(m), ids)
