@@ -158,7 +158,10 @@ def test_the_generators_scope_what_covers_only_part_of_a_column():
     lb = strix.tables["llama_bench"]
     by_id = {a.id: a for a in load_assumptions(strix.study.root)}
     losers, winners = (lb[row_mask(lb, by_id[k], "llama_bench", "avg_ts")] for k in ("losing_ratios", "winners"))
-    assert len(losers) == 4 and len(winners) == 2 and not set(losers["run_id"]) & set(winners["run_id"])
+    assert len(losers) == 4 and set(losers["run_id"]) == set(lb["run_id"]) - {"strix_rocm_pr21344:0",
+                                                                              "strix_vulkan_radv:1"}
+    # another winner swaps the rates of the two builds that win a test, and leaves ROCm 7.2.3's
+    assert set(winners["config"]) == {"strix-rocm-pr21344", "strix-vulkan-radv"}
 
 
 def test_a_claim_whose_number_reads_an_assumed_cell_is_marked_and_a_consistency_claim_is_not():
@@ -289,9 +292,10 @@ def test_a_best_of_figure_rests_on_its_winner_not_on_the_backends_below_it():
     from benchbook.study.marks import cell_ids
 
     r = Chapter(ROOT, "strix-halo-baseline").analysed()
-    for test in ("pp512", "tg128"):
-        ids = r.value_ids[f"strix_best_{test}_tps"]
-        assert "winners" in ids and "losing_ratios" not in ids, (test, ids)
+    for test in ("pp512", "tg128"):  # the best rates are published: the files print them as such
+        assert f"strix_best_{test}_tps" not in r.value_ids, test
+        ids = r.value_ids[f"strix_rocm_723_{test}_tps"]  # the slowest build rests on its ratio
+        assert "losing_ratios" in ids, (test, ids)
     best, spread = cell_ids(strix.best_table(r)), cell_ids(strix.spread_table(r))
     assert best and not any("losing_ratios" in ids for ids in best.values())
     assert all("winners" in ids for (_, column), ids in best.items() if column != "test")

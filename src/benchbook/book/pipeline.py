@@ -493,9 +493,13 @@ def finish(r: ChapterResults, caveats=None) -> ChapterResults:
     data is the write-up's setup.
     """
     g = gate(r)
-    values = claim_space(r)
+    values, fitted = claim_space(r), fitted_names(r)
+    # a value the files were fit to print as published is the write-up's number, whatever a
+    # generator chose around it (each is written at its printed value, and the generator refuses
+    # files that print it otherwise): no choice moves it, so nothing computed from it rests on one
+    r.value_ids = {name: ids for name, ids in r.value_ids.items() if name not in fitted}
     r.ledger = claims_mod.check_claims(r.published, values, r.params, r.currencies, gate=g,
-                                       reconstructed=reconstructed_names(r), fitted=fitted_names(r))
+                                       reconstructed=reconstructed_names(r), fitted=fitted)
     resting = claims_mod.claim_ids(r.published, r.ledger, r.value_ids)
     r.claim_ids = {cid: ids for cid, ids in resting.items()
                    if cid not in fitted_claims(r) | claims_mod.printed_as_published(r.ledger)}
