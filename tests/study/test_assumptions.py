@@ -427,3 +427,18 @@ def test_a_page_computes_the_cells_of_one_frame_once_and_again_when_the_frame_ch
     assert fresh.cells(fresh.h100_runs, "runs", fresh.h100).ids.equals(first.ids)
     wider = frame.assign(extra=1)
     assert "extra" in r.cells(wider, "runs", r.h100).ids.columns and len(r._cells) == kept + 1
+
+
+def test_the_one_output_token_dash_rests_on_the_answer_length():
+    """make marks: the H100 prefill run's answer length moved from one token to two turned the
+    one-request table's TPOT from "– (one output token)" into "0.0 ms", unmarked: the dash says
+    something about the run's length, which the generator chose ("~512 input tokens" only)."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    r = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()
+    table = h100.common_display(r)
+    marked = cell_ids(table)
+    dashes = [(i, c) for c in table.columns for i, v in enumerate(table[c]) if v == "– (one output token)"]
+    assert dashes and all("prefill_run" in marked[place] for place in dashes)
