@@ -442,3 +442,20 @@ def test_the_one_output_token_dash_rests_on_the_answer_length():
     marked = cell_ids(table)
     dashes = [(i, c) for c in table.columns for i, v in enumerate(table[c]) if v == "– (one output token)"]
     assert dashes and all("prefill_run" in marked[place] for place in dashes)
+
+
+def test_the_ingest_tables_of_both_pages_mark_a_bench_file_s_records_with_its_request_count():
+    """make marks: nine prompts instead of ten took the Strix Halo server run's file from 11
+    records read to 10 on both pages that list it, unmarked (their tables were plain copies of
+    the reports). A count of none (nothing ignored) stays unmarked."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.chapters.strix import analysis as strix
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    for table, ours in ((strix.files_table(Chapter(ROOT, "strix-halo-baseline").analysed()), True),
+                        (h100.ingest_table(Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed()), False)):
+        marked = cell_ids(table)
+        row = table.index[table["file"].str.startswith("raw/llama-server/")][0]
+        assert ("server_run" if ours else "strix-halo-baseline/server_run") in marked[(row, "read")]
+        assert table.loc[row, "ignored"] == 0 and (row, "ignored") not in marked

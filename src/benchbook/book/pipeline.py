@@ -263,12 +263,22 @@ class ChapterResults:
                     out[cid] = marks.union(out.get(cid, ()), *row)
         return out
 
-    def ingest_report(self, columns: list[str], counts=("read", "ignored")) -> pd.DataFrame:
-        """The folder's ingest report, its count columns marked with what each file's lines rest on."""
-        df = self.data.report[columns].copy()
-        files = self.file_ids()
-        rows = {label: files.get(f, ()) for label, f in zip(df.index, df["file"])}
-        return marks.with_marks(df, {c: rows for c in counts if c in df}, self.assumed_why)
+    def ingest_report(self, columns: list[str], counts=("read", "ignored"), reads=()) -> pd.DataFrame:
+        """The folder's ingest report, and those of the folders this page reads under the `reads`
+        parameters (each row naming its `study`), the count columns marked with what each file's
+        lines or records rest on (`make marks`: the Strix Halo server run's prompt count moved
+        its file's records read, on both pages that list it, unmarked)."""
+        folders = [self.data, *(d for p in reads if (d := self.reads.get(p)) is not None)]
+        frames, rows = [], {}
+        for data in folders:
+            report = data.report.assign(study=data.study.id)
+            files, start = self.file_ids(None if data is self.data else data), sum(map(len, frames))
+            rows.update({start + i: files.get(f, ()) for i, f in enumerate(report["file"])})
+            frames.append(report)
+        df = pd.concat(frames, ignore_index=True)[columns]
+        # a count of none stays none when a choice adds lines or requests of the kind already read
+        return marks.with_marks(df, {c: {i: ids for i, ids in rows.items() if df[c].iat[i]} for c in counts if c in df},
+                                self.assumed_why)
 
     def _request_rate_ids(self, data, found) -> dict:
         """run_id -> the ids its requests' tokens and latencies hold: per-request t/s is their

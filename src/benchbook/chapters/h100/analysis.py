@@ -195,10 +195,7 @@ def runs_table(r: Results) -> pd.DataFrame:
 
 
 def ingest_table(r: Results) -> pd.DataFrame:
-    reports = [r.data.report.assign(study=r.data.study.id)]
-    if r.strix is not None:
-        reports.append(r.strix.report.assign(study=r.strix.study.id))
-    return pd.concat(reports, ignore_index=True)[["study", "file", "format", "read", "ignored", "reasons"]]
+    return r.ingest_report(["study", "file", "format", "read", "ignored", "reasons"], reads=("strix_data_dir",))
 
 
 def single_stream(r: Results) -> pd.DataFrame:

@@ -153,10 +153,7 @@ def configs_table(r: Results) -> pd.DataFrame:
 
 def files_table(r: Results) -> pd.DataFrame:
     """Each raw file with what the reader took from it, and what it skipped and why."""
-    rep = r.data.report.assign(study=r.data.study.id)
-    if r.h100 is not None:
-        rep = pd.concat([rep, r.h100.report.assign(study=r.h100.study.id)], ignore_index=True)
-    return rep[["study", "file", "format", "read", "ignored", "reasons"]]
+    return r.ingest_report(["study", "file", "format", "read", "ignored", "reasons"], reads=("h100_data_dir",))
 
 
 # ---- llama-bench: backends, best of, spread ---------------------------------------
