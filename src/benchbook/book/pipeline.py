@@ -365,11 +365,12 @@ def _published(spec: ChapterSpec, path: Path) -> Published:
 
 def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
-    with the ids of those choices (report.caveats_display marks the caveat with them)."""
+    with the ids of those choices (report.caveats_display marks the caveat with them). `data`:
+    the folder the rule read, when it is one this page reads rather than its own."""
 
     reads = caveat.get("reads") or ()
-    out = {k: v for k, v in caveat.items() if k != "reads"}
-    hits = resting_on(r.assumptions_of(), reads) if reads else []
+    out = {k: v for k, v in caveat.items() if k not in ("reads", "data")}
+    hits = resting_on(r.assumptions_of(caveat.get("data")), reads) if reads else []
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])

@@ -72,7 +72,8 @@ def _small_samples(sd, runs):
     names = ", ".join(f"{n} ({int(c)})" for n, c in zip(few["name"], few["completed"]))
     return [rule("small-samples", (
         f"P99 figures come from runs with fewer than 100 requests: {names}. With n requests the P99 "
-        "is interpolated between the largest one or two samples, so it is close to the maximum."))]
+        "is interpolated between the largest one or two samples, so it is close to the maximum."),
+        reads=("runs.completed",))]  # the counts it quotes (a generator's prompt count, make marks)
 
 
 def _summary_only(sd, runs):

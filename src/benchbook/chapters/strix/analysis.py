@@ -224,14 +224,15 @@ def with_share_of_best(llama: pd.DataFrame) -> pd.DataFrame:
 
 def llama_cells(r: Results, lb: pd.DataFrame):
     """The assumption ids of llama-bench rows; a share of the best holds what its own rate and
-    the best rate of its test hold, and the best's own share (100 %) holds nothing (`make marks`:
-    moving how far the other backends fall below the best moved no share but their own)."""
+    the best rate of its test hold, and the best's own share (100 %) what its own rate holds:
+    which build wins (`make marks`: moving how far the other backends fall below the best moved
+    no share but their own; moving the winner turned a 100.0 % into 84.0 %)."""
     cells = r.cells(lb, "llama_bench")
     if not cells or not len(lb):
         return cells
     best = lb.groupby("test_name")["avg_ts"].transform("idxmax")
     return cells.assign("share_of_best", {
-        label: () if label == top else union(cells.at(label, "avg_ts"), cells.at(top, "avg_ts"))
+        label: cells.at(label, "avg_ts") if label == top else union(cells.at(label, "avg_ts"), cells.at(top, "avg_ts"))
         for label, top in zip(lb.index, best)})
 
 
@@ -806,7 +807,8 @@ def _caveats(r: Results) -> list[dict]:
         for c in data_caveats(r.h100, r.h100_runs):
             if c["origin"] == "data rule: reconstructed" and r.data.study.reconstructed:
                 continue  # said once already
-            cav.append(dict(origin=f"{c['origin']} ({r.h100.study.id})", caveat=c["caveat"]))
+            cav.append(dict(origin=f"{c['origin']} ({r.h100.study.id})", caveat=c["caveat"], reads=c.get("reads"),
+                            data=r.h100))
     if len(r.failed):
         cav.append(_ours(
             f"{len(r.failed)} llama-bench run(s) crashed ({', '.join(r.failed['config'].astype(str))}); "
@@ -904,7 +906,7 @@ def glue_values(r: Results) -> dict:
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         out.cell("server_input_len", int(s["input_len"]), cells.at(s.name, "input_len"))
-        out["server_requests"] = int(s["completed"])
+        out.cell("server_requests", int(s["completed"]), cells.at(s.name, "completed"))
         out.cell("server_ttft_ms", float(s["median_ttft_s"]) * 1000, cells.at(s.name, "median_ttft_s"))
         out.cell("server_tpot_ms", float(s["median_tpot_s"]) * 1000, cells.at(s.name, "median_tpot_s"))
         out.cell("server_decode_tps", 1 / float(s["median_tpot_s"]), cells.at(s.name, "median_tpot_s"))
