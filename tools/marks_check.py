@@ -276,6 +276,9 @@ class Check:
             stopped = {k[0] for k in other.moved if k[1:] == ("error",) and other.shown[k][1]}
             fresh = {k for k in other.moved - verdict.moved if k[1:] != ("error",) and k[0] not in stopped}
             verdict.also.append((other.moved_to, len(fresh)))
+            if not stopped:  # cells a larger move reaches are where the choice lands too
+                verdict.tidy = merged(verdict.tidy, other.tidy)
+                verdict.landing = landing(self._base_tables(folder), verdict.tidy)
             verdict.moved |= fresh
             verdict.shown.update({k: other.shown[k] for k in fresh})
         verdict.seconds = time.perf_counter() - start
