@@ -478,3 +478,18 @@ def test_a_count_the_prose_and_a_caveat_quote_rests_on_the_chosen_request_count(
         cav = Chapter(ROOT, page).analysed().caveats
         row = cav.index[cav["origin"] == origin][0]
         assert choice in cell_ids(cav)[(row, "caveat")], page
+
+
+def test_a_p95_rests_on_the_run_s_whole_distribution_not_only_on_its_published_median_and_p99():
+    """make marks: ten prompts per client more moved the H100 common-load table's P95 TTFTs
+    ("258.9 ms" to "255.1 ms"), which rested on the median and P99, both published and so
+    unmarked. A P95 reads the whole distribution, which the run's mean stands for."""
+    from benchbook.chapters.h100 import analysis as h100
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    table = h100.common_display(Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed())
+    marked = cell_ids(table)
+    sweep = [i for i, w in enumerate(table["workload"]) if str(w).startswith("4,096 → 512")]
+    assert sweep and all("prompts_per_slot" in marked[(i, "TTFT p95")] for i in sweep)
+    assert not any("prompts_per_slot" in marked.get((i, "TTFT p50"), ()) for i in sweep)  # a median is published
