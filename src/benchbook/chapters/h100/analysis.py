@@ -396,12 +396,15 @@ def strix_backends(r: Results) -> pd.DataFrame:
     rows = r.cells(lb, "llama_bench", r.strix)
     cells = rows.group(lb, "test_name")
     if cells:
-        rates = lb.groupby("test_name")["avg_ts"]
+        rates, fitted = lb.groupby("test_name")["avg_ts"], pipeline.fitted_names(r)
         cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
         cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
-    return table(best, {
+        # a best rate the write-up published is its number, whichever build a generator made win
+        cells = cells.assign("best_ts", {t: () if f"strix_best_{t}_tps" in fitted else rows.at(i, "avg_ts")
+                                         for t, i in rates.idxmax().items()})
+    return table(best.assign(best_ts=best["avg_ts"]), {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
-        "best t/s": Col("avg_ts", lambda v: fmt_rate(v, 1)),
+        "best t/s": Col("best_ts", lambda v: fmt_rate(v, 1)),
         "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts", "worst_avg_ts")),
     }, cells)
 
