@@ -633,12 +633,13 @@ def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
 
 
 def _h100_ids(r: Results, cfg: str, n: int, prompt: int) -> tuple:
-    """What _h100_time reads: the per-agent rate (and with prompts the median TTFT) of the
-    sweep run nearest n."""
+    """What _h100_time reads: the per-agent rate (and with prompts the median TTFT and the prompt
+    length it was measured at, which scales it) of the sweep run nearest n (`make marks`: the
+    H100 sweep's chosen 4,096-token prompts moved the batched times, unmarked)."""
     row = nearest_sweep(r.h100_runs, cfg, n) if r.h100_runs is not None else None
     if row is None:
         return ()
-    read = ("per_agent_tps", "median_ttft_s") if prompt else ("per_agent_tps",)
+    read = ("per_agent_tps", "median_ttft_s", "input_len") if prompt else ("per_agent_tps",)
     return r.cells(r.h100_runs, "runs", r.h100).row(row.name, read)
 
 
