@@ -149,13 +149,13 @@ def test_the_filtered_block_is_inline_with_its_controls_before_the_chart_data():
 def test_a_point_is_placed_to_what_is_drawn_and_its_tooltip_keeps_the_printed_digits():
     """make marks: the H100 chart's spec carried each throughput to the last bit of its float, so a
     sum's last bit moving (929.10233526592 against 929.1023352659203) moved the chart. A point is
-    placed to a 10,000th of its axis (five significant digits on a log axis), far below a pixel;
-    its tooltip still prints its value."""
+    placed to at most a 2,000th of its axis (four significant digits on a log axis), below a
+    pixel; its tooltip still prints its value."""
     df = pd.DataFrame({"model": ["a"] * 3, "c": [1, 16, 32], "tps": [75.04, 929.10233526592, 2229.2772607810393]})
     chart = interactive.lines(df, "c", "tps", "model", "t", "concurrency", "t/s", log_x=True)
-    assert chart.series[0]["y"] == [75.0, 929.1, 2229.3] and chart.series[0]["x"] == [1.0, 16.0, 32.0]
+    assert chart.series[0]["y"] == [75.0, 929.0, 2229.0] and chart.series[0]["x"] == [1.0, 16.0, 32.0]
     moved = df.assign(tps=[75.04, 929.1023352659203, 2229.277260781039])
     assert interactive.lines(moved, "c", "tps", "model", "t", "concurrency", "t/s", log_x=True).spec == chart.spec
     logged = interactive.lines(df, "c", "tps", "model", "t", "concurrency", "t/s", log_y=True)
-    assert logged.series[0]["y"] == [75.04, 929.1, 2229.3]
+    assert logged.series[0]["y"] == [75.04, 929.1, 2229.0]
     assert "929" in " ".join(chart.series[0]["tips"][1])

@@ -384,3 +384,32 @@ def test_a_choice_of_several_numbers_lands_where_any_of_them_moved_alone_lands()
     both = marks_check.merged(first, alone)
     assert both["runs"]["concurrency"].tolist() == [True, True] and both["runs"]["input_len"].tolist() == [True, False]
     assert first["runs"]["concurrency"].tolist() == [True, False]  # the first comparison is left as it was
+
+
+def test_a_figure_moved_below_a_pixel_has_not_moved_and_one_moved_by_pixels_has():
+    """make marks: an H100 throughput of 2,229.27 t/s moved in its fifth digit changed the static
+    figure's PNG (a point a twentieth of a pixel away repaints its marker's edges), which no reader
+    sees. Figures compare by their pixels: alike when none changed by 32 grey levels or more."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tools import marks_page
+
+    def place(ys) -> str:
+        fig, ax = plt.subplots(figsize=(6, 3), dpi=100)
+        ax.plot([1, 4, 8, 16, 32], ys, marker="o")
+        ax.set_ylim(0, 2400)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
+        return marks_page._content({"image/png": base64.b64encode(buf.getvalue()).decode()})[()][0]
+
+    base = [75.0, 290.0, 440.9, 1653.5, 2229.27]
+    a, b, c = place(base), place([*base[:4], 2229.2]), place([*base[:4], 2100.0])
+    assert a != b and marks_check.same_text(a, b)  # other bytes, the same picture
+    assert not marks_check.same_text(a, c)

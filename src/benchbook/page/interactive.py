@@ -70,16 +70,17 @@ def _axis(label: str, log: bool, values=None) -> dict:
     return out
 
 
-DRAWN = 10_000  # a point is placed to a 10,000th of its axis: below a pixel at any page width
+DRAWN = 2_000  # a point is placed to at most a 2,000th of its axis: below a pixel of the widest canvas
 
 
 def _values(s: pd.Series, whole: pd.Series, log: bool = False) -> list:
     """A column's numbers for the spec; none (a gap) where a value is missing or infinite.
 
-    Each is rounded to what is drawn, a 10,000th of the axis (`whole`: the column over every
-    series; five significant digits on a log axis), and its tooltip gives its printed digits: a
-    digit no reader can see is no finding either, and the spec carried every bit of the float
-    (`make marks` counted a sum's last bit moving as the chart moving)."""
+    Each is rounded to what is drawn, the power of ten at most a 2,000th of the axis (`whole`: the
+    column over every series; four significant digits on a log axis), and its tooltip gives its
+    printed digits: a digit no reader can see is no finding either, and the spec carried every
+    bit of the float (`make marks` counted a published throughput's fifth digit, which the
+    files hold only to the write-up's rounding, as the chart moving)."""
     finite = [float(v) for v in whole if not is_missing(v) and math.isfinite(float(v))]
     span = (max(finite) - min(finite)) if finite else 0.0
     scale = span or max((abs(v) for v in finite), default=0.0)
@@ -87,7 +88,7 @@ def _values(s: pd.Series, whole: pd.Series, log: bool = False) -> list:
 
     def drawn(v: float) -> float:
         if log and v > 0:
-            return float(f"{v:.5g}")
+            return float(f"{v:.4g}")
         return float(round(v, digits))
 
     return [drawn(float(v)) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
