@@ -482,6 +482,10 @@ def test_a_count_the_prose_and_a_caveat_quote_rests_on_the_chosen_request_count(
         cav = Chapter(ROOT, page).analysed().caveats
         row = cav.index[cav["origin"] == origin][0]
         assert choice in cell_ids(cav)[(row, "caveat")], page
+    # it quotes the runs of fewer than 100 requests: the 320-prompt short-prompts run is not one
+    cav = Chapter(ROOT, "h100-dense-vs-moe-mtp").analysed().caveats
+    marked = cell_ids(cav)[(cav.index[cav["origin"] == "data rule: small-samples"][0], "caveat")]
+    assert "prompts_per_slot" in marked and "short_prompts_run" not in marked
 
 
 def test_a_p95_rests_on_the_run_s_whole_distribution_not_only_on_its_published_median_and_p99():

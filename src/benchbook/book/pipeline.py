@@ -28,7 +28,7 @@ from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, o
 from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
-from ..study.assumptions import assumed_ids, load_assumptions, resting_on
+from ..study.assumptions import assumed_ids, load_assumptions, resting_on, row_mask
 from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
 from ..study.folder import MANIFEST, StudyError, load_study
 from ..study.load import StudyData, StudyReadError, ingest_study
@@ -368,13 +368,27 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     with the ids of those choices (report.caveats_display marks the caveat with them). `data`:
     the folder the rule read, when it is one this page reads rather than its own."""
 
-    reads = caveat.get("reads") or ()
-    out = {k: v for k, v in caveat.items() if k not in ("reads", "data")}
-    hits = resting_on(r.assumptions_of(caveat.get("data")), reads) if reads else []
+    reads, data = caveat.get("reads") or (), caveat.get("data")
+    out = {k: v for k, v in caveat.items() if k not in ("reads", "data", "runs")}
+    hits = resting_on(r.assumptions_of(data), reads) if reads else []
+    if hits and caveat.get("runs") is not None:  # only the choices landing in the runs it quotes
+        hits = [a for a in hits if _lands_in_runs(r.data if data is None else data, a, reads, caveat["runs"])]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
     return out, tuple(a.id for a in hits)
+
+
+def _lands_in_runs(data: StudyData, a, reads, runs) -> bool:
+    """Whether assumption `a` covers a cell of these `table.column`s in rows of these runs."""
+    for read in reads:
+        table, column = read.split(".", 1)
+        df = data.tables.get(table)
+        if read not in a.columns or df is None or not len(df) or "run_id" not in df.columns:
+            continue
+        if (row_mask(df, a, table, column) & df["run_id"].astype(str).isin(runs)).any():
+            return True
+    return False
 
 
 def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:

@@ -37,11 +37,16 @@ def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = N
     return out
 
 
-def rule(name: str, text: str, reads: tuple[str, ...] = ()) -> dict:
+def rule(name: str, text: str, reads: tuple[str, ...] = (), runs=None) -> dict:
     """A caveat of a data rule; `reads`: the tidy columns its numbers come from, so that one
-    resting on a generator's assumption is marked (pipeline.finish)."""
+    resting on a generator's assumption is marked (pipeline.finish); `runs`: the run ids it
+    quotes, when it quotes some runs only (a choice landing in other runs moves none of it)."""
     out = dict(origin=f"data rule: {name}", caveat=text)
-    return {**out, "reads": reads} if reads else out
+    if reads:
+        out["reads"] = reads
+    if runs is not None:
+        out["runs"] = [str(r) for r in runs]
+    return out
 
 
 def _reconstructed(sd, runs):
@@ -73,7 +78,7 @@ def _small_samples(sd, runs):
     return [rule("small-samples", (
         f"P99 figures come from runs with fewer than 100 requests: {names}. With n requests the P99 "
         "is interpolated between the largest one or two samples, so it is close to the maximum."),
-        reads=("runs.completed",))]  # the counts it quotes (a generator's prompt count, make marks)
+        reads=("runs.completed",), runs=few["run_id"])]  # the counts it quotes (make marks)
 
 
 def _summary_only(sd, runs):
@@ -108,7 +113,7 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "
         f"between requests and 'per-agent t/s' understates what one request sees ({detail})."),
-        reads=CLIENT_IDLE_READS)]
+        reads=CLIENT_IDLE_READS, runs=r["run_id"])]  # every streaming run: which of them shows a gap moves too
 
 
 # what its numbers are computed from: per-request t/s (requests' tokens ÷ latency), aggregate ÷ concurrency

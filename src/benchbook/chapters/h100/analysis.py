@@ -140,8 +140,7 @@ def _caveats(r: Results) -> list[dict]:
         for c in data_caveats(r.strix, strix_runs):
             if c["origin"] == "data rule: reconstructed" and r.data.study.reconstructed:
                 continue  # said once already
-            cav.append(dict(origin=f"{c['origin']} ({r.strix.study.id})", caveat=c["caveat"], reads=c.get("reads"),
-                            data=r.strix))
+            cav.append({**c, "origin": f"{c['origin']} ({r.strix.study.id})", "data": r.strix})
     return cav
 
 

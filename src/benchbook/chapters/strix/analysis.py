@@ -808,8 +808,7 @@ def _caveats(r: Results) -> list[dict]:
         for c in data_caveats(r.h100, r.h100_runs):
             if c["origin"] == "data rule: reconstructed" and r.data.study.reconstructed:
                 continue  # said once already
-            cav.append(dict(origin=f"{c['origin']} ({r.h100.study.id})", caveat=c["caveat"], reads=c.get("reads"),
-                            data=r.h100))
+            cav.append({**c, "origin": f"{c['origin']} ({r.h100.study.id})", "data": r.h100})
     if len(r.failed):
         cav.append(_ours(
             f"{len(r.failed)} llama-bench run(s) crashed ({', '.join(r.failed['config'].astype(str))}); "
