@@ -277,3 +277,17 @@ def test_generated_study_loads(built, key):
     study = load_study(built[key][0])  # verifies every checksum
     assert study.reconstructed and "reconstructed" in study.label
     assert len(study.files) == {"h100": 12, "strix": 4}[key]
+
+
+def test_a_value_half_way_between_two_printable_numbers_is_moved_off_the_half_way_point():
+    """make marks: the H100 dense throughput at 8 clients is pinned by "441 t/s" and by 8 × "55.1"
+    to the middle of what prints like both, 440.85; the last bit of a float sum then decided
+    whether a chart's tooltip printed 440.8 or 440.9, with no choice moving it. A middle half-way
+    between two numbers of up to six decimals is moved up by a billionth of itself."""
+    from tools.reconstruct.targets import off_halfway
+
+    assert off_halfway(0.434) == 0.434 and off_halfway(1388.0) == 1388.0
+    assert f"{off_halfway(440.85):.1f}" == f"{off_halfway(440.85) - 1e-12:.1f}" == "440.9"
+    assert off_halfway(440.85) - 440.85 < 1e-6
+    values = _vllm_metrics(next(p for p in _runs(H100_DIR).values() if "concurrency8-Qwen3.6-27B" in p.name))
+    assert f"{values['output_tps']:.1f}" == "440.9" and abs(values["output_tps"] * 10 % 1 - 0.5) > 1e-8

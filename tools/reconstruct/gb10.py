@@ -30,6 +30,7 @@ from .gb10_prom import vllm_page
 from .meanfit import MeanFitError, Run, RunPlan, build
 from .mtp_steps import StepPlan, retarget
 from .mtp_steps import plan as step_plan
+from .targets import off_halfway
 
 SEED = 20260419
 STUDY = "gb10-mtp"
@@ -223,7 +224,7 @@ class Target:
         that print like every published cell of it (the printed number, for one cell)."""
         if self.fixed is not None:
             return self.fixed
-        return (self.lo + self.hi) / 2
+        return off_halfway((self.lo + self.hi) / 2)
 
     def admits(self, v: float) -> bool:
         if self.approx and self.used:
