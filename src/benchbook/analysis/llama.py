@@ -48,13 +48,18 @@ def best_of(lb: pd.DataFrame, by: str = "config") -> pd.DataFrame:
     return best.rename(columns={by: "best_" + by}).drop(columns=["min", "max"]).reset_index(drop=True)
 
 
+def best_name(test: str, prefix: str = "strix") -> str:
+    """The value name of a test's best-of rate (llama_values), e.g. 'strix_best_pp512_tps'."""
+    return f"{prefix}_best_{test}_tps"
+
+
 def llama_values(lb: pd.DataFrame, prefix: str) -> dict[str, float]:
     """``<prefix>_best_<test>_tps`` and ``<name>_<test>_tps`` for depth-0 tests."""
     named = with_test_names(ok_rows(lb))
     if not len(named):
         return {}
     named = named[~named["test_name"].str.contains("@")]
-    values = {f"{prefix}_best_{t}_tps": float(v) for t, v in named.groupby("test_name")["avg_ts"].max().items()}
+    values = {best_name(t, prefix): float(v) for t, v in named.groupby("test_name")["avg_ts"].max().items()}
     by = "key" if "key" in named and named["key"].notna().all() else "name"
     if by in named:
         for (name, t), v in named.groupby([by, "test_name"])["avg_ts"].max().items():
@@ -72,7 +77,7 @@ def llama_value_ids(lb: pd.DataFrame, prefix: str, cells) -> dict[str, tuple]:
     out = {}
     by = "key" if "key" in named and named["key"].notna().all() else "name"
     for test, g in named.groupby("test_name") if len(named) else ():
-        out[f"{prefix}_best_{test}_tps"] = cells.union("avg_ts", [g["avg_ts"].idxmax()])
+        out[best_name(test, prefix)] = cells.union("avg_ts", [g["avg_ts"].idxmax()])
         for name, rows in g.groupby(by).groups.items() if by in g else ():
             out[f"{name}_{test}_tps"] = cells.union("avg_ts", rows)
     return {k: v for k, v in out.items() if v}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...analysis import closed_loop, energy, rate_sweep
-from ...analysis.llama import best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
+from ...analysis.llama import best_name, best_of, llama_value_ids, llama_values, ok_rows, usual_tests, with_test_names
 from ...analysis.serving import add_serving_metrics, run_value_ids, run_values, sequential_vs_batched, sweep_table
 from ...book import pipeline
 from ...book import serving_points as points
@@ -243,9 +243,9 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
     strix_label += strix_whose(r)
     out = []
     first = [(f"Prefill rate ({SERVE_PREFILL}; Strix Halo: llama-bench {pp})", f"{BASE_KEY}_prefill_prefill_tps",
-              f"strix_best_{pp}_tps", "tps", False),
+              best_name(pp), "tps", False),
              (f"Single-request generation rate ({SERVE_ONE}; Strix Halo: llama-bench {tg})",
-              f"{BASE_KEY}_c1_output_tps", f"strix_best_{tg}_tps", "tps", False)]
+              f"{BASE_KEY}_c1_output_tps", best_name(tg), "tps", False)]
     if r.baseline:
         out.append((f"Single request: {r.label(r.baseline)} against {strix_label} (best of its backends)",
                     side_by_side(r, first, (r.label(r.baseline), strix_label))))
@@ -253,7 +253,7 @@ def against_strix(r: Results) -> list[tuple[str, pd.DataFrame]]:
         second = [("Median TTFT", f"{CAND_KEY}_c1_median_ttft_s", "strix_server_c1_median_ttft_s", "s", True),
                   ("Median TPOT", f"{CAND_KEY}_c1_median_tpot_s", "strix_server_c1_median_tpot_s", "s", True),
                   (f"Single-request generation rate ({SERVE_ONE}; Strix Halo: llama-bench {tg})",
-                   f"{CAND_KEY}_c1_output_tps", f"strix_best_{tg}_tps", "tps", False)]
+                   f"{CAND_KEY}_c1_output_tps", best_name(tg), "tps", False)]
         out.append((f"Single request: {r.label(r.candidate)} against {strix_label}",
                     side_by_side(r, second, (r.label(r.candidate), strix_label))))
     return [(c, t) for c, t in out if len(t)]
@@ -355,8 +355,8 @@ def serving_model(r: Results) -> pd.DataFrame:
     """N agents served one after another on Strix Halo vs batched here."""
     n, tokens = r.params["agents"], r.params["answer_tokens"]
     _, tg = strix_tests(r)
-    tg_rate = r.values.get(f"strix_best_{tg}_tps") if tg else None
-    seq = r.value_ids.get(f"strix_best_{tg}_tps", ())
+    tg_rate = r.values.get(best_name(tg)) if tg else None
+    seq = r.value_ids.get(best_name(tg), ())
     rows, cells = [], r.cells(r.runs, "runs")
     for cid in r.configs_in_order():
         row = nearest(r, cid, n)
@@ -399,7 +399,7 @@ def strix_backends(r: Results) -> pd.DataFrame:
         cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
         cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
         # a best rate the write-up published is its number, whichever build a generator made win
-        cells = cells.assign("best_ts", {t: () if f"strix_best_{t}_tps" in fitted else rows.at(i, "avg_ts")
+        cells = cells.assign("best_ts", {t: () if best_name(t) in fitted else rows.at(i, "avg_ts")
                                          for t, i in rates.idxmax().items()})
     return table(best.assign(best_ts=best["avg_ts"]), {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis.llama import (
+    best_name,
     llama_value_ids,
     llama_values,
     nearest_test,
@@ -605,7 +606,7 @@ def _scenarios(r: Results) -> list[tuple[str, int, str]]:
 
 def _prefill_name(r: Results, prompt: int, source: str) -> str:
     """The value name of the prefill rate a scenario reads."""
-    return f"strix_best_{prefill_test(r, prompt)}_tps" if source == "llama-bench" else "strix_server_c1_prefill_tps"
+    return best_name(prefill_test(r, prompt)) if source == "llama-bench" else "strix_server_c1_prefill_tps"
 
 
 def _strix_time(r: Results, n: int, prompt: int, source: str) -> float | None:
@@ -616,7 +617,7 @@ def _strix_timer(r: Results, prompt: int, source: str):
     """n -> seconds for n agents one after another (None without the rates it needs): the
     rates are looked up once, for a curve over many n."""
     _, tg = usual_tests(r.llama)
-    gen = r.values.get(f"strix_best_{tg}_tps")
+    gen = r.values.get(best_name(tg))
     pre = r.values.get(_prefill_name(r, prompt, source)) if prompt else None
     if not gen or (prompt and not pre):
         return lambda n: None
@@ -626,7 +627,7 @@ def _strix_timer(r: Results, prompt: int, source: str):
 def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
     """What _strix_time reads: the best generation rate, and with prompts a prefill rate."""
     _, tg = usual_tests(r.llama)
-    names = [f"strix_best_{tg}_tps"]
+    names = [best_name(tg)]
     if prompt:
         names.append(_prefill_name(r, prompt, source))
     return value_ids(r.value_ids, names)
@@ -892,7 +893,7 @@ def glue_values(r: Results) -> dict:
             for key, column in TEST_GLUE[role].items():
                 if column == "test":
                     out[key] = row[column]
-                elif column == "best_tps" and f"strix_best_{test}_tps" in fitted:
+                elif column == "best_tps" and best_name(test) in fitted:
                     out[key] = row[column]  # the write-up's number, whichever build a generator made win
                 else:
                     out.cell(key, row[column], tests.row(test, reads[column.split("_")[0]]))
