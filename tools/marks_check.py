@@ -377,7 +377,16 @@ class Check:
                                                                                    _text(after.get(k)))}
         verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
         own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
-        verdict.marked = {k for k, (_, ids) in before.items() if _names(ids, folder, choice, k[0] in own)}
+        verdict.marked = marked_places(before, after, folder, choice, own)
+
+
+def marked_places(before: dict, after: dict, folder: str, choice: str, own: set) -> set:
+    """The places carrying the choice's mark: on the base pages, and, for a place the move
+    brought in (a caveat whose condition now holds, `make marks`: the 3090 client-idle caveat),
+    on the moved pages, where a reader meets it."""
+    def marks(places: dict, keys) -> set:
+        return {k for k in keys if _names(places[k][1], folder, choice, k[0] in own)}
+    return marks(before, before) | marks(after, after.keys() - before.keys())
 
 
 def same_files(a: Path, b: Path) -> bool:

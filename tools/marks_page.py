@@ -297,15 +297,25 @@ def same_figure(a: str, b: str) -> bool:
     return int(abs(x - y).max()) < SEEN
 
 
+ITEM = re.compile(r"^- \*\*(.+?)\*\*:")  # a labelled list item: a caveat's origin
+
+
 def markdown_places(text: str) -> dict:
-    """('line', n) -> (the line without its marks, the ids they name); legends left out."""
+    """('line', n) -> (the line without its marks, the ids they name); legends left out. A
+    labelled item (a caveat, '- **data rule: x**: …') is keyed by its label and its rank among
+    items of that label, not by its line: a caveat that a move brings in shifts every line after
+    it, which are the same caveats (`make marks`: the 3090 client-idle caveat)."""
     text = LEGEND_LINE.sub("", text)
-    out = {}
+    out, seen = {}, {}
     for n, line in enumerate(text.splitlines()):
         ids = union(*(ids_of_title(t) for t in MARK.findall(line)))
         plain = MARK.sub("", line).strip()
         if plain or ids:
-            out[("line", n)] = (plain, ids)
+            item = ITEM.match(plain)
+            if item:
+                seen[item.group(1)] = seen.get(item.group(1), -1) + 1
+            key = ("item", item.group(1), seen[item.group(1)]) if item else ("line", n)
+            out[key] = (plain, ids)
     return out
 
 

@@ -422,3 +422,21 @@ def test_a_figure_moved_below_a_pixel_has_not_moved_and_one_moved_by_pixels_has(
     a, b, c = place(base), place([*base[:4], 2229.2]), place([*base[:4], 2100.0])
     assert a != b and marks_check.same_text(a, b)  # other bytes, the same picture
     assert not marks_check.same_text(a, c)
+
+
+def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():
+    """make marks: moving the 3090 P99/median TTFT ratio made the client-idle caveat hold; the
+    caveats after it, keyed by their line, all read as moved and unmarked, and the new one had no
+    base place to carry a mark. Caveats are keyed by their label, and a place that came with the
+    move is marked where it now stands."""
+    from tools.marks_page import markdown_places
+
+    base = "- **data rule: unlike-models**: a\n- **data rule: kv-arithmetic**: b\n"
+    moved = "- **data rule: client-idle**: Assumed, c ᵃ\n" + base
+    before, after = markdown_places(base), markdown_places(moved)
+    assert before.keys() < after.keys() and all(before[k] == after[k] for k in before)
+    page = "3090-dense-vs-sparse"
+    before = {(page, *k): v for k, v in before.items()}
+    after = {(page, *k): (t, ("ttft_p99_ratio",) if "client-idle" in t else ()) for k, (t, _) in after.items()}
+    marked = marks_check.marked_places(before, after, page, "ttft_p99_ratio", {page})
+    assert marked == {(page, "item", "data rule: client-idle", 0)}
