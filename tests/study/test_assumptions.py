@@ -518,3 +518,18 @@ def test_a_batched_time_with_prompts_rests_on_the_prompt_length_its_ttft_was_mea
     prompts = [i for i, p in enumerate(strix.serving(r)["prompt_tokens"]) if p]
     assert batched and prompts
     assert all("h100-dense-vs-moe-mtp/sweep_lengths" in marked[(i, c)] for c in batched for i in prompts)
+
+
+def test_the_3090_memory_table_rests_on_the_start_up_log_and_nvidia_smi_choices():
+    """make marks: moving the 3090 start-up facts (`boot`) moved the memory table's "weights per
+    GPU (log) 10.17 GiB" and KV memory, and moving the nvidia-smi card (`smi`) its utilisation
+    budget per card, all unmarked: the table was a plain frame of values."""
+    from benchbook.chapters.dense_sparse import analysis as ds
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    table = ds.memory_table(Chapter(ROOT, "3090-dense-vs-sparse").analysed())
+    marked = cell_ids(table)
+    assert all("boot" in marked[(i, "weights per GPU (log)")] for i in range(len(table)))
+    assert all("smi" in marked[(i, "utilisation budget per card")] for i in range(len(table)))
+    assert not any(column == "model" for _, column in marked)

@@ -35,7 +35,7 @@ from ...page import plots
 from ...page.opening import opening_words
 from ...page.palette import model_colour
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, rows_table, table, union
+from ...study.marks import Col, Glued, Shown, rows_table, table, union, value_ids
 
 STUDY = "3090-dense-vs-sparse"
 MIB_TO_GB = 1.048576e-3
@@ -102,6 +102,7 @@ def analyse(data_dir, published_file=None, architecture_file=None, confidence: f
     r.arch = load_architecture(architecture_file or Path(data_dir) / "architecture.yml")
     r.values.update(boot_values(r))
     r.values.update(gpu_values(r))
+    r.value_ids.update(memory_value_ids(r))
     r.values.update(gauntlet_values(r))
     r.values.update(reliability_values(r))
     r.values.update(arch_values(r.arch))
@@ -218,6 +219,31 @@ def boot_values(r: Results) -> dict:
     return out
 
 
+def memory_value_ids(r: Results) -> dict:
+    """The assumption ids behind boot_values (the start-up lines each fact's value was read from)
+    and gpu_values (every nvidia-smi sample of the configuration): `make marks` moved the log's
+    weights per GPU and KV memory, and the card's size, unmarked in the memory tables."""
+    out = {}
+    boot = r.data["boot"]
+    if len(boot):
+        cells = r.cells(boot, "boot")
+        for (config, fact), g in boot.groupby(["config", "fact"], sort=False):
+            short = r.short_of(config)
+            if short is not None:
+                ids = cells.union(["value", "value_num"], g.index)
+                out[f"{short}_{fact}"] = out[f"{short}_{fact}_all_gpus"] = ids
+    gpu = r.data["gpu_samples"]
+    if len(gpu):
+        cells = r.cells(gpu, "gpu_samples")
+        for config, g in gpu.groupby("config"):
+            short = r.short_of(config)
+            if short is not None:
+                used, total = cells.union("memory_used_mib", g.index), cells.union("memory_total_mib", g.index)
+                out.update({f"{short}_vram_per_card_gb": used, f"{short}_vram_total_gb": used,
+                            f"{short}_vram_cards": cells.union("gpu_index", g.index), f"{short}_card_total_gb": total})
+    return {k: v for k, v in out.items() if v}
+
+
 def gpu_values(r: Results) -> dict:
     """Median memory used per card while serving; per card (mean of cards) and both cards, in GB."""
     gpu = r.data["gpu_samples"]
@@ -246,19 +272,26 @@ def memory_table(r: Results) -> pd.DataFrame:
         util = (c.get("serve_args") or {}).get("gpu_memory_utilization")
         tokens, conc, ctx = (v.get(f"{short}_kv_cache_tokens"), v.get(f"{short}_max_concurrency"),
                              v.get(f"{short}_max_model_len"))
+
+        def shown(text, *names):  # a cell with what the values it is computed from rest on
+            return Shown(text, value_ids(r.value_ids, [f"{short}_{n}" for n in names]))
         rows.append({
             "model": c.get("model"),
-            "KV cache (log), tokens": fmt_rate(tokens),
-            f"max concurrency at {fmt_rate(ctx)} tokens (log)": fmt_ratio(conc),
-            "KV tokens / max model len": fmt_ratio(tokens / ctx if tokens and ctx else None),
-            "KV cache memory (log, all GPUs)": fmt_unit(v.get(f"{short}_kv_cache_gib_all_gpus"), "GiB", 2),
-            "weights per GPU (log)": fmt_unit(v.get(f"{short}_weights_gib"), "GiB", 2),
-            "memory used per card (nvidia-smi)": fmt_unit(v.get(f"{short}_vram_per_card_gb"), "GB", 1),
-            "both cards": fmt_unit(v.get(f"{short}_vram_total_gb"), "GB", 1),
-            "utilisation budget per card": (fmt_unit(util * v[f"{short}_card_total_gb"], "GB", 1)
-                                            if util and v.get(f"{short}_card_total_gb") else "–"),
+            "KV cache (log), tokens": shown(fmt_rate(tokens), "kv_cache_tokens"),
+            f"max concurrency at {fmt_rate(ctx)} tokens (log)": shown(fmt_ratio(conc), "max_concurrency"),
+            "KV tokens / max model len": shown(fmt_ratio(tokens / ctx if tokens and ctx else None),
+                                               "kv_cache_tokens", "max_model_len"),
+            "KV cache memory (log, all GPUs)": shown(fmt_unit(v.get(f"{short}_kv_cache_gib_all_gpus"), "GiB", 2),
+                                                     "kv_cache_gib_all_gpus"),
+            "weights per GPU (log)": shown(fmt_unit(v.get(f"{short}_weights_gib"), "GiB", 2), "weights_gib"),
+            "memory used per card (nvidia-smi)": shown(fmt_unit(v.get(f"{short}_vram_per_card_gb"), "GB", 1),
+                                                       "vram_per_card_gb"),
+            "both cards": shown(fmt_unit(v.get(f"{short}_vram_total_gb"), "GB", 1), "vram_total_gb"),
+            "utilisation budget per card": shown(fmt_unit(util * v[f"{short}_card_total_gb"], "GB", 1)
+                                                 if util and v.get(f"{short}_card_total_gb") else "–",
+                                                 "card_total_gb"),
         })
-    return pd.DataFrame(rows)
+    return rows_table(rows, r.assumed_why)
 
 
 def kv_check(r: Results) -> pd.DataFrame:
