@@ -533,3 +533,17 @@ def test_the_3090_memory_table_rests_on_the_start_up_log_and_nvidia_smi_choices(
     assert all("boot" in marked[(i, "weights per GPU (log)")] for i in range(len(table)))
     assert all("smi" in marked[(i, "utilisation budget per card")] for i in range(len(table)))
     assert not any(column == "model" for _, column in marked)
+
+
+def test_the_3090_recovery_table_rests_on_the_tool_call_logs_a_generator_wrote():
+    """make marks: moving the 3090 tool-call logs' models (bursts of denials, handshakes) moved
+    every count of the recovery table ("10 (53%)" to "11 (58%)"), unmarked."""
+    from benchbook.chapters.dense_sparse import analysis as ds
+    from benchbook.site.runner import Chapter
+    from benchbook.study.marks import cell_ids
+
+    table = ds.recovery_display(Chapter(ROOT, "3090-dense-vs-sparse").analysed())
+    marked = cell_ids(table)
+    assert len(table) and all("tool_log_models" in marked[(i, "next call denied again (retry)")]
+                              for i in range(len(table)))
+    assert not any(column == "model" for _, column in marked)

@@ -35,7 +35,7 @@ from ...page import plots
 from ...page.opening import opening_words
 from ...page.palette import model_colour
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, rows_table, table, union, value_ids
+from ...study.marks import Col, Glued, Shown, rows_table, table, union, value_ids, with_marks
 
 STUDY = "3090-dense-vs-sparse"
 MIB_TO_GB = 1.048576e-3
@@ -727,7 +727,7 @@ def recovery_display(r: Results) -> pd.DataFrame:
     def share(k, n):
         return f"{k} ({k / n:.0%})" if n else "–"
 
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "model": rec["model"], "denied calls": rec["denied calls"],
         "next call denied again (retry)": [
             share(k, n) for k, n in zip(rec["next call denied again"], rec["denied calls"])],
@@ -738,6 +738,13 @@ def recovery_display(r: Results) -> pd.DataFrame:
         "ralf stages closed with all 3 handshake calls": [
             f"{c} of {s}" for c, s in zip(rec["closed with all 3 handshake calls"], rec["ralf stage sessions"])],
     })
+    # every count reads the model's calls in order: what was called, whether it was allowed, in which
+    # session (`make marks`: the tool-call logs a generator wrote moved every count, unmarked)
+    tc = r.data["tool_calls"]
+    cells = r.cells(tc, "tool_calls")
+    read = [c for c in ("allowed", "target", "session", "line", "tool") if c in tc.columns]
+    ids = {i: cells.union(read, tc.index[tc["key"] == name]) for i, name in enumerate(rec["name"])}
+    return with_marks(out, {c: ids for c in out.columns if c != "model"}, r.assumed_why)
 
 
 def _script(target: str) -> str:
