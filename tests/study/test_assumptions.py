@@ -533,6 +533,8 @@ def test_the_3090_memory_table_rests_on_the_start_up_log_and_nvidia_smi_choices(
     assert all("boot" in marked[(i, "weights per GPU (log)")] for i in range(len(table)))
     assert all("smi" in marked[(i, "utilisation budget per card")] for i in range(len(table)))
     assert not any(column == "model" for _, column in marked)
+    kv = cell_ids(ds.kv_check_display(Chapter(ROOT, "3090-dense-vs-sparse").analysed()))  # "20.74 GiB" reserved
+    assert all("boot" in kv[(0, c)] for c in ("KV memory the log reserves", "concurrency the reserved memory allows"))
 
 
 def test_the_3090_recovery_table_rests_on_the_tool_call_logs_a_generator_wrote():

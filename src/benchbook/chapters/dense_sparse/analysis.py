@@ -349,7 +349,15 @@ def kv_check_display(r: Results) -> pd.DataFrame:
         "printed concurrency": k["printed concurrency"].map(fmt_ratio),
         "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(fmt_ratio),
     })
-    return out
+    # the log's figures are start-up facts a generator wrote (`make marks`: boot moved "20.74 GiB")
+    reads = {"printed KV tokens": ["kv_cache_tokens"], "memory those tokens need": ["kv_cache_tokens"],
+             "KV memory the log reserves": ["kv_cache_gib_all_gpus"],
+             "reserved / needed": ["kv_cache_gib_all_gpus", "kv_cache_tokens"],
+             "tokens / max len": ["kv_cache_tokens", "max_model_len"], "printed concurrency": ["max_concurrency"],
+             "concurrency the reserved memory allows": ["kv_cache_gib_all_gpus", "max_model_len"]}
+    marks = {c: {i: value_ids(r.value_ids, [f"{short}_{n}" for n in names]) for i, short in enumerate(k["short"])}
+             for c, names in reads.items()}
+    return with_marks(out, marks, r.assumed_why)
 
 
 # ---------------------------------------------------------------- speed
