@@ -946,18 +946,22 @@ def _glue_speed(r: Results, out: Glued) -> None:
     """Each speed row's dense, MoE and advantage figures, and the smallest and largest advantage."""
     s = speed_table(r)
     every = []  # the smallest and largest advantage are chosen among all of them
+    cells, labels = run_cells(r), {}
     for row in s.itertuples():
         ids = speed_ids(r, row.kind, row.unit)
         every.append(ids["advantage"])
+        # a metric's name quotes its runs' prompt length ("3,525-token prompt"), which a generator chose
+        labels[row.metric] = cells.union(["input_len"], r.runs.index[r.runs["kind"] == row.kind])
         for col, key in SPEED_GLUE[row.kind].items():
             v = getattr(row, col)
             if v is not None and pd.notna(v):
                 out.cell(key, float(v), ids[col])
     adv = s.set_index("metric")["advantage"].astype(float).dropna()
     if len(adv):
-        for key, value in dict(adv_min=float(adv.min()), adv_min_metric=str(adv.idxmin()),
-                               adv_max=float(adv.max()), adv_max_metric=str(adv.idxmax())).items():
-            out.cell(key, value, union(*every))
+        out.cell("adv_min", float(adv.min()), union(*every))
+        out.cell("adv_max", float(adv.max()), union(*every))
+        out.cell("adv_min_metric", str(adv.idxmin()), union(*every, labels.get(adv.idxmin(), ())))
+        out.cell("adv_max_metric", str(adv.idxmax()), union(*every, labels.get(adv.idxmax(), ())))
 
 
 def _glue_prefill(r: Results, out: Glued) -> None:
