@@ -971,10 +971,10 @@ def _glue_prefill(r: Results, out: Glued) -> None:
                             ("moe", "moe_prefill_ms", "moe_prefill_rate")):
         pre = _speed_run(r, short, "prefill")
         if pre is not None and pd.notna(pre["median_ttft_s"]):
-            ids = cells.at(pre.name, "median_ttft_s")
+            ids, prompt = cells.at(pre.name, "median_ttft_s"), cells.at(pre.name, "input_len")
             out.cell(ms, float(pre["median_ttft_s"]) * 1000, ids)
-            out.cell(rate, float(pre["input_len"]) / float(pre["median_ttft_s"]), ids)
-            out["prefill_prompt"] = int(pre["input_len"])
+            out.cell(rate, float(pre["input_len"]) / float(pre["median_ttft_s"]), union(ids, prompt))
+            out.cell("prefill_prompt", int(pre["input_len"]), prompt)  # the prompt length a generator chose
 
 
 # Start-up facts per model (run values the log reader and nvidia-smi give), glued as they are.
