@@ -223,8 +223,8 @@ class Verdict:
 class Check:
     """The base pages of every folder, computed once; each choice moved against them."""
 
-    def __init__(self, tmp: Path, pages: bool = True):
-        self.tmp, self.pages = tmp, pages
+    def __init__(self, tmp: Path, pages: bool = True, leaves: bool = True):
+        self.tmp, self.pages, self.leaves = tmp, pages, leaves  # leaves: move each number on its own too
         self.data = copy_data(tmp / "base")
         self._base: dict = {}
         self._shapes: dict = {}
@@ -259,7 +259,7 @@ class Check:
                 break
             refused.append((verdict.moved_to, ", ".join(stopped)))
         tried = [m for m, _ in refused] + [verdict.moved_to]
-        if not verdict.error:
+        if not verdict.error and self.leaves:
             self._each_leaf(folder, choice, value, verdict, tried)
         while self.pages and not verdict.error and verdict.unmoved and len(verdict.also) < further:
             other = Verdict(folder, choice)
