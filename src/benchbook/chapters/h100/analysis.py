@@ -30,7 +30,7 @@ from ...ledger.caveats import data_caveats
 from ...page import interactive
 from ...page.opening import opening_words
 from ...study.contract import Missing
-from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union, with_marks
+from ...study.marks import Col, Glued, Shown, as_int, rows_table, table, tagged, union, value_ids, with_marks
 
 STUDY = "h100-dense-vs-moe-mtp"
 BASE_KEY, CAND_KEY = "h100_dense", "h100_moe"  # the roles' value-name prefixes (this folder's CONTRACT)
@@ -395,12 +395,11 @@ def strix_backends(r: Results) -> pd.DataFrame:
     rows = r.cells(lb, "llama_bench", r.strix)
     cells = rows.group(lb, "test_name")
     if cells:
-        rates, fitted = lb.groupby("test_name")["avg_ts"], pipeline.fitted_names(r)
+        rates = lb.groupby("test_name")["avg_ts"]
         cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
         cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
-        # a best rate the write-up published is its number, whichever build a generator made win
-        cells = cells.assign("best_ts", {t: () if best_name(t) in fitted else rows.at(i, "avg_ts")
-                                         for t, i in rates.idxmax().items()})
+        # the best rate holds what its value name holds: nothing when the write-up published it
+        cells = cells.assign("best_ts", {t: value_ids(r.value_ids, [best_name(t)]) for t in rates.groups})
     return table(best.assign(best_ts=best["avg_ts"]), {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
         "best t/s": Col("best_ts", lambda v: fmt_rate(v, 1)),

@@ -883,7 +883,7 @@ def glue_values(r: Results) -> dict:
     for key, columns in (("data_builds", ["build_number"]), ("data_dates", ["run_date"])):
         if key in out:
             out.cell(key, out[key], rows.union(columns))
-    t, tests, fitted = per_test(r.llama), per_test_cells(r), pipeline.fitted_names(r)
+    t, tests = per_test(r.llama), per_test_cells(r)
     pp, tg = usual_tests(r.llama)
     for role, test in (("pp", pp), ("tg", tg)):
         hit = t[t["test"] == test] if test else t.iloc[:0]
@@ -893,8 +893,8 @@ def glue_values(r: Results) -> dict:
             for key, column in TEST_GLUE[role].items():
                 if column == "test":
                     out[key] = row[column]
-                elif column == "best_tps" and best_name(test) in fitted:
-                    out[key] = row[column]  # the write-up's number, whichever build a generator made win
+                elif column == "best_tps":  # a published best is the write-up's (pipeline.finish)
+                    out.cell(key, row[column], value_ids(r.value_ids, [best_name(test)]))
                 else:
                     out.cell(key, row[column], tests.row(test, reads[column.split("_")[0]]))
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
