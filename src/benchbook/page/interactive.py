@@ -73,14 +73,16 @@ def _axis(label: str, log: bool, values=None) -> dict:
 DRAWN = 2_000  # a point is placed to at most a 2,000th of its axis: below a pixel of the widest canvas
 
 
-def _values(s: pd.Series, whole: pd.Series, log: bool = False) -> list:
-    """A column's numbers for the spec; none (a gap) where a value is missing or infinite.
+def _placer(whole: pd.Series, log: bool = False):
+    """A column's numbers for the spec, as a function of a series' values; none (a gap) where a
+    value is missing or infinite.
 
     Each is rounded to what is drawn, the power of ten at most a 2,000th of the axis (`whole`: the
-    column over every series; four significant digits on a log axis), and its tooltip gives its
-    printed digits: a digit no reader can see is no finding either, and the spec carried every
-    bit of the float (`make marks` counted a published throughput's fifth digit, which the
-    files hold only to the write-up's rounding, as the chart moving)."""
+    column over every series, so the rounding is worked out once per axis; four significant digits
+    on a log axis), and its tooltip gives its printed digits: a digit no reader can see is no
+    finding either, and the spec carried every bit of the float (`make marks` counted a published
+    throughput's fifth digit, which the files hold only to the write-up's rounding, as the chart
+    moving)."""
     finite = [float(v) for v in whole if not is_missing(v) and math.isfinite(float(v))]
     span = (max(finite) - min(finite)) if finite else 0.0
     scale = span or max((abs(v) for v in finite), default=0.0)
@@ -91,7 +93,7 @@ def _values(s: pd.Series, whole: pd.Series, log: bool = False) -> list:
             return float(f"{v:.4g}")
         return float(round(v, digits))
 
-    return [drawn(float(v)) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
+    return lambda s: [drawn(float(v)) if not is_missing(v) and math.isfinite(float(v)) else None for v in s]
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str, ylabel: str,
@@ -105,7 +107,7 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
     dashes = list(dict.fromkeys(df[dash])) if dash else [None]
     hover = hover or {}
     notes, found = _assumed_notes(df, [y, *hover], reads or {})
-    out = []
+    out, xs, ys = [], _placer(df[x], log_x), _placer(df[y], log_y)
     for name, g in df.groupby(series, sort=False):
         for k, d in enumerate(dashes):
             part = g if d is None else g[g[dash] == d]
@@ -118,7 +120,7 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str, title: str, xlabel: str
             out.append({"name": label, "group": label,
                         "colour": series_colour(str((colour_of or {}).get(name, name)), colour_by),
                         "dash": DASHES[k % len(DASHES)], "symbol": "circle",
-                        "x": _values(part[x], df[x], log_x), "y": _values(part[y], df[y], log_y), "tips": tips})
+                        "x": xs(part[x]), "y": ys(part[y]), "tips": tips})
     spec = {"kind": "lines", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
             "x": _axis(xlabel, log_x, df[x]), "y": _axis(ylabel, log_y, df[y]), "series": out,
             "legend": [_entry(s) for s in out]}
@@ -216,7 +218,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
     others = [s for s in SYMBOLS if s not in (symbols or {}).values()]
     shapes = {v: (symbols or {}).get(v) or others[i % len(others)] for i, v in enumerate(sorted(set(df[symbol])))}
     notes, found = _assumed_notes(df, [x, y], reads or {})
-    out, groups = [], {}
+    out, groups, xs, ys = [], {}, _placer(df[x], log), _placer(df[y], log)
     for values, part in df.groupby(keys, sort=True):
         at = dict(zip(keys, values))
         group = f"{untrusted.visible(str(at[colour]))} ({untrusted.visible(str(at[symbol]))})"
@@ -224,7 +226,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str, xlabel: str, ylabel: s
         tips = _tips(part, x, y, hover, note)
         out.append({"name": group, "group": group, "colour": platform_colour(at[colour]), "dash": [],
                     "symbol": shapes[at[symbol]], "filter": {k: untrusted.visible(str(at[k])) for k in filters},
-                    "x": _values(part[x], df[x], log), "y": _values(part[y], df[y], log), "tips": tips,
+                    "x": xs(part[x]), "y": ys(part[y]), "tips": tips,
                     "links": [str(v) for v in part[link]]})
         groups.setdefault(group, []).append(note)
     spec = {"kind": "scatter", "title": untrusted.visible(title), "tip": [xlabel, ylabel, *hover.values()],
