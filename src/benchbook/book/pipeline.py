@@ -28,7 +28,7 @@ from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, o
 from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
-from ..study.assumptions import assumed_ids, load_assumptions, resting_on, row_mask
+from ..study.assumptions import assumed_ids, load_assumptions, resting_on
 from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
 from ..study.folder import MANIFEST, StudyError, load_study
 from ..study.load import StudyData, StudyReadError, ingest_study
@@ -372,23 +372,27 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     out = {k: v for k, v in caveat.items() if k not in ("reads", "data", "runs")}
     hits = resting_on(r.assumptions_of(data), reads) if reads else []
     if hits and caveat.get("runs") is not None:  # only the choices landing in the runs it quotes
-        hits = [a for a in hits if _lands_in_runs(r.data if data is None else data, a, reads, caveat["runs"])]
+        quoted = _ids_in_runs(r.data if data is None else data, hits, reads, caveat["runs"])
+        hits = [a for a in hits if a.id in quoted]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
     return out, tuple(a.id for a in hits)
 
 
-def _lands_in_runs(data: StudyData, a, reads, runs) -> bool:
-    """Whether assumption `a` covers a cell of these `table.column`s in rows of these runs."""
+def _ids_in_runs(data: StudyData, assumed: list, reads, runs) -> set:
+    """The ids of these assumptions that cover a cell of these `table.column`s in rows of these
+    runs (assumed_ids: each table's rows matched once for all of them)."""
+    found = set()
     for read in reads:
         table, column = read.split(".", 1)
         df = data.tables.get(table)
-        if read not in a.columns or df is None or not len(df) or "run_id" not in df.columns:
+        if df is None or not len(df) or "run_id" not in df.columns or column not in df.columns:
             continue
-        if (row_mask(df, a, table, column) & df["run_id"].astype(str).isin(runs)).any():
-            return True
-    return False
+        quoted = df["run_id"].astype(str).isin(runs).to_numpy()
+        cells = assumed_ids(df, table, assumed, columns=[column])[column].tolist()
+        found |= {i for ids, q in zip(cells, quoted) if q for i in ids}
+    return found
 
 
 def assumed_sections(contract: Contract, data: StudyData, reads: dict) -> dict[str, list]:
