@@ -32,7 +32,7 @@ from benchbook.study.load import ingest_study
 
 from . import reconstruct
 from .folders import FOLDERS, REPO
-from .marks_page import Page, page_places, same_figure
+from .marks_page import Page, page_places
 from .marks_tidy import landing, relanded, same, tidy_diff
 
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
@@ -415,8 +415,6 @@ def same_text(a, b) -> bool:
         return True
     if a is None or b is None:
         return False
-    if a.startswith("png ") and b.startswith("png "):
-        return same_figure(a, b)
     x, y = NUMBER.split(a), NUMBER.split(b)
     if x != y:
         return False

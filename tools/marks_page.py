@@ -11,8 +11,6 @@ which only explain the marks, are not places.
 from __future__ import annotations
 
 import ast
-import base64
-import hashlib
 import json
 import os
 import re
@@ -23,6 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from benchbook.book.registry import chapters
+from benchbook.format import exact_numbers
 from benchbook.site.runner import Chapter
 from benchbook.study.marks import title_ids
 
@@ -102,7 +101,8 @@ def run(page_id: str, params: dict, out: Path) -> dict:
     cells = [c for c in chapter.read_source().cells if c.cell_type == "code"]
     ns = {**chapter.effective_parameters(params), "page": page_id}
     published = []
-    with _shell(published), _project(REPO, out):
+    # every number in full: a place moved when the value it shows moved, not only its printed digits
+    with _shell(published), _project(REPO, out), exact_numbers():
         for cell in cells:
             if "parameters" in cell.get("metadata", {}).get("tags", []):
                 continue
@@ -112,11 +112,8 @@ def run(page_id: str, params: dict, out: Path) -> dict:
     found = {}
     for n, (data, metadata) in enumerate(published):
         for key, value in places(data, metadata).items():
-            if key[:1] == ("glue",):
-                if key[1] not in formats:  # pasted by no prose the page keeps: no reader sees it
-                    continue
-                if len(key) == 2:
-                    value = (printed(value[0], formats[key[1]]), value[1])
+            if key[:1] == ("glue",) and key[1] not in formats:  # pasted by no prose the page keeps
+                continue
             found[(n, *key)] = value
     return found
 
@@ -141,17 +138,6 @@ def glue_formats(nb, absent=frozenset()) -> dict[str, tuple]:
         for name, spec in refs:
             out[name] = tuple(dict.fromkeys((*out.get(name, ()), spec)))
     return out
-
-
-def printed(text: str, specs: tuple) -> str:
-    """A glued value as the page prints it, once per format its prose uses: a value counts
-    as moved only when what a reader sees moves, not when it moves below the printed digits."""
-    def one(spec: str) -> str:
-        try:
-            return format(float(text), spec) if spec else text
-        except ValueError:
-            return text
-    return " | ".join(one(s) for s in specs)
 
 
 def _displaying_last(source: str) -> ast.Module:
@@ -179,7 +165,20 @@ def _shell(published: list):
     shell = InteractiveShell.instance()
     kept = shell.display_pub
     shell.display_pub = Keep(shell=shell)
-    _figures_as_png(shell)
+    _figures_as_data(shell)
+    from benchbook.page import report
+
+    glue_figure = report.glue_figure
+
+    def glue_figure_as_data(key, fig):  # a glued figure's place is what it draws, not its PNG
+        drawn = figure_data(fig)
+        glue_figure(key, fig)
+        data = published[-1][0]
+        for k in [k for k in data if k.endswith("image/png")]:
+            data[k.replace("image/png", "text/plain")] = drawn
+            del data[k]
+
+    report.glue_figure = glue_figure_as_data
 
     def display_last(value):
         if value is not None:
@@ -192,22 +191,42 @@ def _shell(published: list):
         yield shell
     finally:
         shell.display_pub = kept
+        report.glue_figure = glue_figure
         del builtins.__display_last__
 
 
-def _figures_as_png(shell) -> None:
-    """A figure (displayed or glued) is published as its PNG, as the build's inline backend
-    does: compared by its repr ('<Figure size 770x440 ...>') no figure would ever move."""
-    import io
-
+def _figures_as_data(shell) -> None:
+    """A figure (displayed or glued) is published as what it draws (figure_data), compared like
+    any text: by its repr ('<Figure size 770x440 ...>') no figure would ever move, and by its
+    pixels a value moved below a pixel would not either."""
     from matplotlib.figure import Figure
 
-    def png(fig) -> bytes:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+    shell.display_formatter.formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(figure_data(fig)))
 
-    shell.display_formatter.formatters["image/png"].for_type(Figure, png)
+
+def figure_data(fig) -> str:
+    """Every number and word a figure draws, in full, in a stable order: each axes' limits, scales
+    and texts, each line's points, each collection's offsets, each patch's box (bars, candles)."""
+    import numpy as np
+
+    def numbers(a) -> str:
+        a = np.asarray(a, dtype=float).ravel()
+        return " ".join(repr(float(v)) for v in a)
+
+    out = ["figure"]
+    for ax in fig.get_axes():
+        out.append(f"axes {ax.get_xscale()} {ax.get_yscale()} {numbers([*ax.get_xlim(), *ax.get_ylim()])}")
+        out += [f"text {t.get_text()}" for t in ax.texts + [ax.title, ax.xaxis.label, ax.yaxis.label]
+                if t.get_text()]
+        out += [f"tick {t.get_text()}" for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+        out += [f"line {numbers(line.get_xydata())}" for line in ax.get_lines()]
+        out += [f"points {numbers(c.get_offsets())}" for c in ax.collections]
+        out += [f"patch {numbers(p.get_bbox().bounds)}" for p in ax.patches]
+        legend = ax.get_legend()
+        if legend is not None:
+            out += [f"legend {t.get_text()}" for t in legend.get_texts()]
+    out += [f"text {t.get_text()}" for t in fig.texts if t.get_text()]
+    return "\n".join(out)
 
 
 @contextmanager
@@ -255,46 +274,12 @@ def union(*groups) -> tuple:
     return tuple(dict.fromkeys(i for g in groups for i in g))
 
 
-FIGURES: dict = {}  # a figure's fingerprint -> its pixels, halved (same_figure)
-SEEN = 32  # of 255 grey levels: a pixel changed by less is antialiasing of a sub-pixel shift
-
-
 def _content(data: dict) -> dict:
-    if "image/png" in data:
-        # a figure is its image's fingerprint, in an alphabet no digest mask takes for a file's hash
-        png = str(data["image/png"])
-        key = "png " + base64.urlsafe_b64encode(hashlib.sha1(png.encode()).digest()).decode()
-        if key not in FIGURES:
-            FIGURES[key] = _pixels(png)
-        return {(): (key, ())}
     if "text/html" in data:
         return html_places(data["text/html"])
     if "text/markdown" in data:
         return markdown_places(data["text/markdown"])
     return {(): (str(data.get("text/plain", "")), ())}
-
-
-def _pixels(png_b64: str):
-    """A figure's grey levels at half its resolution (memory: a folder's check sees thousands)."""
-    import io
-
-    import numpy as np
-    from PIL import Image
-
-    grey = np.asarray(Image.open(io.BytesIO(base64.b64decode(png_b64))).convert("L"), dtype=np.int16)
-    h, w = grey.shape[0] // 2 * 2, grey.shape[1] // 2 * 2
-    return grey[:h:2, :w:2]
-
-
-def same_figure(a: str, b: str) -> bool:
-    """Two figures alike as a reader sees them: the same size, and no pixel changed by SEEN grey
-    levels or more. A point moved by a twentieth of a pixel repaints the edges of its marker
-    (`make marks`: an H100 throughput of 2,229.27 t/s moved in its fifth digit changed the PNG);
-    a point moved by a pixel changes them by far more."""
-    x, y = FIGURES.get(a), FIGURES.get(b)
-    if x is None or y is None or x.shape != y.shape:
-        return a == b
-    return int(abs(x - y).max()) < SEEN
 
 
 ITEM = re.compile(r"^- \*\*(.+?)\*\*:")  # a labelled list item: a caveat's origin

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
 
 import pandas as pd
 
@@ -29,6 +30,32 @@ _LETTER_X = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)\s?x(?!\w)(?!\s*\d)")  #
 # a cell that is one number: sign, approximation, currency, digits, unit or %/×, a mark aside
 _NUMERIC = re.compile(rf"^[~≈<>≤≥]?\s?[-{MINUS}+]?[{_CURRENCY}]?\d[\d,]*(?:\.\d+)?\s?"
                       r"(?:[%×]|[a-zA-Z/]{1,8}(?:/[a-z]+)?)?$")
+
+
+_EXACT = [False]
+
+
+@contextmanager
+def exact_numbers():
+    """Within it, every number formatted here is printed in full (its repr and unit) rather than
+    at a page's precision. For tools.marks_check, which asks whether the value a cell shows
+    moved when a generator's choice moved, not only whether its printed digits did: a median
+    that moves in its fifth digit rests on the choice as much as one that moves in its first."""
+    was, _EXACT[0] = _EXACT[0], True
+    try:
+        yield
+    finally:
+        _EXACT[0] = was
+
+
+def exact() -> bool:
+    """Is exact_numbers on (a chart then places its points unrounded too)?"""
+    return _EXACT[0]
+
+
+def _full(v, unit: str = "") -> str | None:
+    """The number in full when exact_numbers is on, else None."""
+    return f"{float(v)!r}{unit}" if _EXACT[0] else None
 
 
 def typeset(text: str) -> str:
@@ -52,6 +79,8 @@ def fmt_cell(v) -> str:
     """A table cell as a page shows it: text typeset, a float to four places, a missing value as a dash."""
     if is_missing(v):
         return "–"
+    if isinstance(v, float) and _EXACT[0]:
+        return _full(v)
     return typeset(f"{v:.4f}" if isinstance(v, float) else str(v))
 
 
@@ -63,46 +92,53 @@ def fmt_significant(v) -> str:
     v = float(v)
     if not math.isfinite(v):
         return "–"
-    return typeset(f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,.10g}")
+    return _full(v) or typeset(f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,.10g}")
+
+
+def fmt_amount(v, missing: str = "unknown") -> str:
+    """A rate to three significant digits without an exponent ('2,230' rather than '2.23e+03')."""
+    if is_missing(v):
+        return missing
+    return _full(v) or typeset(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}")
 
 
 def fmt_seconds(v) -> str:
     """Seconds shown as ms below one second, as s above."""
     if v is None or pd.isna(v):
         return "–"
-    return typeset(f"{v * 1000:.1f} ms" if abs(v) < 1 else f"{v:.2f} s")
+    return _full(v, " s") or typeset(f"{v * 1000:.1f} ms" if abs(v) < 1 else f"{v:.2f} s")
 
 
 def fmt_rate(v, decimals: int = 0) -> str:
     if v is None or pd.isna(v):
         return "–"
-    return typeset(f"{v:,.{decimals}f}")
+    return _full(v) or typeset(f"{v:,.{decimals}f}")
 
 
 def fmt_ratio(v) -> str:
     if v is None or pd.isna(v) or math.isinf(v):
         return "–"
-    return typeset(f"{v:.2f}×")
+    return _full(v, "×") or typeset(f"{v:.2f}×")
 
 
 def fmt_unit(v, unit: str, decimals: int) -> str:
     """A number with its unit ('35.02 GiB'), or a dash when there is none."""
     if v is None or pd.isna(v):
         return "–"
-    return typeset(f"{v:.{decimals}f} {unit}")
+    return _full(v, f" {unit}") or typeset(f"{v:.{decimals}f} {unit}")
 
 
 def fmt_money(v, currency: str) -> str:
     if v is None or pd.isna(v):
         return "–"
     symbol = {"EUR": "€", "USD": "$", "GBP": "£"}.get(currency, currency + " ")
-    return typeset(f"{'-' if v < 0 else ''}{symbol}{abs(v):,.2f}")
+    return _full(v, f" {currency}") or typeset(f"{'-' if v < 0 else ''}{symbol}{abs(v):,.2f}")
 
 
 def fmt_pct(v) -> str:
     if v is None or pd.isna(v):
         return "–"
-    return typeset(f"{v:+.1%}")
+    return _full(v, " (fraction)") or typeset(f"{v:+.1%}")
 
 
 def config_label(cid: str | None, config: dict) -> str:

@@ -95,13 +95,16 @@ def test_a_choice_without_its_entry_shows_as_moved_and_unmarked(tmp_path_factory
     assert clock.landing != NOTHING and clock.moved == set() and clock.marked == set() and clock.ok
 
 
-def test_a_glued_value_moves_only_when_its_printed_digits_move():
-    """Compared as the prose prints it ({glue:text}`name:,.0f`): rounding below print is no move."""
-    from tools.marks_page import printed
+def test_a_page_s_numbers_are_compared_in_full_not_as_printed():
+    """A median that moves in its fifth digit rests on the choice that moved it: the check runs
+    pages with every number the formatting module prints in full, and compares them so."""
+    from benchbook.format import exact_numbers, fmt_rate, fmt_seconds
 
-    assert printed("929.4123", (",.0f",)) == printed("929.3871", (",.0f",)) == "929"
-    assert printed("929.4123", (",.0f", ".2f")) != printed("929.3871", (",.0f", ".2f"))  # pasted twice
-    assert printed("'4,096'", ("",)) == "'4,096'"  # text is shown as it is
+    assert fmt_rate(75.51234, 1) == fmt_rate(75.51239, 1) == "75.5"
+    with exact_numbers():
+        a, b = fmt_rate(75.51234, 1), fmt_seconds(0.0245)
+    assert (a, b) == ("75.51234", "0.0245 s") and fmt_seconds(0.0245) == "24.5 ms"  # restored after
+    assert not marks_check.same_text(a, "75.51239") and marks_check.same_text(a, "75.512340000000001")
 
 
 def test_a_digest_and_a_file_name_are_no_value_but_a_number_s_digits_are():
@@ -390,33 +393,33 @@ def test_a_choice_of_several_numbers_lands_where_any_of_them_moved_alone_lands()
     assert first["runs"]["concurrency"].tolist() == [True, False]  # the first comparison is left as it was
 
 
-def test_a_figure_moved_below_a_pixel_has_not_moved_and_one_moved_by_pixels_has():
-    """make marks: an H100 throughput of 2,229.27 t/s moved in its fifth digit changed the static
-    figure's PNG (a point a twentieth of a pixel away repaints its marker's edges), which no reader
-    sees. Figures compare by their pixels: alike when none changed by 32 grey levels or more."""
-    import base64
-    import io
-
+def test_a_figure_is_compared_by_what_it_draws_in_full():
+    """A figure's place is every number and word it draws: a point moved in its fifth digit moved
+    (it rests on what moved it, below a pixel or not), the same data redrawn has not."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tools import marks_page
+    from tools.marks_page import figure_data
 
-    def place(ys) -> str:
+    def place(ys, label="aggregate t/s") -> str:
         fig, ax = plt.subplots(figsize=(6, 3), dpi=100)
-        ax.plot([1, 4, 8, 16, 32], ys, marker="o")
+        ax.plot([1, 4, 8, 16, 32], ys, marker="o", label=label)
+        ax.bar([1, 2], [ys[0], ys[1]])
+        ax.legend()
         ax.set_ylim(0, 2400)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        plt.close(fig)
-        return marks_page._content({"image/png": base64.b64encode(buf.getvalue()).decode()})[()][0]
+        try:
+            return figure_data(fig)
+        finally:
+            plt.close(fig)
 
     base = [75.0, 290.0, 440.9, 1653.5, 2229.27]
-    a, b, c = place(base), place([*base[:4], 2229.2]), place([*base[:4], 2100.0])
-    assert a != b and marks_check.same_text(a, b)  # other bytes, the same picture
-    assert not marks_check.same_text(a, c)
+    assert "2229.27" in place(base) and "aggregate t/s" in place(base)
+    assert marks_check.same_text(place(base), place(list(base)))
+    assert not marks_check.same_text(place(base), place([*base[:4], 2229.2701]))
+    assert not marks_check.same_text(place(base), place([76.0, *base[1:]]))  # a bar moved too
+    assert not marks_check.same_text(place(base), place(base, "per request t/s"))
 
 
 def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():

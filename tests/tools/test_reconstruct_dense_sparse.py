@@ -246,3 +246,22 @@ def test_denied_commands_look_like_the_write_up_describes():
     calls, _, _ = _log(DATA / "raw/agent-logs/qwen35-122b.jsonl")
     assert {c["tool"] for c in calls if c["decision"] == "deny"} >= {"emit_guidance", "bash", "read"}
     assert any("<< REPORT_EOF" in c["args"].get("command", "") for c in calls)
+
+
+@pytest.mark.parametrize(("model", "style"), [("qwen36_35b", {"handshake_complete": 1}),
+                                              ("qwen35_27b", {"handshake_complete": 4})])
+def test_a_move_that_contradicts_the_write_up_s_ralf_claims_is_refused(tmp_path, model, style):
+    """The write-up says the 3.6-35B closed no ralf stage and the 27B every one: logs written
+    otherwise would fail its own claims, so the generator refuses them as it refuses a misprinted
+    cell (`make marks` moved the 35B to one closed stage, and the claim then did not hold)."""
+    import shutil
+
+    from tools.marks_check import generate
+    from tools.reconstruct.fit import FitError
+
+    out = tmp_path / "3090-dense-vs-sparse"
+    shutil.copytree(DATA, out)
+    styles = dense_sparse.ASSUMPTIONS["tool_log_models"][0]
+    moved = {**styles, model: {**styles[model], **style}}
+    with pytest.raises(FitError, match=f"{model}_ralf_closed"):
+        generate("3090-dense-vs-sparse", out, {"tool_log_models": moved})

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from benchbook.chapters.dense_sparse.analysis import MIB_TO_GB  # the chapter's GB, so memory cells print alike
+# the chapter's GB, so memory cells print alike; its ralf count, so a log says what the write-up does
+from benchbook.chapters.dense_sparse.analysis import MIB_TO_GB, ralf_stages
 from benchbook.ingest import tool_calls as tool_log_reader
 from benchbook.ingest.tool_failures import CLASS_IDS, LABELS
 from benchbook.ledger.published import Published, load_published, parse_quantity
@@ -581,7 +582,20 @@ def _log_counts(path: Path) -> dict:
         "messages": int(df[["session", "message"]].drop_duplicates().shape[0]),
         "tool_calls": int(len(df)), "errors": int(len(denied)),
         "classes": {k: int(v) for k, v in denied["failure_class"].value_counts().items()},
+        "ralf": ralf_stages(df),  # (stage sessions, those closed with all three handshake calls)
     }
+
+
+def _ralf_values(found: dict) -> dict:
+    """The ralf handshake values the chapter computes from the written logs: the write-up says
+    them in claims (the 3.6-35B closed no stage, the 27B every one), so a move of
+    tool_log_models that writes logs saying otherwise is refused, as a misprinted cell is."""
+    out = {}
+    for name, got in found.items():
+        stages, closed = got["ralf"]
+        if stages:
+            out |= {f"{name}_ralf_closed": float(closed), f"{name}_ralf_closed_pct": 100.0 * closed / stages}
+    return out
 
 
 # ---------------------------------------------------------------- entry point
@@ -604,6 +618,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
     values.update(v)
     e, found = _tool_logs(out_dir, published, seed)
     entries += e
+    values.update(_ralf_values(found))
     problems = _check(values, T, found, reliability_targets(published))
     if problems:
         raise FitError("reconstruction misses published numbers:\n" + "\n".join(problems))

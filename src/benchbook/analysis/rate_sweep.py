@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..format import config_label, fmt_rate, fmt_ratio, fmt_seconds
+from ..format import config_label, fmt_amount, fmt_rate, fmt_ratio, fmt_seconds
 from ..ingest import load_pattern
 from ..study.contract import Missing
 from ..study.marks import Col, Shown, rows_table, table, union
@@ -444,13 +444,15 @@ COMMON_COLUMNS = [*POINT_KEYS, "sweep", "load", "burstiness", "output_len", "met
                   "rows"]  # rows: the runs-table labels it reads
 
 
-# The runs-table columns each compared metric is computed from (what marks a shown value)
-# The runs columns each shown metric rests on. A P95 is no column of the runs table: it is read
-# from the run's whole distribution, which its mean stands for (`make marks`: ten prompts per
-# client more moved the H100 P95 TTFTs, which rested on the median and P99 only, both published)
+# The runs columns each shown metric rests on (what marks a shown value): a P50 its median and a
+# P99 its P99, nothing else (a P50 that also read the P99 carried every choice that moves a tail).
+# A P95 is no column of the runs table: it is read from the run's whole distribution, which its
+# mean stands for (`make marks`: ten prompts per client more moved the H100 P95 TTFTs, which
+# rested on the median and P99 only, both published)
 READS = {"achieved_rps": ("completed", "duration_s", "request_tps"), "output_tps": ("output_tps",),
          "total_tps": ("total_input_tokens", "total_output_tokens", "duration_s"),
-         **{f"{m}_p{q}_s": (f"median_{m}_s", f"p99_{m}_s") for m in ("ttft", "tpot", "itl") for q in (50, 99)},
+         **{f"{m}_p{q}_s": (f"{stat}_{m}_s",) for m in ("ttft", "tpot", "itl")
+            for q, stat in ((50, "median"), (99, "p99"))},
          **{f"{m}_p95_s": (f"median_{m}_s", f"mean_{m}_s", f"p99_{m}_s") for m in ("ttft", "tpot", "itl")}}
 
 
@@ -633,15 +635,8 @@ def _point_text(row) -> str:
     return text + (f", sent at up to {rate:g} req/s" if pd.notna(rate) and not math.isinf(rate) else "")
 
 
-def _amount(v) -> str:
-    """A rate with three significant digits, without an exponent (2,230 rather than 2.23e+03)."""
-    if v is None or pd.isna(v):
-        return "unknown"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
 def _pair_text(m: pd.Series) -> str:
-    fmt = _secs if m["metric"].endswith("_s") else _amount
+    fmt = _secs if m["metric"].endswith("_s") else fmt_amount
     if m["measured"] == "baseline only":
         return fmt(m["baseline"])
     if m["measured"] == "candidate only":

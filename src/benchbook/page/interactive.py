@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..format import fmt_significant, is_missing
+from ..format import exact, fmt_significant, is_missing
 from ..study import untrusted
 from ..study.marks import LEGEND, SERIES, SERIES_PART, SYMBOL, WHY, cell_ids, legend_html, short, union
 from .palette import model_colour, platform_colour, power_colour
@@ -89,6 +89,8 @@ def _placer(whole: pd.Series, log: bool = False):
     digits = -math.floor(math.log10(scale / DRAWN)) if scale > 0 else 0
 
     def drawn(v: float) -> float:
+        if exact():  # (tools.marks_check: whether the value moved, not whether its pixel did)
+            return v
         if log and v > 0:
             return float(f"{v:.4g}")
         return float(round(v, digits))
