@@ -141,6 +141,12 @@ def fmt_pct(v) -> str:
     return _full(v, " (fraction)") or typeset(f"{v:+.1%}")
 
 
+def fmt_change(v) -> str:
+    """A relative difference as a claims ledger keeps it ('+1.2%', in plain ASCII: its downloads
+    carry the text as computed)."""
+    return _full(v, " (fraction)") or f"{v:+.1%}"
+
+
 def config_label(cid: str | None, config: dict) -> str:
     """How a page names a configuration: its study.yml `label`, else its id."""
     if not cid:

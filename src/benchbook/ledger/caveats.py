@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.llama import ok_rows, variants
+from ..format import fmt_rate
 from ..ingest.tables import conform
 from .claims import UNKNOWN
 
@@ -108,7 +109,8 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     if not len(gap):
         return []
     detail = ", ".join(
-        f"{n}: {a:.1f} vs {b:.1f} t/s" for n, a, b in zip(gap["name"], gap["per_request_tps"], gap["per_agent_tps"])
+        f"{n}: {fmt_rate(a, 1)} vs {fmt_rate(b, 1)} t/s"
+        for n, a, b in zip(gap["name"], gap["per_request_tps"], gap["per_agent_tps"])
     )
     return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "

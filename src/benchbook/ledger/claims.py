@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 
+from ..format import fmt_change
 from ..study.marks import value_ids as ids_of
 from ..study.marks import with_marks
 from .expr import MissingValue, evaluate, names_in
@@ -305,7 +306,7 @@ def check_claim(claim: dict, values: dict, params: dict, currencies: dict, gate=
         return row
     row["recomputed"] = q.display(got)
     verdict, diff = judge(q, got, tol)
-    row["difference"] = "" if diff is None else f"{diff:+.1%}"
+    row["difference"] = "" if diff is None else fmt_change(diff)
     if kind == "consistency" and stated:
         # One rule for the write-up against itself: can numbers that print like the stated
         # ones give a number that prints like the published one? (No measurement floor.)

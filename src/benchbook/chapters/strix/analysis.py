@@ -433,9 +433,10 @@ def spread_figure(r: Results) -> plt.Figure:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     legend = key.legend(handles, labels, title="llama.cpp build", loc="upper left", ncol=1,
                         fontsize=plots.MIN_FONT_PT, frameon=False, borderaxespad=0)
-    # a point is a share of its test's best: it reads every rate of the test
+    # a point is a share of its test's best: it reads every rate of the test; its error bar reads
+    # the build's spread too (`make marks`: moving the repetitions moved the bars, unmarked)
     cells = llama_cells(r, lb)
-    marked = series(tagged(lb, cells), "variant", ["share_of_best"])
+    marked = series(tagged(lb, cells), "variant", ["share_of_best", "stddev_ts"])
     plots.mark_series(fig, legend, {names[k]: v for k, v in marked.items()}, cells.why)
     fig.tight_layout()
     return fig
