@@ -51,8 +51,8 @@ def moves(value, siblings=(), further: bool = False) -> list:
     a rotation, one number at a time: scaling every loser's ratio alike never changes which
     build is slowest, moving one of them does)."""
     scaled = [_scaled(value, s) for s in SCALES]
-    if further:
-        out = [scaled[-1], _rotated(value), *_one_at_a_time(value), *scaled[:-1]]
+    if further:  # every number on its own: a choice of 20 (the 3090 runs) needs each of them moved
+        out = [scaled[-1], _rotated(value), *_one_at_a_time(value, limit=None), *scaled[:-1]]
     else:
         out = scaled + [_rotated(value)] + _one_at_a_time(value)
     if isinstance(value, str):
@@ -60,7 +60,7 @@ def moves(value, siblings=(), further: bool = False) -> list:
     return [v for i, v in enumerate(out) if v != value and v not in out[:i]]
 
 
-def _one_at_a_time(v, limit: int = 12) -> list:
+def _one_at_a_time(v, limit: int | None = 12) -> list:
     """The value with one of its numbers moved (each in turn, however deep), and with one unit
     shifted between the first two integers of a list (a split whose total is published), for
     generators that read some entries as names or totals and refuse them all moved."""
@@ -235,17 +235,19 @@ class Check:
             self._base[folder] = page_places(Page.reading(REPO, folder), self.data, self.data, self.tmp / "out")
         return self._base[folder]
 
-    def choice(self, folder: str, choice: str, refusals: int = 3, further: int = 6) -> Verdict:
+    def choice(self, folder: str, choice: str, refusals: int = 3, further: int | None = None) -> Verdict:
         """Move one choice and compare. A move a page stops on (its contract refuses the data:
         Strix Halo's one-client run moved to two clients stops the H100 page) shows every place
         of that page as moved; the next move is tried instead, up to `refusals` times.
 
         One move shows what rests on a choice, not what does not: a move of a tenth can leave a
-        value's printed digits where they were although a larger one moves them. So while marked
+        value where it was although a larger one, or one of another of its numbers, moves it. So while marked
         places have not moved, up to `further` other moves are tried (`moves(further=True)`), and a
         place counts as moved when any move moved it (and must then carry the mark)."""
         start = time.perf_counter()
         value = next(a.value for a in load_assumptions(REPO / "data" / folder) if a.id == choice)
+        if further is None:  # six, and one more per number of a choice of several
+            further = 6 + len(list(_leaves(value)))
         refused = []
         while True:
             verdict = Verdict(folder, choice, refused=list(refused))

@@ -143,8 +143,10 @@ def fmt_pct(v) -> str:
 
 def fmt_change(v) -> str:
     """A relative difference as a claims ledger keeps it ('+1.2%', in plain ASCII: its downloads
-    carry the text as computed)."""
-    return _full(v, " (fraction)") or f"{v:+.1%}"
+    carry the text as computed). In full (exact_numbers) to a ten-millionth: it is a fraction of
+    the published value, so a value that moved by its last bits (1387.999999 for 1388) moves the
+    difference from −7e-10 to 0, which is rounding, not a move."""
+    return _full(round(v, 7) + 0.0, " (fraction)") or f"{v:+.1%}"  # (+ 0.0: no −0.0)
 
 
 def config_label(cid: str | None, config: dict) -> str:

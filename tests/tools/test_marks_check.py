@@ -105,6 +105,12 @@ def test_a_page_s_numbers_are_compared_in_full_not_as_printed():
         a, b = fmt_rate(75.51234, 1), fmt_seconds(0.0245)
     assert (a, b) == ("75.51234", "0.0245 s") and fmt_seconds(0.0245) == "24.5 ms"  # restored after
     assert not marks_check.same_text(a, "75.51239") and marks_check.same_text(a, "75.512340000000001")
+    from benchbook.format import fmt_change
+
+    with exact_numbers():  # a claim's difference from the published value, to a ten-millionth
+        assert fmt_change(-7e-10) == fmt_change(0.0) == "0.0 (fraction)"
+        assert fmt_change(-0.0003163) != fmt_change(-0.0003164)
+    assert fmt_change(-0.0003163) == "-0.0%"
 
 
 def test_a_digest_and_a_file_name_are_no_value_but_a_number_s_digits_are():
@@ -313,6 +319,20 @@ def test_further_moves_start_with_the_least_like_the_first():
     assert further[0] == {"pp512": {"vulkan": 0.84 * 1.3, "rocm": 0.92 * 1.3}}
     slowest = [min(m["pp512"], key=m["pp512"].get) for m in further[:4]]
     assert "rocm" in slowest  # one of the first few makes another build the slowest
+
+
+def test_further_moves_move_every_number_of_a_choice_of_many_on_its_own():
+    """make marks: the 3090 `runs` choice holds 20 numbers (five runs' lengths, counts and
+    concurrency); the first twelve moved alone never reached the prefill run, so the marks on its
+    rate stayed unproven. Further moves reach every number, and the check tries one more move per
+    number."""
+    value = {f"run{i}": {"input_len": 64 + i, "num_prompts": 20 + i} for i in range(10)}
+    further = marks_check.moves(value, further=True)
+    for i in range(10):
+        for key in ("input_len", "num_prompts"):
+            alone = [m for m in further if m[f"run{i}"][key] != value[f"run{i}"][key]
+                     and all(m[k] == v for k, v in value.items() if k != f"run{i}")]
+            assert alone, (i, key)
 
 
 def test_a_glued_value_counts_only_where_prose_the_page_keeps_pastes_it():
