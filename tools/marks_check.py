@@ -33,7 +33,7 @@ from benchbook.study.load import ingest_study
 from . import reconstruct
 from .folders import FOLDERS, REPO
 from .marks_page import Page, page_places
-from .marks_tidy import landing, relanded, same, tidy_diff
+from .marks_tidy import landing, merged_sorted, relanded, same, sorted_diff, tidy_diff
 
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
 FILE = re.compile(r"[\w./-]+\.(?:json|jsonl|log|csv|gz|txt|prom|yml)\b")  # a raw file's name
@@ -199,6 +199,7 @@ class Verdict:
     moved_to: object = None
     error: str = ""  # why no move was possible
     tidy: dict = field(default_factory=dict)  # table -> {column: row mask}
+    ordered: dict = field(default_factory=dict)  # requests.column -> {run: sorted positions moved}
     landing: dict = field(default_factory=dict)  # columns/rows as assumptions.yml writes them, or {}
     moved: set = field(default_factory=set)  # page places that moved
     marked: set = field(default_factory=set)  # page places that carry the choice's mark
@@ -280,7 +281,8 @@ class Check:
             verdict.also.append((other.moved_to, len(fresh)))
             if not stopped:  # cells a larger move reaches are where the choice lands too
                 verdict.tidy = merged(verdict.tidy, other.tidy)
-                verdict.landing = landing(self._base_tables(folder), verdict.tidy)
+                verdict.ordered = merged_sorted(verdict.ordered, other.ordered)
+                verdict.landing = landing(self._base_tables(folder), verdict.tidy, verdict.ordered)
             verdict.moved |= fresh
             verdict.shown.update({k: other.shown[k] for k in fresh})
         verdict.seconds = time.perf_counter() - start
@@ -301,10 +303,12 @@ class Check:
                 if data is None:
                     continue
                 tried.append(candidate)
-                verdict.tidy = merged(verdict.tidy, tidy_diff(base, ingest_study(data / folder).tables))
+                moved = ingest_study(data / folder).tables
+                verdict.tidy = merged(verdict.tidy, tidy_diff(base, moved))
+                verdict.ordered = merged_sorted(verdict.ordered, sorted_diff(base, moved))
                 shutil.rmtree(data.parent)
                 break
-        verdict.landing = landing(base, verdict.tidy)
+        verdict.landing = landing(base, verdict.tidy, verdict.ordered)
 
     def _base_tables(self, folder: str) -> dict:
         if folder not in self._tables:
@@ -369,8 +373,8 @@ class Check:
 
     def _compare(self, folder: str, choice: str, moved_data: Path, verdict: Verdict) -> None:
         base, moved = ingest_study(self.data / folder).tables, ingest_study(moved_data / folder).tables
-        verdict.tidy = tidy_diff(base, moved)
-        verdict.landing = landing(base, verdict.tidy)
+        verdict.tidy, verdict.ordered = tidy_diff(base, moved), sorted_diff(base, moved)
+        verdict.landing = landing(base, verdict.tidy, verdict.ordered)
         if not self.pages or same_files(self.data / folder, moved_data / folder):
             return
         before = self.base_places(folder)
@@ -488,6 +492,32 @@ def rows_again(folders: list[str]) -> int:
     return 0
 
 
+def sorted_again(folders: list[str], only: list[str] | None) -> int:
+    """lands/<folder>.yml with `sorted` found again (the tidy moves of each choice that lands in
+    requests); the columns and rows, which page runs may have widened, stay as recorded."""
+    from benchbook.study.assumptions import ORDERED
+
+    from .reconstruct import lands
+
+    with tempfile.TemporaryDirectory(prefix="marks-check-") as tmp:
+        check = Check(Path(tmp), pages=False)
+        for folder, ids in choices(folders, only).items():
+            kept, found = lands.load(folder), {}
+            for choice in ids:
+                entry = kept.get(choice) or {}
+                if not any(str(c).startswith(f"{ORDERED}.") for c in entry.get("columns", ())):
+                    continue
+                v = check.choice(folder, choice)
+                if v.error or ORDERED not in v.tidy:  # no tidy move reached the requests: rows stand
+                    print(f"{folder} / {choice}: left as recorded ({v.error or 'no tidy move reaches requests'})")
+                    continue
+                found[choice] = {**{k: x for k, x in entry.items() if k != "sorted"}, "sorted": v.landing["sorted"]}
+                print(f"{folder} / {choice}: sorted {sum(len(r) for r in v.landing['sorted'].values())} run columns "
+                      f"({v.seconds:.0f} s)")
+            lands.record(folder, found)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.marks_check", description=__doc__.split("\n\n")[0])
     p.add_argument("--folder", action="append", choices=sorted(FOLDERS), help="only this data folder (repeatable)")
@@ -498,11 +528,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="write the recorded landings' rows again with the current selectors (moves nothing)")
     p.add_argument("--write", action="store_true",
                    help="record where each checked choice lands in tools/reconstruct/lands/<folder>.yml")
+    p.add_argument("--sorted-only", action="store_true",
+                   help="record only where each recorded choice that lands in requests moves runs' sorted "
+                        "values (tidy moves), keeping the columns and rows recorded before")
     args = p.parse_args(argv)
     from .reconstruct import lands
 
     if args.rows_again:
         return rows_again(args.folder or list(FOLDERS))
+    if args.sorted_only:
+        return sorted_again(args.folder or list(FOLDERS), args.choice)
     failed, start = 0, time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="marks-check-") as tmp:
         check = Check(Path(tmp), pages=not args.tidy_only)

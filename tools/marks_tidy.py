@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from benchbook.study.assumptions import ALL, ORDER_GROUP, ORDERED, ordered_values, positions_text
+
 NOTHING = {"moves": "nothing"}
 KEYS = ("config", "name", "run", "file")  # selector columns tried first, in this order
 LIMIT = 40  # values (or pairs) one selector lists before it gives way to a cover
@@ -154,10 +156,12 @@ def _missing(v) -> bool:
         return False
 
 
-def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]]) -> dict:
-    """{columns: [table.column, ...], rows or rows_of: selectors} where the choice lands, or
-    NOTHING. Rows are given per table, or per column where a table's columns moved in different
-    rows (a rate in some rows, the clock of every later row)."""
+def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]], ordered: dict | None = None) -> dict:
+    """{columns: [table.column, ...], rows or rows_of: selectors, sorted} where the choice lands,
+    or NOTHING. Rows are given per table, or per column where a table's columns moved in different
+    rows (a rate in some rows, the clock of every later row). `ordered` (sorted_diff) gives where
+    it moved runs' sorted request values; it is written whenever the choice moves requests, empty
+    when it moved no position."""
     if not moved:
         return dict(NOTHING)
     out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
@@ -168,6 +172,44 @@ def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]
         out["rows"] = next(iter(rows.values()))
     elif rows:
         out["rows_of"] = rows
+    if ordered is not None and ORDERED in moved:
+        out["sorted"] = {c: {g: positions_text(p) for g, p in runs.items()} for c, runs in ordered.items()}
+    return out
+
+
+def sorted_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict:
+    """ORDERED.column -> {run: positions moved (or ALL)} of each run's values in sorted order
+    (ordered_values): a quantile rests on a choice when its own positions moved, however many
+    requests the choice dealt other values to. A run whose count of values changed moved ALL."""
+    a, b = base.get(ORDERED, pd.DataFrame()), moved.get(ORDERED, pd.DataFrame())
+    if ORDER_GROUP not in a or ORDER_GROUP not in b:
+        return {}
+    va, vb = ordered_values(a), ordered_values(b)
+    out: dict = {}
+    for column, x in va.items():
+        y = vb.get(column, pd.Series(dtype=float))
+        spread = _spread(x)
+        after = {str(g): np.sort(v.to_numpy(dtype=float)) for g, v in y.groupby(b.loc[y.index, ORDER_GROUP])}
+        for group, v in x.groupby(a.loc[x.index, ORDER_GROUP]):
+            before, now = np.sort(v.to_numpy(dtype=float)), after.pop(str(group), None)
+            if now is None or len(now) != len(before):
+                moved_at = ALL
+            else:
+                moved_at = frozenset(i for i, (u, w) in enumerate(zip(before, now)) if not same(u, w, spread))
+            if moved_at:
+                out.setdefault(f"{ORDERED}.{column}", {})[str(group)] = moved_at
+        for group in after:  # a run only the moved folder has
+            out.setdefault(f"{ORDERED}.{column}", {})[group] = ALL
+    return out
+
+
+def merged_sorted(a: dict, b: dict) -> dict:
+    """Two sorted_diff results as one: a position moved when it moved in either."""
+    out = {c: dict(runs) for c, runs in a.items()}
+    for c, runs in b.items():
+        for g, p in runs.items():
+            have = out.setdefault(c, {}).get(g)
+            out[c][g] = ALL if ALL in (p, have) else (p | (have or frozenset()))
     return out
 
 
@@ -293,4 +335,7 @@ def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict) -> dict:
         df = base.get(table, pd.DataFrame())
         mask = row_mask(df, a, table, col) if len(df) else pd.Series(True, index=pd.RangeIndex(1))
         moved.setdefault(table, {})[col] = mask
-    return landing(base, moved)
+    out = landing(base, moved)
+    if "sorted" in entry and ORDERED in moved:  # where it moves runs' sorted values is kept as found
+        out["sorted"] = entry["sorted"]
+    return out

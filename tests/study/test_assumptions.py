@@ -549,3 +549,35 @@ def test_the_3090_recovery_table_rests_on_the_tool_call_logs_a_generator_wrote()
     assert len(table) and all("tool_log_models" in marked[(i, "next call denied again (retry)")]
                               for i in range(len(table)))
     assert not any(column == "model" for _, column in marked)
+
+
+def test_sorted_positions_read_and_write_as_runs_of_consecutive_positions():
+    from benchbook.study.assumptions import ALL, parse_positions, positions_text
+
+    assert parse_positions("0-2 157 159") == {0, 1, 2, 157, 159} and parse_positions("all") == ALL
+    assert positions_text({159, 0, 1, 2, 157}) == "0-2 157 159" and positions_text(ALL) == "all"
+    with pytest.raises(AssumptionsError, match="sorted.requests.ttft_s.c1"):
+        load_entry = {"id": "j", "value": 1, "why": "w", "columns": ["requests.ttft_s"],
+                      "sorted": {"requests.ttft_s": {"c1": "first-last"}}}
+        from benchbook.study.assumptions import _entry
+
+        _entry(load_entry, "assumptions[0]")
+
+
+def test_a_quantile_rests_on_a_choice_only_where_it_moved_the_quantile_s_own_positions():
+    """make marks: the H100 extreme-jitter choice moves the fastest and slowest requests and deals
+    the other latencies to other requests, so every request's TTFT moved and no P95 did. An entry
+    that says where it moved runs' sorted values marks a quantile by its own positions; one that
+    does not falls back on the run's rows."""
+    from benchbook.study.assumptions import _entry, order_ids
+
+    ends = _entry({"id": "ends", "value": 0.03, "why": "w", "columns": ["requests.ttft_s"],
+                   "sorted": {"requests.ttft_s": {"c16": "0 159", "c4": "all"}}}, "e")
+    told_nothing = _entry({"id": "rows", "value": 1, "why": "w", "columns": ["requests.ttft_s"]}, "e")
+    assumed = [ends, told_nothing]
+    # 160 values: the P95 sits between positions 151 and 152, the median between 79 and 80
+    assert order_ids(assumed, "ttft_s", "c16", 160, 0.95, rows=("ends", "rows")) == ("rows",)
+    assert order_ids(assumed, "ttft_s", "c16", 160, 1.0, rows=("ends", "rows")) == ("ends", "rows")
+    assert order_ids(assumed, "ttft_s", "c4", 40, 0.5, rows=()) == ("ends",)  # the run's count moved
+    assert order_ids(assumed, "ttft_s", "c1", 10, 0.5, rows=("ends",)) == ()  # a run it does not name
+    assert order_ids(assumed, "tpot_s", "c16", 160, 1.0, rows=("ends",)) == ()  # nor a column

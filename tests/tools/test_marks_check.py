@@ -458,3 +458,25 @@ def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_othe
     after = {(page, *k): (t, ("ttft_p99_ratio",) if "client-idle" in t else ()) for k, (t, _) in after.items()}
     marked = marks_check.marked_places(before, after, page, "ttft_p99_ratio", {page})
     assert marked == {(page, "item", "data rule: client-idle", 0)}
+
+
+def test_where_a_move_deals_values_to_other_requests_only_the_sorted_positions_that_moved_count():
+    """A move that swaps two requests' latencies and stretches the slowest moves three cells but
+    one position of the run's sorted values; a run that lost a request moved every position."""
+    import pandas as pd
+
+    from tools.marks_tidy import ALL, landing, sorted_diff
+
+    def requests(ttft: list, run="c4") -> pd.DataFrame:
+        n = len(ttft)
+        return pd.DataFrame({"name": [run] * n, "request_index": range(n), "ok": [True] * n, "ttft_s": ttft,
+                             "output_tokens": [100] * n, "e2el_s": [2.0] * n, "tpot_s": [0.02] * n})
+
+    base = {"requests": requests([0.10, 0.20, 0.30, 0.40])}
+    moved = {"requests": requests([0.20, 0.10, 0.30, 0.45])}
+    found = sorted_diff(base, moved)
+    assert found == {"requests.ttft_s": {"c4": frozenset({3})}}
+    cells = {"requests": {"ttft_s": pd.Series([True, True, False, True])}}
+    assert landing(base, cells, found)["sorted"] == {"requests.ttft_s": {"c4": "3"}}
+    fewer = {"requests": requests([0.10, 0.20, 0.30])}
+    assert sorted_diff(base, fewer)["requests.ttft_s"] == {"c4": ALL}

@@ -598,9 +598,12 @@ def _capacity_text(status, rate) -> str:
     return "every prompt at once" if math.isinf(float(rate)) else f"{_rps(rate)} req/s"
 
 
-def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) -> pd.DataFrame:
+def common_display(common: pd.DataFrame, cells=None, why: dict | None = None,
+                   orders: dict | None = None) -> pd.DataFrame:
     """One row per point: each metric as 'baseline → candidate (candidate ÷ baseline)', marked
-    where it rests on a cell a data generator chose (`cells`: marks.Cells of the runs table)."""
+    where it rests on a cell a data generator chose (`cells`: marks.Cells of the runs table;
+    `orders`: metric -> {runs-table label: ids} for a percentile computed from a run's requests,
+    which rests on the requests at its position, not on the runs table's columns)."""
     rows = []
     shown = ("achieved_rps", "output_tps", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s")
     for _, g in common.groupby(list(POINT_KEYS), sort=True, dropna=False):
@@ -619,7 +622,10 @@ def common_display(common: pd.DataFrame, cells=None, why: dict | None = None) ->
                 lengths = union(*(cells.row(i, ("output_len",)) for i in m["rows"])) if cells is not None else ()
                 row[m["label"]] = Shown("– (one output token)", lengths)
                 continue
-            ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
+            if m["metric"] in (orders or {}):
+                ids = union(*(orders[m["metric"]].get(i, ()) for i in m["rows"]))
+            else:
+                ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
             row[m["label"]] = Shown(_pair_text(m), ids)
         rows.append(row)
     return rows_table(rows, why or {})

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..study.assumptions import ordered_values
 from ..study.marks import run_value_ids as ids
 
 RUN_METRICS = (
@@ -39,9 +40,9 @@ def add_serving_metrics(runs: pd.DataFrame, requests: pd.DataFrame,
     conc = out["concurrency"].astype("Float64") if "concurrency" in out else out["max_concurrency"].astype("Float64")
     conc = conc.fillna(out["max_concurrency"].astype("Float64"))
     out["per_agent_tps"] = (out["output_tps"] / conc).astype("float64")
-    if len(requests):
-        ok = requests[requests["ok"].fillna(False) & (requests["e2el_s"] > 0)]
-        rate = (ok["output_tokens"] / ok["e2el_s"]).groupby(ok["run_id"]).median()
+    rates = ordered_values(requests).get("per_request_tps")
+    if rates is not None and len(rates):
+        rate = rates.groupby(requests.loc[rates.index, "run_id"]).median()
         out["per_request_tps"] = out["run_id"].map(rate).astype("float64")
     else:
         out["per_request_tps"] = np.nan

@@ -28,7 +28,7 @@ from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, o
 from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
-from ..study.assumptions import assumed_ids, load_assumptions, resting_on
+from ..study.assumptions import ORDER_GROUP, assumed_ids, load_assumptions, order_ids, ordered_values, resting_on
 from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
 from ..study.folder import MANIFEST, StudyError, load_study
 from ..study.load import StudyData, StudyReadError, ingest_study
@@ -210,7 +210,7 @@ class ChapterResults:
             return Cells(kept[2].ids.copy(), dict(kept[2].why))
         ids = assumed_ids(frame, table, found, {**_derived().get(table, {}), **(derived or {})})
         if table == "runs" and {"per_request_tps", "run_id"} <= set(frame.columns):
-            rates = self._request_rate_ids(data, found)
+            rates = self.request_order_ids("per_request_tps", 0.5, data)
             ids["per_request_tps"] = [marks.union(a, rates.get(run, ())) for a, run in zip(
                 ids["per_request_tps"], frame["run_id"].tolist())]
         out = Cells(ids, {a.id: a.why for a in found})
@@ -280,18 +280,28 @@ class ChapterResults:
         return marks.with_marks(df, {c: {i: ids for i, ids in rows.items() if df[c].iat[i]} for c in counts if c in df},
                                 self.assumed_why)
 
-    def _request_rate_ids(self, data, found) -> dict:
-        """run_id -> the ids its requests' tokens and latencies hold: per-request t/s is their
-        median ratio (analysis.serving.add_serving_metrics), so it rests on what they rest on."""
+    def request_order_ids(self, column: str, q: float, data: StudyData | None = None) -> dict:
+        """run_id -> the ids the q-quantile of its requests' `column` rests on (ordered_values: a
+        TTFT, or per-request t/s, whose median analysis.serving prints): where a choice moved
+        the run's sorted values at the quantile's positions, or, for an entry that does not say,
+        what the run's rows of the column's sources hold (`make marks`: a per-request median at
+        one client carried the extreme-jitter choice, which moves only the fastest and slowest
+        requests)."""
+        found = self.assumptions_of(data)
         req = (self.data if data is None else data).tables.get("requests")
-        if req is None or not len(req) or "run_id" not in req:
+        if not found or req is None or not len(req) or not {"run_id", ORDER_GROUP} <= set(req.columns):
             return {}
-        cells = assumed_ids(req, "requests", found, columns=["output_tokens", "e2el_s"])
-        per_row = [marks.union(a, b) for a, b in zip(cells["output_tokens"], cells["e2el_s"])]
+        sources = ("output_tokens", "e2el_s") if column == "per_request_tps" else (column,)
+        cells = assumed_ids(req, "requests", found, columns=[c for c in sources if c in req.columns])
+        values = ordered_values(req).get(column)
+        if values is None or not len(values):
+            return {}
         out: dict = {}
-        for run, ids in zip(req["run_id"].tolist(), per_row):
-            if ids:
-                out[run] = marks.union(out.get(run, ()), ids)
+        for run, idx in values.groupby(req.loc[values.index, "run_id"]).groups.items():
+            rows = marks.union(*(ids for c in cells.columns for ids in cells.loc[idx, c]))
+            name = req.at[idx[0], ORDER_GROUP]
+            if ids := order_ids(found, column, name, len(idx), q, rows):
+                out[run] = ids
         return out
 
     @property

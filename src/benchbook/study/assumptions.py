@@ -7,7 +7,9 @@ as `table.column`) and, when it covers only some rows of them, which (`rows`: a 
 from a column of the same table to the values it matches, or a list of such mappings, any
 of which may match; all rows when absent; `rows_of`: such rows per table or per
 `table.column`, for an entry whose columns span several tables or whose columns moved in
-different rows, a table or column it does not name covered in every row). A chapter
+different rows, a table or column it does not name covered in every row; `sorted`: for a
+distribution a page reads order statistics of, such as a run's request TTFTs, the positions of
+each run's sorted values the choice moved). A chapter
 section whose declared columns meet an entry's rests on that choice, and every displayed
 cell, figure series, glued number and claim computed from a cell it covers is marked
 (`assumed_ids`), so an assumption never reads as a finding. A measured folder has no such
@@ -42,6 +44,9 @@ class Assumption:
     columns: tuple[str, ...] = ()  # table.column the value lands in; empty: only the files' texture
     rows: tuple[Selector, ...] = ()  # the rows of those columns it covers (any selector); empty: all
     rows_of: tuple[tuple[str, tuple[Selector, ...]], ...] = ()  # (table or table.column, its rows), over `rows`
+    # (table.column, ((run, sorted positions moved or ALL), ...)): where it moves a distribution's order;
+    # None where the check did not say (a column it does not name then moved no position)
+    sorted_of: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] | None = None
 
     def tables(self) -> set[str]:
         return {c.split(".", 1)[0] for c in self.columns}
@@ -73,7 +78,92 @@ def _entry(e, where: str) -> Assumption:
     if bad:
         raise AssumptionsError(f"{where}: columns {bad}; expected 'table.column'")
     rows = parse_rows(e.get("rows"), tuple(cols), where)
-    return Assumption(str(e["id"]), e["value"], str(e["why"]), tuple(cols), rows, _rows_of(e, tuple(cols), where))
+    return Assumption(str(e["id"]), e["value"], str(e["why"]), tuple(cols), rows, _rows_of(e, tuple(cols), where),
+                      _sorted_of(e.get("sorted"), where))
+
+
+# ---- where a choice moves a distribution's order ---------------------------------------
+
+# Order statistics a page prints from a run's requests (a P95 TTFT, the median per-request rate)
+# rest on the values at their own positions of the run's sorted values. A choice can move many of
+# a run's requests and leave those positions alone: the H100 generator deals the same latencies
+# to other requests when its extreme-jitter moves, so every request's TTFT moves and the P95 does
+# not. `sorted` in an entry says which positions moved, per column and run (its `name`).
+ORDERED = "requests"
+ORDER_GROUP = "name"
+ALL = "all"  # every position: the run gained or lost values
+
+
+def ordered_values(requests: pd.DataFrame) -> dict[str, pd.Series]:
+    """ORDERED column -> its values over a requests table's successful requests (indexed like the
+    table), the per-request rate (output tokens ÷ end-to-end latency) among them: what a page
+    takes quantiles of, and what the marks check compares in sorted order."""
+    if not len(requests) or "ok" not in requests:
+        return {}
+    ok = requests[requests["ok"].fillna(False).astype(bool)]
+    out = {c: pd.to_numeric(ok[c], errors="coerce").dropna() for c in ("ttft_s", "tpot_s", "e2el_s") if c in ok}
+    if {"output_tokens", "e2el_s"} <= set(ok.columns):
+        timed = ok[pd.to_numeric(ok["e2el_s"], errors="coerce") > 0]
+        out["per_request_tps"] = (timed["output_tokens"] / timed["e2el_s"]).astype("float64").dropna()
+    return out
+
+
+def _sorted_of(found, where: str) -> tuple | None:
+    if found is None:
+        return None
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise AssumptionsError(f"{where}: sorted: expected table.column -> run -> positions ('0-2 157')")
+    return tuple((str(col), tuple((str(g), parse_positions(t, f"{where}: sorted.{col}.{g}")) for g, t in runs.items()))
+                 for col, runs in found.items())
+
+
+def parse_positions(text, where: str = "positions"):
+    """'0-2 157 159' -> frozenset({0, 1, 2, 157, 159}); 'all' -> ALL."""
+    if str(text).strip() == ALL:
+        return ALL
+    out = set()
+    for part in str(text).split():
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise AssumptionsError(f"{where}: {text!r}: expected positions such as '0-2 157' or 'all'")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return frozenset(out)
+
+
+def positions_text(positions) -> str:
+    """The inverse of parse_positions: runs of consecutive positions as 'a-b'."""
+    if positions == ALL:
+        return ALL
+    out, run = [], []
+    for p in sorted(positions):
+        if run and p != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(p)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return " ".join(out)
+
+
+def order_ids(assumed: list[Assumption], column: str, run, n: int, q: float, rows: tuple = ()) -> tuple:
+    """The ids a q-quantile (numpy's linear, pandas' median) of a run's n values of `column`
+    (ORDERED.column) rests on: an entry that says where it moves runs' sorted values counts when
+    one of the quantile's two positions moved (a column or run it does not name moved none); one
+    that does not say falls back on the run's rows (`rows`: the ids they hold)."""
+    if n <= 0:
+        return ()
+    at = q * (n - 1)
+    mine = {int(np.floor(at)), int(np.ceil(at))}
+    out = []
+    for a in assumed:
+        if a.sorted_of is None:
+            if a.id in rows:
+                out.append(a.id)
+            continue
+        moved = dict(dict(a.sorted_of).get(f"{ORDERED}.{column}", ())).get(str(run))
+        if moved is not None and (moved == ALL or moved & mine):
+            out.append(a.id)
+    return union(tuple(out))
 
 
 def _rows_of(e: dict, columns: tuple[str, ...], where: str) -> tuple:

@@ -337,7 +337,20 @@ def rate_display(r: Results) -> pd.DataFrame:
 
 def common_display(r: Results) -> pd.DataFrame:
     """The baseline and the candidate at the load points both measured, like with like."""
-    return rate_sweep.common_display(r.common, r.cells(r.runs, "runs"), r.assumed_why)
+    return rate_sweep.common_display(r.common, r.cells(r.runs, "runs"), r.assumed_why, orders=_p95_ids(r))
+
+
+def _p95_ids(r: Results) -> dict:
+    """A P95 no run file reports is computed from the run's requests (rate_sweep._add_percentiles),
+    so it rests on the requests at its position: metric -> {runs label: ids}."""
+    reported = r.data["run_stats"]
+    out = {}
+    for metric, column in (("ttft", "ttft_s"), ("tpot", "tpot_s")):
+        ids = r.request_order_ids(column, 0.95)
+        told = set(reported.loc[(reported["metric"] == metric) & (reported["stat"] == "p95"), "run_id"]) \
+            if len(reported) else set()
+        out[f"{metric}_p95_s"] = {i: ids.get(run, ()) for i, run in r.runs["run_id"].items() if run not in told}
+    return out
 
 
 def cost_display(r: Results) -> pd.DataFrame:
