@@ -20,7 +20,7 @@ LIMIT = 40  # values (or pairs) one selector lists before it gives way to a cove
 GROUPS = ("config", "name", "kind", "run_date", "power_limit_w", "concurrency", "source_file", "gpu_index",
           "fact", "test_name", "origin", "process", "engine")  # what a cover may select on
 ROW_KEYS = ("config", "name", "run_id", "request_index", "fact", "test_name")  # what names a row
-PLACE_KEYS = ("request_index",)  # of those, a row's place among its run's rows
+PLACE_KEYS = ("request_index", "line")  # a row's place among its run's rows, or in its file
 UNNAMING = ("serve_args",)  # a configuration's argument line: its configuration selects the same rows
 
 
@@ -68,20 +68,21 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
         place = parts.groupby(keys, sort=False).cumcount().astype(str)
         return parts.agg("\x1f".join, axis=1) + "\x1f" + place
 
-    if column in PLACE_KEYS:
-        return _recounted(a, b)
     there = dict(zip(named(b).tolist(), b[column].astype(object).tolist()))
     missing, spread = object(), _spread(a[column])
-    return pd.Series([(v := there.get(k, missing)) is missing or not same(u, v, spread)
-                      for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
+    out = pd.Series([(v := there.get(k, missing)) is missing or not same(u, v, spread)
+                     for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
+    return out | _recounted(a, b, column) if column in PLACE_KEYS else out
 
 
-def _recounted(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
-    """A row's place in its run (its request index) moves when rows came to or went from that run:
-    it names the row, so it matches, but the run's count of rows is what a page's ingest report
-    prints (`make marks`: ten prompts per client more took an H100 file from 81 records read to
-    89, unmarked)."""
-    group = next((c for c in ("run_id", "source_file", "config") if c in a and c in b), None)
+def _recounted(a: pd.DataFrame, b: pd.DataFrame, column: str = "request_index") -> pd.Series:
+    """A row's place in its run (its request index) or its file (its line) moves when rows came to
+    or went from that run or file: the row still matches, but the count of rows is what a page's
+    ingest report prints (`make marks`: ten prompts per client more took an H100 file from 81
+    records read to 89, unmarked; a longer run added six samples at the end of a 3090 GPU log,
+    740 lines read to 746, and moved no earlier line)."""
+    order = ("source_file", "run_id", "config") if column == "line" else ("run_id", "source_file", "config")
+    group = next((c for c in order if c in a and c in b), None)
     if group is None:
         return pd.Series(True, index=a.index)
     before, after = a[group].astype(str), b[group].astype(str).value_counts()

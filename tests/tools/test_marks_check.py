@@ -373,6 +373,22 @@ def test_a_request_s_place_moves_when_its_run_gains_or_loses_requests():
     assert list(found) == ["request_index"] and found["request_index"].tolist() == [True, True, True, False, False]
 
 
+def test_a_log_s_lines_move_when_lines_come_to_its_end():
+    """make marks: a longer 3090 run added six samples at the end of its GPU log (740 lines read to
+    746) and moved no earlier line, so no cell moved and the ingest report's count moved unmarked.
+    A row's line moves when its file gains or loses rows, and only in that file."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["d"] * 3 + ["m"] * 2, "source_file": ["a.csv"] * 3 + ["b.csv"] * 2,
+                         "line": [2, 3, 4, 2, 3], "power_draw_w": [100.0, 110.0, 120.0, 90.0, 95.0]})
+    moved = pd.concat([base, pd.DataFrame({"config": ["d"], "source_file": ["a.csv"], "line": [5],
+                                           "power_draw_w": [125.0]})], ignore_index=True)
+    found = tidy_diff({"gpu_samples": base}, {"gpu_samples": moved})["gpu_samples"]
+    assert list(found) == ["line"] and found["line"].tolist() == [True, True, True, False, False]
+
+
 def test_a_run_renamed_by_its_file_is_matched_by_its_configuration_and_name():
     """make marks: a bench run's id is its file's name, which carries its concurrency and time;
     moving Strix Halo's server run renamed every request, so every cell of them, the engine's

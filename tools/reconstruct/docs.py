@@ -148,7 +148,9 @@ def write_assumptions(out_dir: Path, assumed: dict, shows_in: dict, rows: dict |
             "# `columns`: the tidy-table columns each choice lands in; `rows`, when given, the rows of\n"
             "# those columns it covers (column: values it matches; a list: any of them). A page marks\n"
             "# every cell, series, number and claim computed from such a cell, and the sections that\n"
-            "# read one. `moves: nothing`: moving the choice (make marks) changed no tidy cell.\n"
+            "# read one. `sorted`: per request column and run, the positions of the run's sorted values\n"
+            "# the choice moved (a P95 or median rests on its own positions). `moves: nothing`: moving\n"
+            "# the choice (make marks) changed no tidy cell.\n"
             "# Written by the generator from tools/reconstruct/lands/; do not edit.\n")
     text = yaml.safe_dump({"assumptions": entries}, sort_keys=False, allow_unicode=True, width=100,
                           default_flow_style=None)  # lists of plain values on a line: rows stay compact
