@@ -581,3 +581,20 @@ def test_a_quantile_rests_on_a_choice_only_where_it_moved_the_quantile_s_own_pos
     assert order_ids(assumed, "ttft_s", "c4", 40, 0.5, rows=()) == ("ends",)  # the run's count moved
     assert order_ids(assumed, "ttft_s", "c1", 10, 0.5, rows=("ends",)) == ()  # a run it does not name
     assert order_ids(assumed, "tpot_s", "c16", 160, 1.0, rows=("ends",)) == ()  # nor a column
+
+
+def test_an_h100_p95_and_one_client_median_do_not_rest_on_a_choice_that_deals_latencies_around():
+    """make marks: the H100 extreme jitter moves each run's fastest and slowest requests and deals
+    the other latencies to other requests; no P95 TTFT and not the one-client median per-request
+    rate moved, though they carried its mark. With `sorted` they rest on it only where their own
+    positions moved: the 16-client median per-request rate does."""
+    from benchbook.chapters.h100 import analysis as h100
+
+    r = h100.analyse(ROOT / "data/h100-dense-vs-moe-mtp", ROOT / "data/strix-halo-baseline",
+                     ROOT / "data/h100-dense-vs-moe-mtp/published.yml")
+    run = dict(zip(r.runs["key"], r.runs["run_id"]))
+    rate, p95 = r.request_order_ids("per_request_tps", 0.5), r.request_order_ids("ttft_s", 0.95)
+    assert "extreme_jitter" not in rate.get(run["h100_dense_c1"], ())
+    assert "extreme_jitter" in rate[run["h100_dense_c16"]]
+    assert p95 and not any("extreme_jitter" in ids for ids in p95.values())
+    assert all(ids for ids in p95.values())  # other choices (the TTFT spread) still move them
