@@ -379,11 +379,23 @@ class Check:
             return
         before = self.base_places(folder)
         after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
-        verdict.moved = {k for k in before.keys() | after.keys() if not same_text(_text(before.get(k)),
-                                                                                   _text(after.get(k)))}
+        moved = {k for k in before.keys() | after.keys() if not same_text(_text(before.get(k)), _text(after.get(k)))}
+        verdict.moved = moved | claims_moved(moved, before)
         verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
         own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
         verdict.marked = marked_places(before, after, folder, choice, own)
+
+
+CLAIM_PARTS = ("recomputed", "verdict", "note")  # a ledger row's parts that say what its value is
+
+
+def claims_moved(moved: set, places: dict) -> set:
+    """A claims ledger row moves when its recomputed value does, which its *difference* shows in
+    full (the recomputed value prints at the write-up's digits, and a verdict that holds 1.9×
+    over does not flip): its value, verdict and note rest on what moved it, as the ledger marks
+    them (claims.mark_ledger). A place is (page, output, 'cell', table, row, column)."""
+    rows = {k[:-1] for k in moved if len(k) == 6 and k[2] == "cell" and k[-1] == "difference"}
+    return {k for k in places if len(k) == 6 and k[:-1] in rows and k[-1] in CLAIM_PARTS}
 
 
 def marked_places(before: dict, after: dict, folder: str, choice: str, own: set) -> set:

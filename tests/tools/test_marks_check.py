@@ -458,6 +458,19 @@ def test_a_figure_is_compared_by_what_it_draws_in_full():
     assert not marks_check.same_text(place(base), place(base, "per request t/s"))
 
 
+def test_a_claim_moves_when_its_recomputed_value_does_even_where_its_verdict_holds_by_a_margin():
+    """make marks: Strix Halo's server spread moved the recomputed P99 of a bound claim below the
+    write-up's digits ("742 ms"), and its verdict, which holds 1.9× over, never flips; the ledger
+    marks both with what the value rests on. The row's difference shows the value in full, so
+    when it moved, the row's value, verdict and note moved with it; another row's did not."""
+    page = ("strix", 83, "cell", 0)
+    places = {(*page, row, col): ("x", ()) for row in (14, 15) for col in ("recomputed", "difference", "verdict",
+                                                                           "note", "claim")}
+    moved = {(*page, 14, "difference")}
+    assert marks_check.claims_moved(moved, places) == {(*page, 14, c) for c in ("recomputed", "verdict", "note")}
+    assert marks_check.claims_moved(set(), places) == set()
+
+
 def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():
     """make marks: moving the 3090 P99/median TTFT ratio made the client-idle caveat hold; the
     caveats after it, keyed by their line, all read as moved and unmarked, and the new one had no
