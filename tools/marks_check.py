@@ -505,8 +505,8 @@ def rows_again(folders: list[str]) -> int:
 
 
 def sorted_again(folders: list[str], only: list[str] | None) -> int:
-    """lands/<folder>.yml with `sorted` found again (the tidy moves of each choice that lands in
-    requests); the columns and rows, which page runs may have widened, stay as recorded."""
+    """lands/<folder>.yml with `sorted` found again (the tidy moves of each choice that lands in an
+    ORDERED table); the columns and rows, which page runs may have widened, stay as recorded."""
     from benchbook.study.assumptions import ORDERED
 
     from .reconstruct import lands
@@ -517,11 +517,11 @@ def sorted_again(folders: list[str], only: list[str] | None) -> int:
             kept, found = lands.load(folder), {}
             for choice in ids:
                 entry = kept.get(choice) or {}
-                if not any(str(c).startswith(f"{ORDERED}.") for c in entry.get("columns", ())):
+                if not any(str(c).split(".")[0] in ORDERED for c in entry.get("columns", ())):
                     continue
                 v = check.choice(folder, choice)
-                if v.error or ORDERED not in v.tidy:  # no tidy move reached the requests: rows stand
-                    print(f"{folder} / {choice}: left as recorded ({v.error or 'no tidy move reaches requests'})")
+                if v.error or not set(ORDERED) & set(v.tidy):  # no tidy move reached them: rows stand
+                    print(f"{folder} / {choice}: left as recorded ({v.error or 'no tidy move reaches them'})")
                     continue
                 found[choice] = {**{k: x for k, x in entry.items() if k != "sorted"}, "sorted": v.landing["sorted"]}
                 print(f"{folder} / {choice}: sorted {sum(len(r) for r in v.landing['sorted'].values())} run columns "

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from benchbook.study.assumptions import ALL, ORDER_GROUP, ORDERED, ordered_values, positions_text
+from benchbook.study.assumptions import ALL, ORDERED, order_groups, ordered_values, positions_text
 
 NOTHING = {"moves": "nothing"}
 KEYS = ("config", "name", "run", "file")  # selector columns tried first, in this order
@@ -173,34 +173,37 @@ def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]
         out["rows"] = next(iter(rows.values()))
     elif rows:
         out["rows_of"] = rows
-    if ordered is not None and ORDERED in moved:
+    if ordered is not None and set(ORDERED) & set(moved):
         out["sorted"] = {c: {g: positions_text(p) for g, p in runs.items()} for c, runs in ordered.items()}
     return out
 
 
 def sorted_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict:
-    """ORDERED.column -> {run: positions moved (or ALL)} of each run's values in sorted order
-    (ordered_values): a quantile rests on a choice when its own positions moved, however many
-    requests the choice dealt other values to. A run whose count of values changed moved ALL."""
-    a, b = base.get(ORDERED, pd.DataFrame()), moved.get(ORDERED, pd.DataFrame())
-    if ORDER_GROUP not in a or ORDER_GROUP not in b:
-        return {}
-    va, vb = ordered_values(a), ordered_values(b)
+    """table.column -> {distribution: positions moved (or ALL)} of each distribution's values in
+    sorted order (ORDERED, order_groups, ordered_values): a quantile rests on a choice when its own
+    positions moved, however many rows the choice dealt other values to. A distribution whose
+    count of values changed moved ALL."""
     out: dict = {}
-    for column, x in va.items():
-        y = vb.get(column, pd.Series(dtype=float))
-        spread = _spread(x)
-        after = {str(g): np.sort(v.to_numpy(dtype=float)) for g, v in y.groupby(b.loc[y.index, ORDER_GROUP])}
-        for group, v in x.groupby(a.loc[x.index, ORDER_GROUP]):
-            before, now = np.sort(v.to_numpy(dtype=float)), after.pop(str(group), None)
-            if now is None or len(now) != len(before):
-                moved_at = ALL
-            else:
-                moved_at = frozenset(i for i, (u, w) in enumerate(zip(before, now)) if not same(u, w, spread))
-            if moved_at:
-                out.setdefault(f"{ORDERED}.{column}", {})[str(group)] = moved_at
-        for group in after:  # a run only the moved folder has
-            out.setdefault(f"{ORDERED}.{column}", {})[group] = ALL
+    for table in ORDERED:
+        a, b = base.get(table, pd.DataFrame()), moved.get(table, pd.DataFrame())
+        ga, gb = order_groups(table, a), order_groups(table, b)
+        if ga is None or gb is None:
+            continue
+        vb = ordered_values(table, b)
+        for column, x in ordered_values(table, a).items():
+            y = vb.get(column, pd.Series(dtype=float))
+            spread, key = _spread(x), f"{table}.{column}"
+            after = {str(g): np.sort(v.to_numpy(dtype=float)) for g, v in y.groupby(gb[y.index])}
+            for group, v in x.groupby(ga[x.index]):
+                before, now = np.sort(v.to_numpy(dtype=float)), after.pop(str(group), None)
+                if now is None or len(now) != len(before):
+                    moved_at = ALL
+                else:
+                    moved_at = frozenset(i for i, (u, w) in enumerate(zip(before, now)) if not same(u, w, spread))
+                if moved_at:
+                    out.setdefault(key, {})[str(group)] = moved_at
+            for group in after:  # a distribution only the moved folder has
+                out.setdefault(key, {})[group] = ALL
     return out
 
 
@@ -337,6 +340,6 @@ def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict) -> dict:
         mask = row_mask(df, a, table, col) if len(df) else pd.Series(True, index=pd.RangeIndex(1))
         moved.setdefault(table, {})[col] = mask
     out = landing(base, moved)
-    if "sorted" in entry and ORDERED in moved:  # where it moves runs' sorted values is kept as found
+    if "sorted" in entry and set(ORDERED) & set(moved):  # where it moves sorted values is kept as found
         out["sorted"] = entry["sorted"]
     return out

@@ -576,11 +576,11 @@ def test_a_quantile_rests_on_a_choice_only_where_it_moved_the_quantile_s_own_pos
     told_nothing = _entry({"id": "rows", "value": 1, "why": "w", "columns": ["requests.ttft_s"]}, "e")
     assumed = [ends, told_nothing]
     # 160 values: the P95 sits between positions 151 and 152, the median between 79 and 80
-    assert order_ids(assumed, "ttft_s", "c16", 160, 0.95, rows=("ends", "rows")) == ("rows",)
-    assert order_ids(assumed, "ttft_s", "c16", 160, 1.0, rows=("ends", "rows")) == ("ends", "rows")
-    assert order_ids(assumed, "ttft_s", "c4", 40, 0.5, rows=()) == ("ends",)  # the run's count moved
-    assert order_ids(assumed, "ttft_s", "c1", 10, 0.5, rows=("ends",)) == ()  # a run it does not name
-    assert order_ids(assumed, "tpot_s", "c16", 160, 1.0, rows=("ends",)) == ()  # nor a column
+    assert order_ids(assumed, "requests.ttft_s", "c16", 160, 0.95, rows=("ends", "rows")) == ("rows",)
+    assert order_ids(assumed, "requests.ttft_s", "c16", 160, 1.0, rows=("ends", "rows")) == ("ends", "rows")
+    assert order_ids(assumed, "requests.ttft_s", "c4", 40, 0.5, rows=()) == ("ends",)  # the run's count moved
+    assert order_ids(assumed, "requests.ttft_s", "c1", 10, 0.5, rows=("ends",)) == ()  # a run it does not name
+    assert order_ids(assumed, "requests.tpot_s", "c16", 160, 1.0, rows=("ends",)) == ()  # nor a column
 
 
 def test_an_h100_p95_and_one_client_median_do_not_rest_on_a_choice_that_deals_latencies_around():

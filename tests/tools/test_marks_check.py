@@ -260,7 +260,8 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
     assert verdict.also == [(0.9, 0), (1.3, 1), (2.0, 0), (3.0, 0)]  # the page 2.0 stopped counts for nothing
     assert verdict.unmoved == {("strix", "never")} and not verdict.ok
     # where it lands is where any move the pages read landed (not the stopped one's cells)
-    assert verdict.landing == {"columns": ["llama_bench.avg_ts", "llama_bench.test_time"]}
+    # (llama_bench is a table of sorted rates: the stand-in moved none of their positions)
+    assert verdict.landing == {"columns": ["llama_bench.avg_ts", "llama_bench.test_time"], "sorted": {}}
     out = io.StringIO()
     marks_check.report(verdict, out)
     assert "the move to 1.3 moved 1 more" in out.getvalue()

@@ -40,7 +40,7 @@ def add_serving_metrics(runs: pd.DataFrame, requests: pd.DataFrame,
     conc = out["concurrency"].astype("Float64") if "concurrency" in out else out["max_concurrency"].astype("Float64")
     conc = conc.fillna(out["max_concurrency"].astype("Float64"))
     out["per_agent_tps"] = (out["output_tps"] / conc).astype("float64")
-    rates = ordered_values(requests).get("per_request_tps")
+    rates = ordered_values("requests", requests).get("per_request_tps")
     if rates is not None and len(rates):
         rate = rates.groupby(requests.loc[rates.index, "run_id"]).median()
         out["per_request_tps"] = out["run_id"].map(rate).astype("float64")

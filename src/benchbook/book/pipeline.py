@@ -28,7 +28,7 @@ from ..ledger.comparable import Comparability, Gate, RoleMatch, compare_setup, o
 from ..ledger.expr import names_in
 from ..ledger.published import Published, load_published
 from ..study import marks
-from ..study.assumptions import ORDER_GROUP, assumed_ids, load_assumptions, order_ids, ordered_values, resting_on
+from ..study.assumptions import assumed_ids, load_assumptions, order_groups, order_ids, ordered_values, resting_on
 from ..study.contract import Contract, Missing, Roles, assign_roles, available, check_runs, filled, keys_for, role_key
 from ..study.folder import MANIFEST, StudyError, load_study
 from ..study.load import StudyData, StudyReadError, ingest_study
@@ -280,6 +280,26 @@ class ChapterResults:
         return marks.with_marks(df, {c: {i: ids for i, ids in rows.items() if df[c].iat[i]} for c in counts if c in df},
                                 self.assumed_why)
 
+    def rate_extreme_ids(self, lb: pd.DataFrame, data: StudyData | None = None) -> dict:
+        """test_name -> (ids its greatest llama-bench rate rests on, ids its least does), over `lb`
+        (rows of a folder this page reads, one per build and test, with test_name): where a choice
+        moved those positions of the test's sorted rates (order_ids), else, for an entry that does
+        not say or a test a build ran more than once, what the fastest and slowest row hold
+        (`make marks`: which Strix Halo build wins swaps rates between builds and moves neither)."""
+        found = self.assumptions_of(data)
+        if not found or not len(lb):
+            return {}
+        rows = assumed_ids(lb, "llama_bench", found, columns=["avg_ts"])["avg_ts"]
+        groups = order_groups("llama_bench", lb)
+        out = {}
+        for test, g in lb.groupby("test_name"):
+            top, bottom = g["avg_ts"].idxmax(), g["avg_ts"].idxmin()
+            build = next((c for c in ("variant", "config") if c in g), None)
+            alone = build is None or not g[build].duplicated().any()
+            out[test] = tuple(order_ids(found, "llama_bench.avg_ts", groups[i], len(g), q, rows[i])
+                              if alone and groups is not None else rows[i] for i, q in ((top, 1.0), (bottom, 0.0)))
+        return out
+
     def request_order_ids(self, column: str, q: float, data: StudyData | None = None) -> dict:
         """run_id -> the ids the q-quantile of its requests' `column` rests on (ordered_values: a
         TTFT, or per-request t/s, whose median analysis.serving prints): where a choice moved
@@ -289,18 +309,18 @@ class ChapterResults:
         requests)."""
         found = self.assumptions_of(data)
         req = (self.data if data is None else data).tables.get("requests")
-        if not found or req is None or not len(req) or not {"run_id", ORDER_GROUP} <= set(req.columns):
+        groups = order_groups("requests", req) if req is not None else None
+        if not found or groups is None or not len(req) or "run_id" not in req:
             return {}
         sources = ("output_tokens", "e2el_s") if column == "per_request_tps" else (column,)
         cells = assumed_ids(req, "requests", found, columns=[c for c in sources if c in req.columns])
-        values = ordered_values(req).get(column)
+        values = ordered_values("requests", req).get(column)
         if values is None or not len(values):
             return {}
         out: dict = {}
         for run, idx in values.groupby(req.loc[values.index, "run_id"]).groups.items():
             rows = marks.union(*(ids for c in cells.columns for ids in cells.loc[idx, c]))
-            name = req.at[idx[0], ORDER_GROUP]
-            if ids := order_ids(found, column, name, len(idx), q, rows):
+            if ids := order_ids(found, f"requests.{column}", groups[idx[0]], len(idx), q, rows):
                 out[run] = ids
         return out
 
@@ -380,14 +400,26 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
 
     reads, data = caveat.get("reads") or (), caveat.get("data")
     out = {k: v for k, v in caveat.items() if k not in ("reads", "data", "runs")}
-    hits = resting_on(r.assumptions_of(data), reads) if reads else []
+    plain = [x for x in reads if x not in ORDER_READS]
+    hits = resting_on(r.assumptions_of(data), plain) if plain else []
     if hits and caveat.get("runs") is not None:  # only the choices landing in the runs it quotes
-        quoted = _ids_in_runs(r.data if data is None else data, hits, reads, caveat["runs"])
+        quoted = _ids_in_runs(r.data if data is None else data, hits, plain, caveat["runs"])
         hits = [a for a in hits if a.id in quoted]
+    ordered = set()  # a run's median per-request rate rests on the requests at its median
+    for x in reads:
+        if x in ORDER_READS:
+            runs = caveat.get("runs")
+            found = r.request_order_ids(*ORDER_READS[x], data)
+            ordered |= {i for run, ids in found.items() if runs is None or run in set(map(str, runs)) for i in ids}
+    hits += [a for a in r.assumptions_of(data) if a.id in ordered and a not in hits]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
     return out, tuple(a.id for a in hits)
+
+
+# a caveat's reads that are order statistics of a run's requests: read -> (column, quantile)
+ORDER_READS = {"requests.per_request_tps": ("per_request_tps", 0.5)}
 
 
 def _ids_in_runs(data: StudyData, assumed: list, reads, runs) -> set:

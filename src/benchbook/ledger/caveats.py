@@ -118,8 +118,9 @@ def _client_idle(sd, runs, threshold: float = 0.05):
         reads=CLIENT_IDLE_READS, runs=r["run_id"])]  # every streaming run: which of them shows a gap moves too
 
 
-# what its numbers are computed from: per-request t/s (requests' tokens ÷ latency), aggregate ÷ concurrency
-CLIENT_IDLE_READS = ("requests.output_tokens", "requests.e2el_s", "runs.output_tps", "runs.concurrency")
+# what its numbers are computed from: per-request t/s (the median of requests' tokens ÷ latency, which
+# rests on the requests at its median: pipeline.ORDER_READS), aggregate ÷ concurrency
+CLIENT_IDLE_READS = ("requests.per_request_tps", "runs.output_tps", "runs.concurrency")
 
 
 def _best_of_backends(sd, runs):

@@ -84,23 +84,41 @@ def _entry(e, where: str) -> Assumption:
 
 # ---- where a choice moves a distribution's order ---------------------------------------
 
-# Order statistics a page prints from a run's requests (a P95 TTFT, the median per-request rate)
-# rest on the values at their own positions of the run's sorted values. A choice can move many of
-# a run's requests and leave those positions alone: the H100 generator deals the same latencies
-# to other requests when its extreme-jitter moves, so every request's TTFT moves and the P95 does
-# not. `sorted` in an entry says which positions moved, per column and run (its `name`).
-ORDERED = "requests"
-ORDER_GROUP = "name"
-ALL = "all"  # every position: the run gained or lost values
+# Order statistics a page prints (a run's P95 TTFT or median per-request rate, a test's best and
+# worst llama.cpp build) rest on the values at their own positions of the sorted values, not on
+# every row. A choice can move many rows and leave those positions alone: the H100 generator's
+# extreme jitter moves the fastest and slowest requests and deals the other latencies to other
+# requests, so every request's TTFT moved and no P95 did; which Strix Halo build wins a test swaps
+# rates between builds and moves neither the best rate nor the worst. `sorted` in an entry says
+# which positions moved, per table.column and distribution (order_groups).
+ORDERED = ("requests", "llama_bench")
+ALL = "all"  # every position: the distribution gained or lost values
 
 
-def ordered_values(requests: pd.DataFrame) -> dict[str, pd.Series]:
-    """ORDERED column -> its values over a requests table's successful requests (indexed like the
-    table), the per-request rate (output tokens ÷ end-to-end latency) among them: what a page
-    takes quantiles of, and what the marks check compares in sorted order."""
-    if not len(requests) or "ok" not in requests:
+def order_groups(table: str, df: pd.DataFrame) -> pd.Series | None:
+    """Which distribution each row of an ORDERED table is in: a request's run (its `name`), a
+    llama-bench row's test ('pp512', 'tg128 @ d4096'); None where the frame cannot say."""
+    if table == "requests" and "name" in df:
+        return df["name"].astype(str)
+    if table == "llama_bench" and {"n_prompt", "n_gen"} <= set(df.columns):
+        from ..analysis.llama import test_name  # (below the analysis layer: imported when asked)
+
+        return df.apply(test_name, axis=1).astype(str) if len(df) else pd.Series(dtype=str)
+    return None
+
+
+def ordered_values(table: str, df: pd.DataFrame) -> dict[str, pd.Series]:
+    """Column -> the values a page takes order statistics of (indexed like the table): a requests
+    table's successful requests' TTFT, TPOT, end-to-end latency and per-request rate (output
+    tokens ÷ end-to-end latency); a llama-bench table's measured rates."""
+    if not len(df):
         return {}
-    ok = requests[requests["ok"].fillna(False).astype(bool)]
+    if table == "llama_bench" and "avg_ts" in df:
+        failed = df["status"].astype(object).eq("failed") if "status" in df else False
+        return {"avg_ts": pd.to_numeric(df.loc[~failed, "avg_ts"], errors="coerce").dropna()}
+    if table != "requests" or "ok" not in df:
+        return {}
+    ok = df[df["ok"].fillna(False).astype(bool)]
     out = {c: pd.to_numeric(ok[c], errors="coerce").dropna() for c in ("ttft_s", "tpot_s", "e2el_s") if c in ok}
     if {"output_tokens", "e2el_s"} <= set(ok.columns):
         timed = ok[pd.to_numeric(ok["e2el_s"], errors="coerce") > 0]
@@ -145,11 +163,12 @@ def positions_text(positions) -> str:
     return " ".join(out)
 
 
-def order_ids(assumed: list[Assumption], column: str, run, n: int, q: float, rows: tuple = ()) -> tuple:
-    """The ids a q-quantile (numpy's linear, pandas' median) of a run's n values of `column`
-    (ORDERED.column) rests on: an entry that says where it moves runs' sorted values counts when
-    one of the quantile's two positions moved (a column or run it does not name moved none); one
-    that does not say falls back on the run's rows (`rows`: the ids they hold)."""
+def order_ids(assumed: list[Assumption], key: str, group, n: int, q: float, rows: tuple = ()) -> tuple:
+    """The ids the q-quantile (numpy's linear, pandas' median; 0 the least, 1 the greatest) of a
+    distribution's n values of `key` (table.column of an ORDERED table) rests on: an entry that
+    says where it moves sorted values counts when one of the quantile's two positions moved (a
+    key or distribution it does not name moved none); one that does not say falls back on the
+    distribution's rows (`rows`: the ids they hold)."""
     if n <= 0:
         return ()
     at = q * (n - 1)
@@ -160,7 +179,7 @@ def order_ids(assumed: list[Assumption], column: str, run, n: int, q: float, row
             if a.id in rows:
                 out.append(a.id)
             continue
-        moved = dict(dict(a.sorted_of).get(f"{ORDERED}.{column}", ())).get(str(run))
+        moved = dict(dict(a.sorted_of).get(key, ())).get(str(group))
         if moved is not None and (moved == ALL or moved & mine):
             out.append(a.id)
     return union(tuple(out))

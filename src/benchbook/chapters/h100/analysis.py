@@ -403,20 +403,22 @@ def strix_backends(r: Results) -> pd.DataFrame:
         return pd.DataFrame()
     lb = with_test_names(ok_rows(r.strix["llama_bench"]))
     best = best_of(lb).set_index("test_name", drop=False)
-    # the best backend and its rate read the winning row; the spread the winning and slowest rows
-    # (make marks: moving how far the others fall below the best moved neither)
+    # the best backend reads the winning row; the spread the test's greatest and least rates, where
+    # they sit in its sorted rates (make marks: moving how far the others fall below the best moved
+    # neither the best nor its name; moving which build wins moved its name, not the spread)
     rows = r.cells(lb, "llama_bench", r.strix)
     cells = rows.group(lb, "test_name")
     if cells:
-        rates = lb.groupby("test_name")["avg_ts"]
+        rates, extremes = lb.groupby("test_name")["avg_ts"], r.rate_extreme_ids(lb, r.strix)
         cells = cells.assign("avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmax().items()})
-        cells = cells.assign("worst_avg_ts", {t: rows.at(i, "avg_ts") for t, i in rates.idxmin().items()})
+        cells = cells.assign("top_ts", {t: ids[0] for t, ids in extremes.items()})
+        cells = cells.assign("worst_avg_ts", {t: ids[1] for t, ids in extremes.items()})
         # the best rate holds what its value name holds: nothing when the write-up published it
         cells = cells.assign("best_ts", {t: value_ids(r.value_ids, [best_name(t)]) for t in rates.groups})
     return table(best.assign(best_ts=best["avg_ts"]), {
         "test": Col("test_name"), "best backend": Col("best_config", reads=("avg_ts",)),
         "best t/s": Col("best_ts", lambda v: fmt_rate(v, 1)),
-        "best / worst backend": Col("spread", fmt_ratio, reads=("avg_ts", "worst_avg_ts")),
+        "best / worst backend": Col("spread", fmt_ratio, reads=("top_ts", "worst_avg_ts")),
     }, cells)
 
 

@@ -276,9 +276,12 @@ def _build(number, commit) -> str:
 
 def per_test_cells(r: Results):
     """per_test's rows are tests: a column of the llama-bench table holds what any of the test's
-    rows holds; `best_avg_ts`, `best_stddev_ts` and `worst_avg_ts` hold what the winning and the
-    slowest build's fastest run hold, which is all a best, a worst or a spread between them reads
-    (`make marks`: moving how far the other backends fall below the best moved no best figure)."""
+    rows holds. `best_avg_ts` and `worst_avg_ts` hold what the test's greatest and least rate rest
+    on (order_ids: where a choice moved those positions of the test's sorted rates; else the
+    winning and slowest build's fastest run), which is all a best, a worst or a spread between
+    them reads: moving which build wins swaps rates between builds and moves neither (`make
+    marks`). `best_who` and `worst_who` hold what the winning and slowest run hold, which is what
+    names the build, and `best_stddev_ts` and `best_build_number` that run's own cells."""
     cells = r.cells(r.llama, "llama_bench")
     grouped = cells.group(r.llama, "test_name")
     fast = fastest_runs(r.llama)
@@ -288,9 +291,13 @@ def per_test_cells(r: Results):
     for test, g in fast.groupby("test_name"):
         g = g.sort_values("avg_ts", ascending=False)
         ends[test] = (g.index[0], g.index[-1])
-    for column, (which, source) in {"best_avg_ts": (0, "avg_ts"), "best_stddev_ts": (0, "stddev_ts"),
-                                    "best_build_number": (0, "build_number"), "worst_avg_ts": (1, "avg_ts")}.items():
+    for column, (which, source) in {"best_who": (0, "avg_ts"), "best_stddev_ts": (0, "stddev_ts"),
+                                    "best_build_number": (0, "build_number"), "worst_who": (1, "avg_ts")}.items():
         grouped = grouped.assign(column, {t: cells.at(rows[which], source) for t, rows in ends.items()})
+    # (a build ran a test once in a reconstructed folder: its fastest run is its only one)
+    extremes = r.rate_extreme_ids(fast if len(fast) == len(ok_rows(r.llama)) else r.llama)
+    for column, which in (("best_avg_ts", 0), ("worst_avg_ts", 1)):
+        grouped = grouped.assign(column, {t: ids[which] for t, ids in extremes.items()})
     return grouped
 
 
@@ -300,10 +307,10 @@ def best_table(r: Results) -> pd.DataFrame:
         "test": Col("test"),
         "best t/s (mean ± sd)": Col(("best_tps", "best_stddev"), lambda a, s: f"{a:,.2f} ± {s:.2f}",
                                     reads=("best_avg_ts", "best_stddev_ts")),
-        "winning config": Col("best_config", reads=("best_avg_ts",)),
-        "backend": Col("best_backend", reads=("best_avg_ts",)),
+        "winning config": Col("best_config", reads=("best_who",)),
+        "backend": Col("best_backend", reads=("best_who",)),
         "build": Col("best_build", lambda n: f"b{n}" if pd.notna(n) else "–",
-                     reads=("best_avg_ts", "best_build_number")),
+                     reads=("best_who", "best_build_number")),
         "backends tried": Col("backends"),
     }, per_test_cells(r))
 
@@ -312,8 +319,9 @@ def spread_table(r: Results) -> pd.DataFrame:
     t = per_test(r.llama).set_index("test", drop=False)
     return table(t, {
         "test": Col("test"),
-        "best": Col(("best_config", "best_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("best_avg_ts",)),
-        "worst": Col(("worst_config", "worst_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("worst_avg_ts",)),
+        "best": Col(("best_config", "best_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)", reads=("best_who", "best_avg_ts")),
+        "worst": Col(("worst_config", "worst_tps"), lambda c, v: f"{c} ({v:,.1f} t/s)",
+                     reads=("worst_who", "worst_avg_ts")),
         "best / worst": Col("spread", fmt_ratio, reads=("best_avg_ts", "worst_avg_ts")),
         "worst is below best by": Col("spread", lambda v: f"{1 - 1 / v:.1%}", reads=("best_avg_ts", "worst_avg_ts")),
     }, per_test_cells(r))
@@ -889,15 +897,16 @@ def glue_values(r: Results) -> dict:
     for role, test in (("pp", pp), ("tg", tg)):
         hit = t[t["test"] == test] if test else t.iloc[:0]
         if len(hit):
-            row = hit.iloc[0]  # a best reads the winning build's rate, a worst the slowest's, a spread both
-            reads = {"best": ("best_avg_ts",), "worst": ("worst_avg_ts",), "spread": ("best_avg_ts", "worst_avg_ts")}
+            row = hit.iloc[0]  # a build's name reads who wins (or comes last), a rate its place, a spread both ends
+            reads = {"best_config": ("best_who",), "worst_config": ("worst_who",), "worst_tps": ("worst_avg_ts",),
+                     "spread": ("best_avg_ts", "worst_avg_ts")}
             for key, column in TEST_GLUE[role].items():
                 if column == "test":
                     out[key] = row[column]
                 elif column == "best_tps":  # a published best is the write-up's (pipeline.finish)
                     out.cell(key, row[column], value_ids(r.value_ids, [best_name(test)]))
                 else:
-                    out.cell(key, row[column], tests.row(test, reads[column.split("_")[0]]))
+                    out.cell(key, row[column], tests.row(test, reads[column]))
     out["backends"] = int(r.llama["variant"].nunique()) if len(r.llama) else 0
     out["tests"] = int(r.llama["test_name"].nunique()) if len(r.llama) else 0
     out["winners"] = int(t["best_config"].nunique()) if len(t) else 0
@@ -906,7 +915,7 @@ def glue_values(r: Results) -> dict:
         "figures describe no single build: each build alone reaches only the shares below."
         if out["winners"] > 1 else
         "One build wins every test, so the best-of figures are that build's own; the others "
-        "reach the shares below."), tests.union("best_avg_ts"))  # which build wins each test
+        "reach the shares below."), tests.union("best_who"))  # which build wins each test
     if len(r.server):
         s, cells = r.server.iloc[0], r.cells(r.server, "runs")
         out.cell("server_input_len", int(s["input_len"]), cells.at(s.name, "input_len"))
