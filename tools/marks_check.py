@@ -391,10 +391,11 @@ CLAIM_PARTS = ("recomputed", "verdict", "note")  # a ledger row's parts that say
 
 def claims_moved(moved: set, places: dict) -> set:
     """A claims ledger row moves when its recomputed value does, which its *difference* shows in
-    full (the recomputed value prints at the write-up's digits, and a verdict that holds 1.9×
-    over does not flip): its value, verdict and note rest on what moved it, as the ledger marks
-    them (claims.mark_ledger). A place is (page, output, 'cell', table, row, column)."""
-    rows = {k[:-1] for k in moved if len(k) == 6 and k[2] == "cell" and k[-1] == "difference"}
+    full, or for a bound the note that says how far it holds ("1.9× the stated one", in full): the
+    recomputed value prints at the write-up's digits, and a verdict that holds 1.9× over does not
+    flip. Its value, verdict and note rest on what moved it, as the ledger marks them
+    (claims.mark_ledger). A place is (page, output, 'cell', table, row, column)."""
+    rows = {k[:-1] for k in moved if len(k) == 6 and k[2] == "cell" and k[-1] in ("difference", "note")}
     return {k for k in places if len(k) == 6 and k[:-1] in rows and k[-1] in CLAIM_PARTS}
 
 

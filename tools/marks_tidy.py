@@ -68,10 +68,26 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame, column: str) -> pd.Series:
         place = parts.groupby(keys, sort=False).cumcount().astype(str)
         return parts.agg("\x1f".join, axis=1) + "\x1f" + place
 
+    owners = [k for k in keys if k not in PLACE_KEYS] or keys  # what a row belongs to: its run, not its place
+
+    def group(df: pd.DataFrame) -> pd.Series:
+        return df[owners].astype(str).agg("\x1f".join, axis=1)
+
     there = dict(zip(named(b).tolist(), b[column].astype(object).tolist()))
+    # a row that went away moved in the cells that differ within its group, not in those its group
+    # holds alike (`make marks`: one prompt fewer took a Strix Halo request, and its engine and
+    # serve arguments, the configuration's own, read as moved)
+    values = b[column].astype(object)
+    alike = {g: v.iloc[0] for g, v in values.groupby(group(b), sort=False) if v.astype(str).nunique(dropna=False) == 1}
     missing, spread = object(), _spread(a[column])
-    out = pd.Series([(v := there.get(k, missing)) is missing or not same(u, v, spread)
-                     for k, u in zip(named(a).tolist(), a[column].astype(object).tolist())], index=a.index)
+
+    def moved(k: str, g: str, u) -> bool:
+        v = there.get(k, missing)
+        if v is missing:
+            return g not in alike or not same(u, alike[g], spread)
+        return not same(u, v, spread)
+    out = pd.Series([moved(k, g, u) for k, g, u in zip(named(a).tolist(), group(a).tolist(),
+                                                      a[column].astype(object).tolist())], index=a.index)
     return out | _recounted(a, b, column) if column in PLACE_KEYS else out
 
 

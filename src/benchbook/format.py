@@ -149,6 +149,11 @@ def fmt_change(v) -> str:
     return _full(round(v, 7) + 0.0, " (fraction)") or f"{v:+.1%}"  # (+ 0.0: no −0.0)
 
 
+def fmt_multiple(v) -> str:
+    """How many times another value one is, in a sentence ('1.9', '0.42'; the × is the caller's)."""
+    return _full(v) or (f"{v:.1f}" if v > 1 else f"{v:.2f}")
+
+
 def config_label(cid: str | None, config: dict) -> str:
     """How a page names a configuration: its study.yml `label`, else its id."""
     if not cid:

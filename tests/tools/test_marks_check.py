@@ -390,6 +390,20 @@ def test_a_log_s_lines_move_when_lines_come_to_its_end():
     assert list(found) == ["line"] and found["line"].tolist() == [True, True, True, False, False]
 
 
+def test_a_request_that_went_away_moved_in_its_own_values_not_in_its_configuration_s():
+    """make marks: one prompt fewer took a Strix Halo request away, and every cell of it read as
+    moved, its engine and serve arguments too, which then marked the configuration tables. A row
+    without a match moved in the cells its run does not hold alike."""
+    import pandas as pd
+
+    from tools.marks_tidy import tidy_diff
+
+    base = pd.DataFrame({"config": ["s"] * 3, "name": ["srv"] * 3, "request_index": [0, 1, 2],
+                         "engine": ["llama.cpp b9187"] * 3, "ttft_s": [0.7, 0.8, 0.9]})
+    found = tidy_diff({"requests": base}, {"requests": base.iloc[:2]})["requests"]
+    assert set(found) == {"request_index", "ttft_s"} and found["ttft_s"].tolist() == [False, False, True]
+
+
 def test_a_run_renamed_by_its_file_is_matched_by_its_configuration_and_name():
     """make marks: a bench run's id is its file's name, which carries its concurrency and time;
     moving Strix Halo's server run renamed every request, so every cell of them, the engine's
@@ -470,6 +484,8 @@ def test_a_claim_moves_when_its_recomputed_value_does_even_where_its_verdict_hol
     moved = {(*page, 14, "difference")}
     assert marks_check.claims_moved(moved, places) == {(*page, 14, c) for c in ("recomputed", "verdict", "note")}
     assert marks_check.claims_moved(set(), places) == set()
+    # a bound has no difference: its note says how far it holds, in full
+    assert marks_check.claims_moved({(*page, 15, "note")}, places) == {(*page, 15, c) for c in marks_check.CLAIM_PARTS}
 
 
 def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():

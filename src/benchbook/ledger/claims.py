@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from ..format import fmt_change
+from ..format import fmt_change, fmt_multiple
 from ..study.marks import value_ids as ids_of
 from ..study.marks import with_marks
 from .expr import MissingValue, evaluate, names_in
@@ -360,7 +360,7 @@ def _bound_note(q, got: float, verdict: str) -> str | None:
     if q.bound not in ("under", "over") or verdict != HOLDS or not got or not q.value or got / q.value <= 0:
         return None
     ratio = got / q.value
-    shown = f"{ratio:.1f}" if ratio > 1 else f"{ratio:.2f}"
+    shown = fmt_multiple(ratio)
     if 0.5 < ratio < 2:
         return f"{BOUND}: the recomputed value is {shown}× the stated one"
     where = "far above" if ratio > 1 else "far below"
