@@ -72,7 +72,22 @@ def _one_at_a_time(v, limit: int | None = 12) -> list:
         for s in SCALES[:2]:
             if (moved := _scaled(leaf, s)) != leaf:
                 out.append(_replaced(v, path, moved))
+    names = [t for _, t in _texts(v)]
+    for path, leaf in _texts(v):  # a name replaced by another the value holds: one build wins both tests
+        out += [_replaced(v, path, t) for t in dict.fromkeys(names) if t != leaf]
     return out[:limit] if isinstance(v, (dict, list, tuple)) else []
+
+
+def _texts(v, path=()):
+    """(path, text) of a mapping's or list's text values (not its keys)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _texts(x, (*path, k))
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            yield from _texts(x, (*path, i))
+    elif isinstance(v, str) and path:
+        yield path, v
 
 
 def _per_leaf(v) -> list[list]:

@@ -322,6 +322,15 @@ def test_further_moves_start_with_the_least_like_the_first():
     assert "rocm" in slowest  # one of the first few makes another build the slowest
 
 
+def test_a_name_of_a_choice_is_moved_to_another_name_it_holds():
+    """make marks: rotating Strix Halo's winners still had two builds win the two tests, so the
+    note that says so never moved though it rests on them; one name replaced by the other makes one
+    build win both."""
+    value = {"pp512": "rocm", "tg128": "vulkan"}
+    found = marks_check.moves(value, further=True)
+    assert {"pp512": "vulkan", "tg128": "vulkan"} in found and {"pp512": "rocm", "tg128": "rocm"} in found
+
+
 def test_further_moves_move_every_number_of_a_choice_of_many_on_its_own():
     """make marks: the 3090 `runs` choice holds 20 numbers (five runs' lengths, counts and
     concurrency); the first twelve moved alone never reached the prefill run, so the marks on its
