@@ -37,6 +37,9 @@ from .marks_tidy import landing, merged_sorted, relanded, same, sorted_diff, tid
 
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
 FILE = re.compile(r"[\w./-]+\.(?:json|jsonl|log|csv|gz|txt|prom|yml)\b")  # a raw file's name
+# a folder's data hash (16 hex digits) even when it has no letter (`make marks`: 2893350945469798),
+# not the digits of a fraction printed in full (1.1904761896184985)
+DATA_HASH = re.compile(r"(?<![\d.])[0-9a-f]{16}(?![\d.])")
 SCALES = (1.1, 0.9, 1.02, 0.98, 1.3)  # numbers are moved by these factors, the first the generator accepts
 
 
@@ -435,7 +438,7 @@ def _text(place) -> object:
     """A place's text as printed, with file fingerprints (hex digests) and raw files' names
     left out: they name the files (whose run, date and concurrency the page shows in their own
     cells), they are no value a choice could be mistaken for."""
-    return None if place is None else FILE.sub("#file", HEX.sub("#", str(place[0])))
+    return None if place is None else FILE.sub("#file", DATA_HASH.sub("#", HEX.sub("#", str(place[0]))))
 
 
 NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")  # a fraction as repr or JSON writes it

@@ -116,6 +116,9 @@ def test_a_page_s_numbers_are_compared_in_full_not_as_printed():
 def test_a_digest_and_a_file_name_are_no_value_but_a_number_s_digits_are():
     text = marks_check._text(("run-20260101-100451.json 929.12345678 sha 3f9a1c0e2b", ()))
     assert text == "#file 929.12345678 sha #"
+    # a data hash without a letter is still a hash; a fraction's sixteen digits are not
+    assert marks_check._text(("(reconstructed, hash 2893350945469798) 1.1904761896184985×", ())) == \
+        "(reconstructed, hash #) 1.1904761896184985×"
 
 
 def test_scattered_moved_rows_are_written_as_the_runs_holding_them_never_fewer():
