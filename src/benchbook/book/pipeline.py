@@ -405,13 +405,13 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     if hits and caveat.get("runs") is not None:  # only the choices landing in the runs it quotes
         quoted = _ids_in_runs(r.data if data is None else data, hits, plain, caveat["runs"])
         hits = [a for a in hits if a.id in quoted]
-    ordered = set()  # a run's median per-request rate rests on the requests at its median
-    for x in reads:
-        if x in ORDER_READS:
-            runs = caveat.get("runs")
-            found = r.request_order_ids(*ORDER_READS[x], data)
-            ordered |= {i for run, ids in found.items() if runs is None or run in set(map(str, runs)) for i in ids}
-    hits += [a for a in r.assumptions_of(data) if a.id in ordered and a not in hits]
+    # a run's median per-request rate rests on the requests at its median (order ids)
+    runs = None if caveat.get("runs") is None else set(map(str, caveat["runs"]))
+    ordered = {i for x in reads if x in ORDER_READS for run, ids in r.request_order_ids(*ORDER_READS[x], data).items()
+               if runs is None or run in runs for i in ids}
+    if ordered:
+        held = {a.id for a in hits} | ordered
+        hits = [a for a in r.assumptions_of(data) if a.id in held]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
