@@ -598,3 +598,14 @@ def test_an_h100_p95_and_one_client_median_do_not_rest_on_a_choice_that_deals_la
     assert "extreme_jitter" in rate[run["h100_dense_c16"]]
     assert p95 and not any("extreme_jitter" in ids for ids in p95.values())
     assert all(ids for ids in p95.values())  # other choices (the TTFT spread) still move them
+
+
+def test_the_values_whose_order_a_page_reads_come_from_measured_rows_of_any_llama_bench_frame():
+    from benchbook.study.assumptions import order_groups, ordered_values
+
+    lb = pd.DataFrame({"n_prompt": [512, 0, 512], "n_gen": [0, 128, 0], "n_depth": [0, 0, 4096],
+                       "avg_ts": [1388.0, 54.0, 900.0]})
+    assert order_groups("llama_bench", lb).tolist() == ["pp512", "tg128", "pp512 @ d4096"]
+    assert ordered_values("llama_bench", lb)["avg_ts"].tolist() == [1388.0, 54.0, 900.0]  # no status column
+    failed = lb.assign(status=["ok", "failed", "ok"])
+    assert ordered_values("llama_bench", failed)["avg_ts"].tolist() == [1388.0, 900.0]

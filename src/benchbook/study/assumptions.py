@@ -114,8 +114,8 @@ def ordered_values(table: str, df: pd.DataFrame) -> dict[str, pd.Series]:
     if not len(df):
         return {}
     if table == "llama_bench" and "avg_ts" in df:
-        failed = df["status"].astype(object).eq("failed") if "status" in df else False
-        return {"avg_ts": pd.to_numeric(df.loc[~failed, "avg_ts"], errors="coerce").dropna()}
+        measured = df["status"].astype(object).ne("failed") if "status" in df else pd.Series(True, index=df.index)
+        return {"avg_ts": pd.to_numeric(df.loc[measured, "avg_ts"], errors="coerce").dropna()}
     if table != "requests" or "ok" not in df:
         return {}
     ok = df[df["ok"].fillna(False).astype(bool)]
