@@ -398,10 +398,12 @@ class Check:
         before = self.base_places(folder)
         after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
         moved = {k for k in before.keys() | after.keys() if not same_text(_text(before.get(k)), _text(after.get(k)))}
-        verdict.moved = moved | claims_moved(moved, before)
         verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
         own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
         verdict.marked = marked_places(before, after, folder, choice, own)
+        # a claim's marked value, verdict and note moved with its row (a printed-as-published value
+        # the ledger leaves unmarked is the write-up's number, which no move changes at its digits)
+        verdict.moved = moved | (claims_moved(moved, before) & verdict.marked)
 
 
 CLAIM_PARTS = ("recomputed", "verdict", "note")  # a ledger row's parts that say what its value is
