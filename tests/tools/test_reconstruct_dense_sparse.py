@@ -265,3 +265,23 @@ def test_a_move_that_contradicts_the_write_up_s_ralf_claims_is_refused(tmp_path,
     moved = {**styles, model: {**styles[model], **style}}
     with pytest.raises(FitError, match=f"{model}_ralf_closed"):
         generate("3090-dense-vs-sparse", out, {"tool_log_models": moved})
+
+
+def test_what_the_write_up_s_value_names_fix_of_a_run_is_no_choice(tmp_path):
+    """`dense_prefill_3525_median_ttft_s` and `moe_c4_output_tps` fix the prefill prompt and the
+    four clients: `make marks` moved the prefill prompt, the runs were renamed and every claim on
+    them read "not derivable". Those settings are not in the `runs` choice, and a move that brings
+    one back is refused."""
+    import shutil
+
+    from tools.marks_check import generate
+    from tools.reconstruct.fit import FitError
+
+    chosen = dense_sparse.ASSUMPTIONS["runs"][0]
+    assert "input_len" not in chosen["prefill_3525"] and "concurrency" not in chosen["c4"]
+    assert dense_sparse.runs()["prefill_3525"]["input_len"] == 3525 and dense_sparse.runs()["c4"]["concurrency"] == 4
+    out = tmp_path / "3090-dense-vs-sparse"
+    shutil.copytree(DATA, out)
+    with pytest.raises(FitError, match="prefill_3525.input_len"):
+        generate("3090-dense-vs-sparse", out, {"runs": {**chosen, "prefill_3525": {**chosen["prefill_3525"],
+                                                                                      "input_len": 3000}}})
