@@ -432,10 +432,10 @@ def speed_display(r: Results) -> pd.DataFrame:
 def runs_table(r: Results) -> pd.DataFrame:
     shown = {c: Col(c) for c in ("name", "config", "kind", "concurrency", "input_len", "output_len", "completed")}
     shown.update({
-        "TTFT p50": Col("median_ttft_s", lambda v: f"{v * 1000:,.1f} ms" if pd.notna(v) else "–"),
-        "TPOT p50": Col("median_tpot_s", lambda v: f"{v * 1000:,.2f} ms" if pd.notna(v) else "–"),
-        "output t/s": Col("output_tps", lambda v: f"{v:,.1f}"),
-        "MTP acceptance length": Col("spec_acceptance_length", lambda v: f"{v:.2f}" if pd.notna(v) else "–"),
+        "TTFT p50": Col("median_ttft_s", lambda v: f"{fmt_rate(v * 1000, 1)} ms" if pd.notna(v) else "–"),
+        "TPOT p50": Col("median_tpot_s", lambda v: f"{fmt_rate(v * 1000, 2)} ms" if pd.notna(v) else "–"),
+        "output t/s": Col("output_tps", lambda v: fmt_rate(v, 1)),
+        "MTP acceptance length": Col("spec_acceptance_length", lambda v: fmt_rate(v, 2)),
     })
     return table(r.runs, {k: c for k, c in shown.items() if set(c.sources) <= set(r.runs.columns)}, run_cells(r))
 
