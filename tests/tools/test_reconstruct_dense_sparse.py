@@ -285,3 +285,13 @@ def test_what_the_write_up_s_value_names_fix_of_a_run_is_no_choice(tmp_path):
     with pytest.raises(FitError, match="prefill_3525.input_len"):
         generate("3090-dense-vs-sparse", out, {"runs": {**chosen, "prefill_3525": {**chosen["prefill_3525"],
                                                                                       "input_len": 3000}}})
+
+
+def test_the_cards_name_and_memory_are_the_write_up_s_rtx_3090_not_a_choice():
+    """`make marks` moved the cards' memory from 24,576 to 27,034 MiB and a claim on the VRAM
+    budget changed its basis: the RTX 3090's 24 GB is a fact (data/facts/platforms.yml)."""
+    assert not {"name", "total_mib"} & set(dense_sparse.ASSUMPTIONS["smi"][0])
+    assert dense_sparse.card() == {"name": "NVIDIA GeForce RTX 3090", "total_mib": 24576}
+    for log in (DATA / "raw/dense/nvidia-smi.csv", DATA / "raw/moe/nvidia-smi.csv"):
+        first = log.read_text(encoding="utf-8").splitlines()[1].split(", ")
+        assert first[2:5:2] == ["NVIDIA GeForce RTX 3090", "24576 MiB"]

@@ -104,10 +104,10 @@ ASSUMPTIONS = {
        "per card (27B INT4 + MTP head + vision tower; 35B-A3B AWQ with its vision tower), graph-capture "
        "time and memory, and the blocks left over when vLLM divides its block pool by the KV-cache groups"),
     "client_addr": ("127.0.0.1:51876", "the benchmark client runs on the same host"),
-    "smi": ({"indices": (2, 3), "name": "NVIDIA GeForce RTX 3090", "total_mib": 24576,
-             "rank_offset_mib": (14, -14), "idle_w": (31.0, 28.5), "busy_w": (305.0, 291.0)},
-            "nvidia-smi -i 2,3 (CUDA_VISIBLE_DEVICES=2,3): card names and totals, TP "
-            "rank 0 holding a little more memory than rank 1, idle and busy power draw"),
+    "smi": ({"indices": (2, 3), "rank_offset_mib": (14, -14), "idle_w": (31.0, 28.5), "busy_w": (305.0, 291.0)},
+            "nvidia-smi -i 2,3 (CUDA_VISIBLE_DEVICES=2,3): TP rank 0 holding a little more memory than "
+            "rank 1, idle and busy power draw (the card's name and 24 GiB are the write-up's RTX 3090, "
+            "from data/facts/platforms.yml)"),
     "tool_log_models": ({
         "qwen36_35b": {"model": "vllm/Qwen/Qwen3.6-35B-A3B-FP8", "date": "2026-04-24T10:02:13",
                        "burst": [2, 3, 3, 4], "handshake_complete": 0, "handshake_partial": 2},
@@ -145,6 +145,15 @@ WRITE_UP_RUNS = {
     "decode_long": {"kind": "decode-long", "concurrency": 1},
     "c4": {"kind": "concurrent", "concurrency": 4},
 }
+
+
+def card() -> dict:
+    """What nvidia-smi says of each card that is no choice: the write-up's RTX 3090, its name and
+    memory as the facts registry gives them (data/facts/platforms.yml: 24 GB, which nvidia-smi
+    prints as 24576 MiB)."""
+    facts = Path(__file__).resolve().parents[2] / "data" / "facts" / "platforms.yml"
+    rtx = yaml.safe_load(facts.read_text(encoding="utf-8"))["platforms"]["rtx-3090"]
+    return {"name": rtx["name"], "total_mib": int(rtx["memory_size"]["value"]) * 1024}
 
 
 def runs() -> dict:
@@ -475,7 +484,7 @@ def _boot_logs(out_dir: Path, published: Published, T: dict, layouts: dict, serv
 
 def _smi(out_dir: Path, T: dict, spans: dict, seed: int) -> tuple[list[dict], dict]:
     """One CSV per model: both cards sampled every second from the first to the last run."""
-    s = a("smi")
+    s = {**a("smi"), **card()}
     entries, values = [], {}
     for j, (short, config_id) in enumerate(SPEED.items()):
         rng = np.random.Generator(np.random.PCG64([seed, 100 + j]))
@@ -772,9 +781,9 @@ def _findings(published, values, facts, layouts) -> str:
     dense_pc = values.get("dense_vram_per_card_gb")
     moe_pc = values.get("moe_vram_per_card_gb")
     if dense_pc and moe_pc:
-        budget = 0.92 * a("smi")["total_mib"] * MIB_TO_GB
+        budget = 0.92 * card()["total_mib"] * MIB_TO_GB
         lines.append(f"- VRAM: both servers ran --gpu-memory-utilization 0.92 (a budget of {budget:.1f} GB of "
-                     f"each card's {a('smi')['total_mib'] * MIB_TO_GB:.1f} GB). vLLM fills that budget with KV "
+                     f"each card's {card()['total_mib'] * MIB_TO_GB:.1f} GB). vLLM fills that budget with KV "
                      f"cache whatever the model, yet the MoE reads {dense_pc - moe_pc:.1f} GB per card less than "
                      "the dense model.\n")
     return "".join(lines)
