@@ -75,14 +75,16 @@ def _one_at_a_time(v, limit: int | None = 12) -> list:
         for s in SCALES[:2]:
             if (moved := _scaled(leaf, s)) != leaf:
                 out.append(_replaced(v, path, moved))
-    names = [t for _, t in _texts(v)]
-    for path, leaf in _texts(v):  # a name replaced by another the value holds: one build wins both tests
-        out += [_replaced(v, path, t) for t in dict.fromkeys(names) if t != leaf]
+    named = list(_texts(v))
+    for path, leaf in named:  # a name replaced by another of its kind: one build wins both tests
+        alike = [t for q, t in named if len(q) == len(path) and (len(path) == 1 or q[-1] == path[-1])]
+        out += [_replaced(v, path, t) for t in dict.fromkeys(alike) if t != leaf]
     return out[:limit] if isinstance(v, (dict, list, tuple)) else []
 
 
 def _texts(v, path=()):
-    """(path, text) of a mapping's or list's text values (not its keys)."""
+    """(path, text) of a mapping's or list's text values (not its keys). A text's kind is its key:
+    another model's id may replace a model id, a date may not (`make marks`)."""
     if isinstance(v, dict):
         for k, x in v.items():
             yield from _texts(x, (*path, k))

@@ -332,6 +332,10 @@ def test_a_name_of_a_choice_is_moved_to_another_name_it_holds():
     value = {"pp512": "rocm", "tg128": "vulkan"}
     found = marks_check.moves(value, further=True)
     assert {"pp512": "vulkan", "tg128": "vulkan"} in found and {"pp512": "rocm", "tg128": "rocm"} in found
+    logs = {"a": {"model": "m1", "date": "2026-04-24"}, "b": {"model": "m2", "date": "2026-04-14"}}
+    moved = marks_check.moves(logs, further=True)
+    assert {**logs, "a": {"model": "m2", "date": "2026-04-24"}} in moved
+    assert not any(m["a"]["model"].startswith("2026") for m in moved if isinstance(m, dict) and "a" in m)
 
 
 def test_further_moves_move_every_number_of_a_choice_of_many_on_its_own():
