@@ -609,3 +609,21 @@ def test_the_values_whose_order_a_page_reads_come_from_measured_rows_of_any_llam
     assert ordered_values("llama_bench", lb)["avg_ts"].tolist() == [1388.0, 54.0, 900.0]  # no status column
     failed = lb.assign(status=["ok", "failed", "ok"])
     assert ordered_values("llama_bench", failed)["avg_ts"].tolist() == [1388.0, 900.0]
+
+
+def test_a_tool_call_count_the_write_up_published_carries_no_choice():
+    """make marks: moving how the tool-call logs were written never moved the denied-call counts
+    or the 3.6-35B's and 27B's closed ralf stages, which the files were fit to print as published;
+    the 122B's closed stages, which the write-up does not give, keep the mark."""
+    from benchbook.chapters.dense_sparse import analysis as ds
+    from benchbook.study.marks import cell_ids
+
+    r = ds.analyse(ROOT / "data/3090-dense-vs-sparse", ROOT / "data/3090-dense-vs-sparse/published.yml")
+    t = ds.recovery_display(r)
+    marked = cell_ids(t)
+    rows = dict(zip(ds.recovery(r)["name"], t.index))
+    assert not any((rows[m], "denied calls") in marked for m in rows)
+    ralf = "ralf stages closed with all 3 handshake calls"
+    assert (rows["qwen36_35b"], ralf) not in marked and (rows["qwen35_27b"], ralf) not in marked
+    assert "tool_log_models" in marked[(rows["qwen35_122b"], ralf)]
+    assert "tool_log_models" in marked[(rows["qwen36_35b"], "longest run of denials")]

@@ -752,7 +752,14 @@ def recovery_display(r: Results) -> pd.DataFrame:
     cells = r.cells(tc, "tool_calls")
     read = [c for c in ("allowed", "target", "session", "line", "tool") if c in tc.columns]
     ids = {i: cells.union(read, tc.index[tc["key"] == name]) for i, name in enumerate(rec["name"])}
-    return with_marks(out, {c: ids for c in out.columns if c != "model"}, r.assumed_why)
+    # a count the write-up published (the errors of the reliability table, the ralf claims) is the
+    # write-up's number on files fit to it, whatever a generator chose around it (pipeline.finish)
+    fitted = claims_mod.pinned_names(r.published) | pipeline.fitted_names(r) if r.data.study.reconstructed else set()
+    published = {"denied calls": ("_errors",), "ralf stages closed with all 3 handshake calls": ("_ralf_closed",
+                                                                                                 "_ralf_closed_pct")}
+    return with_marks(out, {c: {i: v for i, v in ids.items()
+                                if not any(f"{rec['name'].iat[i]}{end}" in fitted for end in published.get(c, ()))}
+                            for c in out.columns if c != "model"}, r.assumed_why)
 
 
 def _script(target: str) -> str:
