@@ -177,8 +177,8 @@ def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]
     """{columns: [table.column, ...], rows or rows_of: selectors, sorted} where the choice lands,
     or NOTHING. Rows are given per table, or per column where a table's columns moved in different
     rows (a rate in some rows, the clock of every later row). `ordered` (sorted_diff) gives where
-    it moved runs' sorted request values; it is written whenever the choice moves requests, empty
-    when it moved no position."""
+    it moved sorted values (a run's request latencies, a test's llama-bench rates); it is written
+    whenever the choice moves an ORDERED table, empty when it moved no position."""
     if not moved:
         return dict(NOTHING)
     out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
