@@ -8,27 +8,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+# a row's test label is llama-bench's own, read where its rows are (ingest.llama_bench)
+from ..ingest.llama_bench import test_name  # noqa: F401  (analysis.llama.test_name, as before)
+
 
 def ok_rows(lb: pd.DataFrame) -> pd.DataFrame:
     """The rows that measured a test: not those of runs that crashed (status "failed")."""
     if "status" not in lb:  # a frame from before the column existed
         return lb[lb["avg_ts"].notna()]
     return lb[lb["status"].astype(object).ne("failed").to_numpy() & lb["avg_ts"].notna().to_numpy()]
-
-
-def test_name(row) -> str:
-    """llama-bench's own test label: pp512, tg128, pp512+tg128, with @ d<depth>; empty for
-    a failed run whose test is unknown."""
-    parts = []
-    if pd.notna(row["n_prompt"]) and row["n_prompt"] > 0:
-        parts.append(f"pp{int(row['n_prompt'])}")
-    if pd.notna(row["n_gen"]) and row["n_gen"] > 0:
-        parts.append(f"tg{int(row['n_gen'])}")
-    name = "+".join(parts)
-    depth = row.get("n_depth")
-    if pd.notna(depth) and depth > 0:
-        name += f" @ d{int(depth)}"
-    return name
 
 
 def with_test_names(lb: pd.DataFrame) -> pd.DataFrame:

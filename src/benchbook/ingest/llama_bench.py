@@ -573,3 +573,18 @@ def _float(value) -> float | None:
 def _stem(path: Path) -> str:
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
     return Path(name).stem
+
+
+def test_name(row) -> str:
+    """llama-bench's own test label: pp512, tg128, pp512+tg128, with @ d<depth>; empty for
+    a failed run whose test is unknown."""
+    parts = []
+    if pd.notna(row["n_prompt"]) and row["n_prompt"] > 0:
+        parts.append(f"pp{int(row['n_prompt'])}")
+    if pd.notna(row["n_gen"]) and row["n_gen"] > 0:
+        parts.append(f"tg{int(row['n_gen'])}")
+    name = "+".join(parts)
+    depth = row.get("n_depth")
+    if pd.notna(depth) and depth > 0:
+        name += f" @ d{int(depth)}"
+    return name

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..ingest.llama_bench import test_name
 from ..ingest.textio import load_yaml
 from .marks import union
 
@@ -101,8 +102,6 @@ def order_groups(table: str, df: pd.DataFrame) -> pd.Series | None:
     if table == "requests" and "name" in df:
         return df["name"].astype(str)
     if table == "llama_bench" and {"n_prompt", "n_gen"} <= set(df.columns):
-        from ..analysis.llama import test_name  # (below the analysis layer: imported when asked)
-
         return df.apply(test_name, axis=1).astype(str) if len(df) else pd.Series(dtype=str)
     return None
 
