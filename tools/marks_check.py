@@ -248,8 +248,9 @@ class Verdict:
 class Check:
     """The base pages of every folder, computed once; each choice moved against them."""
 
-    def __init__(self, tmp: Path, pages: bool = True, leaves: bool = True):
+    def __init__(self, tmp: Path, pages: bool = True, leaves: bool = True, only: tuple = ()):
         self.tmp, self.pages, self.leaves = tmp, pages, leaves  # leaves: move each number on its own too
+        self.only = tuple(only)  # run only these pages (the tests' fast subset); every reader by default
         self.data = copy_data(tmp / "base")
         self._base: dict = {}
         self._shapes: dict = {}
@@ -257,8 +258,11 @@ class Check:
 
     def base_places(self, folder: str) -> dict:
         if folder not in self._base:
-            self._base[folder] = page_places(Page.reading(REPO, folder), self.data, self.data, self.tmp / "out")
+            self._base[folder] = page_places(self._pages(folder), self.data, self.data, self.tmp / "out")
         return self._base[folder]
+
+    def _pages(self, folder: str) -> list[Page]:
+        return [p for p in Page.reading(REPO, folder) if not self.only or p.id in self.only]
 
     def choice(self, folder: str, choice: str, refusals: int = 3, further: int | None = None) -> Verdict:
         """Move one choice and compare. A move a page stops on (its contract refuses the data:
@@ -402,10 +406,10 @@ class Check:
         if not self.pages or same_files(self.data / folder, moved_data / folder):
             return
         before = self.base_places(folder)
-        after = page_places(Page.reading(REPO, folder), moved_data, self.data, self.tmp / "out")
+        after = page_places(self._pages(folder), moved_data, self.data, self.tmp / "out")
         moved = {k for k in before.keys() | after.keys() if not same_text(_text(before.get(k)), _text(after.get(k)))}
         verdict.shown = {k: (_text(before.get(k)), _text(after.get(k))) for k in before.keys() | after.keys()}
-        own = {p.id for p in Page.reading(REPO, folder) if p.folders.get("data_dir") == folder}
+        own = {p.id for p in self._pages(folder) if p.folders.get("data_dir") == folder}
         verdict.marked = marked_places(before, after, folder, choice, own)
         # a claim's marked value, verdict and note moved with its row (a printed-as-published value
         # the ledger leaves unmarked is the write-up's number, which no move changes at its digits)
