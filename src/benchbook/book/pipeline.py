@@ -289,15 +289,15 @@ class ChapterResults:
         found = self.assumptions_of(data)
         if not found or not len(lb):
             return {}
-        rows = assumed_ids(lb, "llama_bench", found, columns=["avg_ts"])["avg_ts"]
-        groups = order_groups("llama_bench", lb)
+        rows, groups = self.cells(lb, "llama_bench", data), order_groups("llama_bench", lb)
         out = {}
         for test, g in lb.groupby("test_name"):
             top, bottom = g["avg_ts"].idxmax(), g["avg_ts"].idxmin()
             build = next((c for c in ("variant", "config") if c in g), None)
             alone = build is None or not g[build].duplicated().any()
-            out[test] = tuple(order_ids(found, "llama_bench.avg_ts", groups[i], len(g), q, rows[i])
-                              if alone and groups is not None else rows[i] for i, q in ((top, 1.0), (bottom, 0.0)))
+            out[test] = tuple(order_ids(found, "llama_bench.avg_ts", groups[i], len(g), q, rows.at(i, "avg_ts"))
+                              if alone and groups is not None else rows.at(i, "avg_ts")
+                              for i, q in ((top, 1.0), (bottom, 0.0)))
         return out
 
     def request_order_ids(self, column: str, q: float, data: StudyData | None = None) -> dict:
@@ -313,13 +313,13 @@ class ChapterResults:
         if not found or groups is None or not len(req) or "run_id" not in req:
             return {}
         sources = ("output_tokens", "e2el_s") if column == "per_request_tps" else (column,)
-        cells = assumed_ids(req, "requests", found, columns=[c for c in sources if c in req.columns])
+        cells = self.cells(req, "requests", data)  # (kept with the frame: a page asks per column and quantile)
         values = ordered_values("requests", req).get(column)
         if values is None or not len(values):
             return {}
         out: dict = {}
         for run, idx in values.groupby(req.loc[values.index, "run_id"]).groups.items():
-            rows = marks.union(*(ids for c in cells.columns for ids in cells.loc[idx, c]))
+            rows = cells.union(sources, idx)
             if ids := order_ids(found, f"requests.{column}", groups[idx[0]], len(idx), q, rows):
                 out[run] = ids
         return out
