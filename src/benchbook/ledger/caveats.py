@@ -115,7 +115,8 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "
         f"between requests and 'per-agent t/s' understates what one request sees ({detail})."),
-        reads=CLIENT_IDLE_READS, runs=r["run_id"])]  # every streaming run: which of them shows a gap moves too
+        reads=CLIENT_IDLE_READS, runs=gap["run_id"])]  # the runs it quotes: a run far from the line
+    # stays out of the list under the check's ×2 and ×½ moves (book/methods.md, a margin)
 
 
 # what its numbers are computed from: per-request t/s (the median of requests' tokens ÷ latency, which

@@ -1,0 +1,19 @@
+"""Data-rule caveats: which runs a caveat says it rests on (pipeline._marked marks it with the
+choices landing in those runs only)."""
+
+import pandas as pd
+
+from benchbook.ledger.caveats import _client_idle
+
+
+def test_client_idle_rests_on_the_runs_it_quotes():
+    """make marks: the H100 client-idle caveat was marked with every streaming run's choices,
+    while ×2 and ×½ moves of a run far below the 5 % line never brought it into the list."""
+    runs = pd.DataFrame({
+        "run_id": ["idle", "busy", "prefill"], "name": ["idle", "busy", "prefill"],
+        "per_request_tps": [50.0, 40.2, 900.0], "per_agent_tps": [40.0, 40.0, 10.0],
+        "total_output_tokens": [4000, 4000, 20], "completed": [20, 20, 20]})
+    (caveat,) = _client_idle(None, runs)
+    assert list(caveat["runs"]) == ["idle"]
+    assert "idle: 50.0 vs 40.0 t/s" in caveat["caveat"] and "busy" not in caveat["caveat"]
+    assert _client_idle(None, runs[runs["run_id"] != "idle"]) == []
