@@ -258,7 +258,7 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = froze
     if hit.all():
         return None
     keys = sorted((c for c in df.columns if c not in UNNAMING and _plain_values(df[c]) is not None),
-                  key=lambda c: (c not in KEYS, KEYS.index(c) if c in KEYS else 0, c))
+                  key=_key_order)
     single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None and len(v) <= LIMIT]
     if single:
         c, values = min(single, key=lambda cv: len(cv[1]))
@@ -269,6 +269,16 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = froze
             if pairs is not None:
                 return [{a: [x], b: ys} for x, ys in pairs]
     return _cover(df, hit, [c for c in keys if c in GROUPS])
+
+
+def _key_order(column: str) -> tuple:
+    """KEYS first, then what names a run's kind and place in the write-up (GROUPS), then the
+    rest. A tie goes to the earlier: `kind: [sweep]` selects the H100 sweep as well as
+    `input_len: [4096]`, but another choice (`sweep_lengths`) moves the input length, and with
+    it every mark that selected by it (make marks: the small-samples caveat lost
+    `prompts_per_slot` when `sweep_lengths` moved)."""
+    return (column not in KEYS, column not in GROUPS,
+            KEYS.index(column) if column in KEYS else GROUPS.index(column) if column in GROUPS else 0, column)
 
 
 def _cover(df: pd.DataFrame, hit, groups: list[str]):

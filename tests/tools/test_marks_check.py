@@ -140,6 +140,19 @@ def test_scattered_moved_rows_are_written_as_the_runs_holding_them_never_fewer()
     assert landing({"windows": df}, {"windows": {"v": few}})["rows"] == {"line": [150, 3]}
 
 
+def test_rows_are_selected_by_a_run_s_kind_before_a_setting_another_choice_moves():
+    """make marks: the H100 `prompts_per_slot` selected the sweep runs by `input_len: [4096]`,
+    which `sweep_lengths` moves; the moved folder's small-samples caveat then lost the mark."""
+    import pandas as pd
+
+    from tools.marks_tidy import landing
+
+    df = pd.DataFrame({"name": [f"r{i}" for i in range(6)], "input_len": [512, 4096, 4096, 4096, 4096, 128],
+                       "kind": ["prefill", *["sweep"] * 4, "short"], "completed": 0})
+    hit = df["kind"] == "sweep"
+    assert landing({"runs": df}, {"runs": {"completed": hit}})["rows"] == {"kind": ["sweep"]}
+
+
 def test_an_interactive_chart_carries_the_choices_its_points_rest_on():
     """A chart's JSON is one place; the ids in its Chart.js spec's `assumed` (each point's
     tooltip names them) are its marks, so a chart drawn from a choice is not read as unmarked."""

@@ -57,10 +57,10 @@ VERSION = {"old": "0.19.1rc1.dev231+g7a3c1f0e2", "fresh": "0.19.1rc1.dev328+g180
 
 # Everything below is our choice, not a published number. (value, why)
 ASSUMPTIONS = {
-    "prompts": ({"a": 20, "b": 16, "c": 64, "d": 20},
-                "requests per run: 20 for test A is the write-up's own count (one outlier "
-                "'out of 20 requests'); 4 per client for B and C and 10 per client for D are "
-                "ours (C's 64 also fits its '13,400 drafts per seed' at 2.44 tokens per step)"),
+    "prompts": ({"b": 16, "c": 64, "d": 20},
+                "requests per run of tests B-D (test A's 20 is the write-up's): 4 per client for B "
+                "and C and 10 per client for D (C's 64 also fits its '13,400 drafts per seed' at "
+                "2.44 tokens per step)"),
     "old_stack_runs": ("one run per test, seed 42",
                        "the two-week-old numbers come from the earlier article, which the write-up "
                        "quotes as single values; only the new runs used seeds 42 and 123"),
@@ -180,6 +180,18 @@ SHOWS_IN = {
 
 def a(name: str):
     return ASSUMPTIONS[name][0]
+
+
+# Test A's request count is the write-up's own ("out of 20 requests", its one outlier): no choice.
+WRITE_UP_PROMPTS = {"a": 20}
+
+
+def prompts() -> dict:
+    """Requests per run of each test: the write-up's, then the generator's choice."""
+    chosen = a("prompts")
+    if set(chosen) & set(WRITE_UP_PROMPTS):
+        raise MeanFitError(f"prompts: {', '.join(sorted(set(chosen) & set(WRITE_UP_PROMPTS)))} is the write-up's")
+    return {**WRITE_UP_PROMPTS, **chosen}
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
@@ -447,7 +459,7 @@ def tpot_split(seed: int, cfg: str, test: str, ttft: float, tpot: float) -> floa
 def _single_layout(cfg: str, T, seed: int) -> dict:
     """Test A TTFT: body median/spread and the two largest values from published percentiles."""
     s = dict(a("single_ttft")[cfg])
-    n = a("prompts")["a"]
+    n = prompts()["a"]
     f99 = 0.99 * (n - 1) - (n - 2)  # fraction of the way from second to largest
     f95 = 0.95 * (n - 1) - (n - 2)
     p99 = T[f"{cfg}_a_p99_ttft_s"].aim() if f"{cfg}_a_p99_ttft_s" in T else s.pop("p99")
@@ -478,7 +490,7 @@ def plan_groups(T, seed: int, counters: dict, cq: dict) -> dict[str, Group]:
 
             ttft = aim("mean_ttft_s", a("old_d_ttft_s") if name == "old_d" else None)
             tpot = aim("mean_tpot_s")
-            g = Group(cfg, test, seeds, a("prompts")[test], aim("output_tps"), ttft, tpot, "gap")
+            g = Group(cfg, test, seeds, prompts()[test], aim("output_tps"), ttft, tpot, "gap")
             if test == "a":
                 g.single = _single_layout(cfg, T, seed)
                 g.tpot_p99 = aim("p99_tpot_s")
@@ -511,7 +523,7 @@ def mtp_counters(T, seed: int) -> tuple[dict, dict, dict]:
     tokens: its rate per request is computed, not assumed. The smoke test and the warm-up
     requests take the rest.
     """
-    n = a("prompts")
+    n = prompts()
     w = a("warmups")["requests"]
     tok = {t: TESTS[t][1] - 1 for t in TESTS}
     runs = {"a": 1, "b": 2, "c": 2, "d": 2}

@@ -170,24 +170,24 @@ def _redacted(result: IngestResult) -> IngestResult:
     """Every text cell and skip reason through `redact` (unique values only: cheap)."""
 
     for name, df in result.tables.items():
-        for col in df.columns:
+        for col, values in list(df.items()):  # each column looked up once (a wide runs table has 60)
             if col in _NOT_REDACTED:
                 continue
-            if isinstance(df[col].dtype, pd.CategoricalDtype):  # text stored once: redact the categories
-                redacted = _redacted_categories(df[col])
+            if isinstance(values.dtype, pd.CategoricalDtype):  # text stored once: redact the categories
+                redacted = _redacted_categories(values)
                 if redacted is not None:
                     df = df.copy() if df is result.tables[name] else df
                     df[col] = redacted
                 continue
-            if not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+            if getattr(values.dtype, "kind", "O") != "O":  # object or string columns only: numbers,
+                continue  # times and flags hold no text (a `dtype == object` test parses dtype names)
+            unique = np.asarray(values.dropna().unique(), dtype=object)  # (no pandas call per value)
+            text = [v for v in unique.tolist() if isinstance(v, str)]
+            if not text or not has_secret("\n".join(text)):
                 continue
-            unique = np.asarray(df[col].dropna().unique(), dtype=object)  # (no pandas call per value)
-            values = [v for v in unique.tolist() if isinstance(v, str)]
-            if not values or not has_secret("\n".join(values)):
-                continue
-            changed = {v: r for v in values if (r := redact(v)) != v}
+            changed = {v: r for v in text if (r := redact(v)) != v}
             if changed:
-                mask = df[col].isin(list(changed))
+                mask = values.isin(list(changed))
                 df = df.copy() if df is result.tables[name] else df
                 df.loc[mask, col] = df.loc[mask, col].map(changed)
         result.tables[name] = df
