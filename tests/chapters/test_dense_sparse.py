@@ -121,6 +121,22 @@ def test_speed_glue_and_table_match_the_raw_runs(executed, raw):
         f"{g['adv_concurrent']:.2f}× higher"
 
 
+def test_the_smallest_and_largest_advantage_rest_on_their_own_row_only():
+    """make marks: "Throughput @ 4 concurrent" carried `runs`: every row's advantage was read
+    to pick it (no move of `runs` changed which row is smallest), and a name was taken to quote
+    its runs' prompt length where only the prefill row's does."""
+    from benchbook.study.marks import Glued
+
+    r, out = ds.analyse(DATA), Glued()
+    ds._glue_speed(r, out)
+    own = {row.metric: ds.speed_ids(r, row.kind, row.unit)["advantage"] for row in ds.speed_table(r).itertuples()}
+    adv = ds.speed_table(r).set_index("metric")["advantage"].astype(float)
+    assert out.assumed.get("adv_min", ()) == own[adv.idxmin()]
+    assert out.assumed.get("adv_max", ()) == own[adv.idxmax()]
+    # its name quotes the number of clients, the write-up's: nothing the generator chose
+    assert adv.idxmin() == "Throughput @ 4 concurrent" and out.assumed.get("adv_min_metric", ()) == ()
+
+
 def test_memory_and_kv_cross_check_follow_the_logs_and_architecture(executed, raw):
     g, b = glued(executed), raw["boot"]
     arch = yaml.safe_load((DATA / "architecture.yml").read_text())

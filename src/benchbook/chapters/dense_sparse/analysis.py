@@ -10,6 +10,7 @@ recovery behaviour after a denial.
 from __future__ import annotations
 
 import math
+import string
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -47,6 +48,8 @@ SPEED_ROWS = (  # (run kind, metric, label as a template over the run's context,
     ("decode-long", "decode_tps", "Decode (long context)", False),
     ("concurrent", "output_tps", "Throughput @ {concurrency} concurrent", False),
 )
+# The run settings each row's name quotes (its label's fields): the name rests on those cells.
+QUOTES = {kind: [f for _, f, _, _ in string.Formatter().parse(label) if f] for kind, _, label, _ in SPEED_ROWS}
 # Glue keys of each speed row: column of speed_table -> key.
 SPEED_GLUE = {
     "ttft-short": {"dense": "dense_ttft_short", "moe": "moe_ttft_short", "advantage": "adv_ttft_short"},
@@ -956,23 +959,23 @@ def glue_values(r: Results) -> dict:
 def _glue_speed(r: Results, out: Glued) -> None:
     """Each speed row's dense, MoE and advantage figures, and the smallest and largest advantage."""
     s = speed_table(r)
-    every = []  # the smallest and largest advantage are chosen among all of them
+    advantage = {}  # each metric's advantage ids: the smallest and largest rest on their own row
     cells, labels = run_cells(r), {}
     for row in s.itertuples():
         ids = speed_ids(r, row.kind, row.unit)
-        every.append(ids["advantage"])
-        # a metric's name quotes its runs' prompt length ("3,525-token prompt"), which a generator chose
-        labels[row.metric] = cells.union(["input_len"], r.runs.index[r.runs["kind"] == row.kind])
+        advantage[row.metric] = ids["advantage"]
+        # a metric's name may quote its runs' settings ("3,525-token prompt"): it rests on those it quotes
+        labels[row.metric] = cells.union(QUOTES[row.kind], r.runs.index[r.runs["kind"] == row.kind])
         for col, key in SPEED_GLUE[row.kind].items():
             v = getattr(row, col)
             if v is not None and pd.notna(v):
                 out.cell(key, float(v), ids[col])
     adv = s.set_index("metric")["advantage"].astype(float).dropna()
-    if len(adv):
-        out.cell("adv_min", float(adv.min()), union(*every))
-        out.cell("adv_max", float(adv.max()), union(*every))
-        out.cell("adv_min_metric", str(adv.idxmin()), union(*every, labels.get(adv.idxmin(), ())))
-        out.cell("adv_max_metric", str(adv.idxmax()), union(*every, labels.get(adv.idxmax(), ())))
+    if len(adv):  # which metric is smallest rests on the row that is, as a best build does (a margin:
+        for end, metric in (("min", adv.idxmin()), ("max", adv.idxmax())):  # make marks proves it)
+            own = advantage.get(metric, ())
+            out.cell(f"adv_{end}", float(adv[metric]), own)
+            out.cell(f"adv_{end}_metric", str(metric), union(own, labels.get(metric, ())))
 
 
 def _glue_prefill(r: Results, out: Glued) -> None:
