@@ -394,28 +394,31 @@ def _published(spec: ChapterSpec, path: Path) -> Published:
 
 
 def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
-    """A data rule's caveat whose columns (`reads`) hold a generator's choice says so first;
-    with the ids of those choices (report.caveats_display marks the caveat with them). `data`:
-    the folder the rule read, when it is one this page reads rather than its own."""
+    """A data rule's caveat whose columns (`rests`: groups of `table.column`s and the runs
+    read in them, None for every run) hold a generator's choice says so first; with the ids
+    of those choices (report.caveats_display marks the caveat with them). `data`: the folder
+    the rule read, when it is one this page reads rather than its own."""
 
-    reads, data = caveat.get("reads") or (), caveat.get("data")
-    out = {k: v for k, v in caveat.items() if k not in ("reads", "data", "runs")}
-    plain = [x for x in reads if x not in ORDER_READS]
-    hits = resting_on(r.assumptions_of(data), plain) if plain else []
-    if hits and caveat.get("runs") is not None:  # only the choices landing in the runs it quotes
-        quoted = _ids_in_runs(r.data if data is None else data, hits, plain, caveat["runs"])
-        hits = [a for a in hits if a.id in quoted]
-    # a run's median per-request rate rests on the requests at its median (order ids)
-    runs = None if caveat.get("runs") is None else set(map(str, caveat["runs"]))
-    ordered = {i for x in reads if x in ORDER_READS for run, ids in r.request_order_ids(*ORDER_READS[x], data).items()
-               if runs is None or run in runs for i in ids}
-    if ordered:
-        held = {a.id for a in hits} | ordered
-        hits = [a for a in r.assumptions_of(data) if a.id in held]
+    data = caveat.get("data")
+    out = {k: v for k, v in caveat.items() if k not in ("rests", "data")}
+    held = set().union(*(_rest_ids(r, reads, runs, data) for reads, runs in caveat.get("rests") or ()))
+    hits = [a for a in r.assumptions_of(data) if a.id in held]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
                          f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
     return out, tuple(a.id for a in hits)
+
+
+def _rest_ids(r: ChapterResults, reads, runs, data) -> set:
+    """The ids of the choices landing in these columns of these runs (every run: None); a
+    run's median per-request rate rests on the requests at its median (order ids)."""
+    plain = [x for x in reads if x not in ORDER_READS]
+    hits = resting_on(r.assumptions_of(data), plain) if plain else []
+    if hits and runs is not None:  # only the choices landing in the runs it quotes
+        hits = [a for a in hits if a.id in _ids_in_runs(r.data if data is None else data, hits, plain, runs)]
+    ordered = {i for x in reads if x in ORDER_READS for run, ids in r.request_order_ids(*ORDER_READS[x], data).items()
+               if runs is None or run in runs for i in ids}
+    return {a.id for a in hits} | ordered
 
 
 # a caveat's reads that are order statistics of a run's requests: read -> (column, quantile)

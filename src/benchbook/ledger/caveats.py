@@ -38,15 +38,14 @@ def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = N
     return out
 
 
-def rule(name: str, text: str, reads: tuple[str, ...] = (), runs=None) -> dict:
-    """A caveat of a data rule; `reads`: the tidy columns its numbers come from, so that one
-    resting on a generator's assumption is marked (pipeline.finish); `runs`: the run ids it
-    quotes, when it quotes some runs only (a choice landing in other runs moves none of it)."""
+def rule(name: str, text: str, *rests: tuple) -> dict:
+    """A caveat of a data rule. Each of `rests` is (reads, runs): tidy columns its text rests on
+    and the run ids read in them (None: every run), so that one resting on a generator's
+    assumption is marked (pipeline.finish). A choice landing in runs it does not read moves
+    none of it."""
     out = dict(origin=f"data rule: {name}", caveat=text)
-    if reads:
-        out["reads"] = reads
-    if runs is not None:
-        out["runs"] = [str(r) for r in runs]
+    if rests:
+        out["rests"] = [(tuple(reads), None if runs is None else [str(x) for x in runs]) for reads, runs in rests]
     return out
 
 
@@ -79,7 +78,7 @@ def _small_samples(sd, runs):
     return [rule("small-samples", (
         f"P99 figures come from runs with fewer than 100 requests: {names}. With n requests the P99 "
         "is interpolated between the largest one or two samples, so it is close to the maximum."),
-        reads=("runs.completed",), runs=few["run_id"])]  # the counts it quotes (make marks)
+        (("runs.completed",), few["run_id"]))]  # the counts it quotes (make marks)
 
 
 def _summary_only(sd, runs):
@@ -104,7 +103,8 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     if "per_request_tps" not in runs:
         return []
     r = runs.dropna(subset=["per_request_tps", "per_agent_tps"])
-    r = r[r["total_output_tokens"] > r["completed"]]  # one-token runs measure prefill, not streaming
+    prefill = r[r["total_output_tokens"] <= r["completed"]]  # one-token runs measure prefill, not streaming
+    r = r.drop(prefill.index)
     gap = r[(r["per_request_tps"] / r["per_agent_tps"] - 1) > threshold]
     if not len(gap):
         return []
@@ -115,13 +115,15 @@ def _client_idle(sd, runs, threshold: float = 0.05):
     return [rule("client-idle", (
         "In some runs a request streams faster than aggregate ÷ concurrency, so clients spent time "
         f"between requests and 'per-agent t/s' understates what one request sees ({detail})."),
-        reads=CLIENT_IDLE_READS, runs=gap["run_id"])]  # the runs it quotes: a run far from the line
-    # stays out of the list under the check's ×2 and ×½ moves (book/methods.md, a margin)
+        (CLIENT_IDLE_READS, gap["run_id"]),  # the runs it quotes: a run far from the line stays out
+        (ONE_TOKEN_READS, prefill["run_id"]))]  # under ×2 and ×½ moves; a one-token run is on the line
 
 
 # what its numbers are computed from: per-request t/s (the median of requests' tokens ÷ latency, which
 # rests on the requests at its median: pipeline.ORDER_READS), aggregate ÷ concurrency
 CLIENT_IDLE_READS = ("requests.per_request_tps", "runs.output_tps", "runs.concurrency")
+# what leaves a run out as a prefill measurement: one token per request (a second one brings it in)
+ONE_TOKEN_READS = ("runs.total_output_tokens", "runs.completed")
 
 
 def _best_of_backends(sd, runs):

@@ -783,7 +783,7 @@ def _draw_vs_limit(r):
         "Tokens per kW in the write-up divide by cards x power limit, but a limit is a ceiling: in busy windows "
         f"the cards drew on average this share of it ({text}). The logged-draw columns use the nvidia-smi draw; "
         "neither counts CPU, memory or power-supply losses (parameter overhead_w adds a fixed figure)."),
-        reads=("gpu_samples.power_draw_w",))]
+        (("gpu_samples.power_draw_w",), None))]
 
 
 def _limit_source(r):
@@ -842,7 +842,7 @@ def _restarts(r):
         f"({', '.join(f'{f} ({n})' for f, n in many.items())}): "
         "the engine was started again within one log (after a crash or by hand; the lines before each start say "
         "which), so requests in flight then may have failed and a burst may end without its usual last lines."),
-        reads=("boot.fact",))]
+        (("boot.fact",), None))]
 
 
 def _prefix_cache(r):
@@ -854,7 +854,7 @@ def _prefix_cache(r):
     return [rule("prefix-cache", (
         f"The logged prefix-cache hit rate averages {text}: prompt throughput counts only the tokens computed, so "
         "prefill rates describe the uncached part of each prompt, not the prompt length agents send."),
-        reads=("windows.prefix_hit_rate",))]
+        (("windows.prefix_hit_rate",), None))]
 
 
 def _access_lines(r):
