@@ -153,6 +153,21 @@ def test_rows_are_selected_by_a_run_s_kind_before_a_setting_another_choice_moves
     assert landing({"runs": df}, {"runs": {"completed": hit}})["rows"] == {"kind": ["sweep"]}
 
 
+def test_no_row_is_selected_by_a_column_another_choice_lands_in():
+    """make marks: `output_len: [512]` selected the H100 sweep and short-prompt runs; a move of
+    the short-prompt run's answers (another choice) took that run out of every such mark."""
+    import pandas as pd
+
+    from tools.marks_tidy import landing
+
+    df = pd.DataFrame({"name": ["p", "s1", "s2", "short"], "kind": ["prefill", "sweep", "sweep", "short-prompts"],
+                       "output_len": [1, 512, 512, 512], "tpot_s": 0.0})
+    hit = df["output_len"] == 512
+    assert landing({"runs": df}, {"runs": {"tpot_s": hit}})["rows"] == {"output_len": [512]}
+    avoid = frozenset({"runs.output_len"})
+    assert landing({"runs": df}, {"runs": {"tpot_s": hit}}, avoid=avoid)["rows"] == {"kind": ["short-prompts", "sweep"]}
+
+
 def test_an_interactive_chart_carries_the_choices_its_points_rest_on():
     """A chart's JSON is one place; the ids in its Chart.js spec's `assumed` (each point's
     tooltip names them) are its marks, so a chart drawn from a choice is not read as unmarked."""
