@@ -341,3 +341,14 @@ def test_each_serving_point_pairs_one_run_s_rates_per_device_of_two_gpus():
         assert x["devices"] == 2 and x["per_device_tps"] == pytest.approx(x["aggregate_tps"] / 2)
     assert list(p.loc[p["left_out"] != "", "left_out"]) == [NO_DECODE, NO_DECODE]  # the two prefill runs
     assert len(pts) == len(r.runs) - 2
+
+
+def test_the_kv_cross_check_carries_the_start_up_choices_it_reads():
+    """make marks: moving `boot` moved "the log reserves 20.74 GiB ... 4.01×" in the glue and the
+    kv-arithmetic caveat, which carried no mark: both read the KV memory a generator wrote."""
+    r = ds.analyse(DATA)
+    arithmetic = [c for o, c in zip(r.caveats["origin"], r.caveats["caveat"]) if o == "data rule: kv-arithmetic"]
+    assert arithmetic and all(c.startswith("Assumed, not measured") and "boot" in c for c in arithmetic
+                              if "Qwen3.6-27B:" in c)
+    assert "boot" in ds.kv_ids(r, "dense", "reserved / needed")
+    assert ds.kv_ids(r, "dense", "KV bytes per token") == ()  # the architecture's, a published fact

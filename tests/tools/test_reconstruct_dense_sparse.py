@@ -295,3 +295,17 @@ def test_the_cards_name_and_memory_are_the_write_up_s_rtx_3090_not_a_choice():
     for log in (DATA / "raw/dense/nvidia-smi.csv", DATA / "raw/moe/nvidia-smi.csv"):
         first = log.read_text(encoding="utf-8").splitlines()[1].split(", ")
         assert first[2:5:2] == ["NVIDIA GeForce RTX 3090", "24576 MiB"]
+
+
+@pytest.mark.parametrize("smi", [{"indices": (14, -14)}, {"indices": (2, 2)}, {"busy_w": (2, 3)}])
+def test_an_smi_choice_nvidia_smi_could_not_print_is_refused(monkeypatch, smi):
+    """`make marks` rotated the `smi` numbers into each other's places: GPU -14, busy at 2 W,
+    and the page then counted 370 ignored rows. Such a move is refused, and the logged command
+    names the indices chosen."""
+    from tools.reconstruct.fit import FitError
+
+    value, why = dense_sparse.ASSUMPTIONS["smi"]
+    monkeypatch.setitem(dense_sparse.ASSUMPTIONS, "smi", ({**value, **smi}, why))
+    with pytest.raises(FitError, match="smi"):
+        dense_sparse._smi_choice()
+    assert "nvidia-smi -i 2,3 " in (DATA / "study.yml").read_text(encoding="utf-8")

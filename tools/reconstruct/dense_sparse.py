@@ -482,9 +482,22 @@ def _boot_logs(out_dir: Path, published: Published, T: dict, layouts: dict, serv
     return entries, facts
 
 
+def _smi_choice() -> dict:
+    """The `smi` choice as nvidia-smi could print it: two distinct GPU indices (0 or more) and a
+    busy draw above the idle one on each card. Anything else is refused, not written (make marks
+    rotated the indices into the offsets: GPU -14 busy at 2 W)."""
+    s = a("smi")
+    idx = list(s["indices"])
+    if len(idx) != 2 or len(set(idx)) != 2 or not all(isinstance(i, int) and i >= 0 for i in idx):
+        raise FitError(f"smi.indices: {idx}; expected two distinct GPU indices, 0 or more")
+    if not all(b > i > 0 for b, i in zip(s["busy_w"], s["idle_w"])):
+        raise FitError(f"smi: busy draw {list(s['busy_w'])} W must exceed idle draw {list(s['idle_w'])} W on each card")
+    return s
+
+
 def _smi(out_dir: Path, T: dict, spans: dict, seed: int) -> tuple[list[dict], dict]:
     """One CSV per model: both cards sampled every second from the first to the last run."""
-    s = {**a("smi"), **card()}
+    s = {**_smi_choice(), **card()}
     entries, values = [], {}
     for j, (short, config_id) in enumerate(SPEED.items()):
         rng = np.random.Generator(np.random.PCG64([seed, 100 + j]))
@@ -512,7 +525,8 @@ def _smi(out_dir: Path, T: dict, spans: dict, seed: int) -> tuple[list[dict], di
         (out_dir / rel).write_text(serve_log.smi_csv(rows), encoding="utf-8")
         entries.append({"path": rel, "config": config_id, "name": f"{short}_gpu", "kind": "gpu-memory",
                         "date": windows[0][0].date().isoformat(),
-                        "notes": "nvidia-smi -i 2,3 --query-gpu=index,timestamp,name,memory.used,memory.total,"
+                        "notes": f"nvidia-smi -i {','.join(map(str, s['indices']))} --query-gpu=index,timestamp,name,"
+                                 "memory.used,memory.total,"
                                  "power.draw,utilization.gpu,temperature.gpu --format=csv -l 1, during the benchmarks"})
         med = [float(np.median([u for i, _, _, u, *_ in rows if i == idx])) for idx in s["indices"]]
         values[f"{short}_vram_per_card_gb"] = float(np.mean(med)) * MIB_TO_GB

@@ -400,8 +400,9 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     the rule read, when it is one this page reads rather than its own."""
 
     data = caveat.get("data")
-    out = {k: v for k, v in caveat.items() if k not in ("rests", "data")}
-    held = set().union(*(_rest_ids(r, reads, runs, data) for reads, runs in caveat.get("rests") or ()))
+    out = {k: v for k, v in caveat.items() if k not in ("rests", "data", "ids")}
+    held = set(caveat.get("ids") or ()).union(
+        *(_rest_ids(r, reads, runs, data) for reads, runs in caveat.get("rests") or ()))
     hits = [a for a in r.assumptions_of(data) if a.id in held]
     if hits:
         out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "

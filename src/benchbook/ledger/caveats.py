@@ -38,14 +38,16 @@ def data_caveats(study_data, runs: pd.DataFrame, ledger: pd.DataFrame | None = N
     return out
 
 
-def rule(name: str, text: str, *rests: tuple) -> dict:
+def rule(name: str, text: str, *rests: tuple, ids=()) -> dict:
     """A caveat of a data rule. Each of `rests` is (reads, runs): tidy columns its text rests on
     and the run ids read in them (None: every run), so that one resting on a generator's
     assumption is marked (pipeline.finish). A choice landing in runs it does not read moves
-    none of it."""
+    none of it. `ids`: choices a chapter found its numbers rest on itself (from value ids)."""
     out = dict(origin=f"data rule: {name}", caveat=text)
     if rests:
         out["rests"] = [(tuple(reads), None if runs is None else [str(x) for x in runs]) for reads, runs in rests]
+    if ids:
+        out["ids"] = tuple(ids)
     return out
 
 

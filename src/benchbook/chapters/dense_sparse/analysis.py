@@ -356,15 +356,24 @@ def kv_check_display(r: Results) -> pd.DataFrame:
         "printed concurrency": k["printed concurrency"].map(fmt_ratio),
         "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(fmt_ratio),
     })
-    # the log's figures are start-up facts a generator wrote (`make marks`: boot moved "20.74 GiB")
-    reads = {"printed KV tokens": ["kv_cache_tokens"], "memory those tokens need": ["kv_cache_tokens"],
-             "KV memory the log reserves": ["kv_cache_gib_all_gpus"],
-             "reserved / needed": ["kv_cache_gib_all_gpus", "kv_cache_tokens"],
-             "tokens / max len": ["kv_cache_tokens", "max_model_len"], "printed concurrency": ["max_concurrency"],
-             "concurrency the reserved memory allows": ["kv_cache_gib_all_gpus", "max_model_len"]}
-    marks = {c: {i: value_ids(r.value_ids, [f"{short}_{n}" for n in names]) for i, short in enumerate(k["short"])}
-             for c, names in reads.items()}
+    marks = {c: {i: kv_ids(r, short, c) for i, short in enumerate(k["short"])} for c in KV_READS}
     return with_marks(out, marks, r.assumed_why)
+
+
+# The start-up values each KV figure reads (the log's figures are start-up facts a generator
+# wrote: `make marks` moved "20.74 GiB"); the architecture's numbers are published facts.
+KV_READS = {"printed KV tokens": ["kv_cache_tokens"], "memory those tokens need": ["kv_cache_tokens"],
+            "GiB the printed tokens need": ["kv_cache_tokens"],
+            "KV memory the log reserves": ["kv_cache_gib_all_gpus"], "KV GiB reserved (log)": ["kv_cache_gib_all_gpus"],
+            "reserved / needed": ["kv_cache_gib_all_gpus", "kv_cache_tokens"],
+            "tokens / max len": ["kv_cache_tokens", "max_model_len"], "printed concurrency": ["max_concurrency"],
+            "concurrency the reserved memory allows": ["kv_cache_gib_all_gpus", "max_model_len"],
+            "printed concurrency / (tokens / max len)": ["max_concurrency", "kv_cache_tokens", "max_model_len"]}
+
+
+def kv_ids(r: Results, short: str, *columns: str) -> tuple:
+    """The choices one model's KV figures (kv_check columns) rest on."""
+    return union(*(value_ids(r.value_ids, [f"{short}_{n}" for n in KV_READS.get(c, ())]) for c in columns))
 
 
 # ---------------------------------------------------------------- speed
@@ -825,6 +834,7 @@ def _kv_caveats(r: Results) -> list[dict]:
     k = kv_check(r)
     for row in k.to_dict("records"):
         ratio, rn = row.get("printed concurrency / (tokens / max len)"), row.get("reserved / needed")
+        short = row["short"]
         if _off_one(ratio, 0.02):
             out.append(rule("start-up-log-disagrees", (
                 f"{row['model']}: the start-up log prints a KV cache of {row['printed KV tokens']:,.0f} tokens, enough "
@@ -832,7 +842,7 @@ def _kv_caveats(r: Results) -> list[dict]:
                 f"maximum concurrency of {fmt_ratio(row['printed concurrency'])}, {ratio:.2f} times more. For hybrid "
                 "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
-                "figure the scheduler uses.")))
+                "figure the scheduler uses."), ids=kv_ids(r, short, "tokens / max len", "printed concurrency")))
         if _off_one(rn, 0.05):
             out.append(rule("kv-arithmetic", (
                 f"{row['model']}: by the architecture ({row['full-attention layers']} full-attention layers × "
@@ -841,12 +851,14 @@ def _kv_caveats(r: Results) -> list[dict]:
                 f"tokens need {row['GiB the printed tokens need']:.2f} GiB, while the log reserves "
                 f"{row['KV GiB reserved (log)']:.2f} GiB across the GPUs ({rn:.2f}×). That memory would hold "
                 f"{row['concurrency the reserved memory allows']:.2f} full-length requests, close to the printed "
-                "concurrency; the token count understates the capacity.")))
+                "concurrency; the token count understates the capacity."),
+                ids=kv_ids(r, short, "reserved / needed", "concurrency the reserved memory allows")))
         if row.get("tokens are whole blocks") is False:
             out.append(rule("kv-block-size", (
                 f"{row['model']}: the printed token count is not a whole number of "
                 f"{row['block size (assumed state dtype)']}"
-                "-token blocks under the assumed state dtype (architecture.yml); the assumed layout may be wrong.")))
+                "-token blocks under the assumed state dtype (architecture.yml); the assumed layout may be wrong."),
+                ids=kv_ids(r, short, "printed KV tokens")))
     return out
 
 
@@ -1006,17 +1018,21 @@ KV_CHECK_GLUE = {
 
 def _glue_kv(r: Results, out: Glued) -> None:
     """Start-up KV cache facts, their ratios and the KV bytes per token check."""
-    out.update({key: float(r.values[key]) for key in KV_GLUE if key in r.values})
+    for key in KV_GLUE:
+        if key in r.values:
+            out.cell(key, float(r.values[key]), value_ids(r.value_ids, [key]))
     if "moe_kv_cache_tokens" in out and "dense_kv_cache_tokens" in out:
-        out["kv_ratio"] = out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"]
+        out.of("kv_ratio", out["moe_kv_cache_tokens"] / out["dense_kv_cache_tokens"],
+               "moe_kv_cache_tokens", "dense_kv_cache_tokens")
         if "moe_max_concurrency" in out and "dense_max_concurrency" in out:
-            out["conc_ratio"] = out["moe_max_concurrency"] / out["dense_max_concurrency"]
+            out.of("conc_ratio", out["moe_max_concurrency"] / out["dense_max_concurrency"],
+                   "moe_max_concurrency", "dense_max_concurrency")
     k = kv_check(r)
     k = k.set_index("short") if len(k) else pd.DataFrame()
     for short in k.index:
         for col, key in KV_CHECK_GLUE.get(short, {}).items():
             if col in k and pd.notna(k.loc[short, col]):
-                out[key] = float(k.loc[short, col])
+                out.cell(key, float(k.loc[short, col]), kv_ids(r, short, col))
     if "dense_kv_bytes_per_token" in out and "moe_kv_bytes_per_token" in out:
         out["kv_bytes_ratio"] = out["dense_kv_bytes_per_token"] / out["moe_kv_bytes_per_token"]
         out["dense_kv_kib"] = out["dense_kv_bytes_per_token"] / 1024
