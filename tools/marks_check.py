@@ -33,7 +33,7 @@ from benchbook.study.load import ingest_study
 from . import reconstruct
 from .folders import FOLDERS, REPO
 from .marks_page import Page, page_places
-from .marks_tidy import landed_columns, landing, merged_sorted, relanded, same, sorted_diff, tidy_diff
+from .marks_tidy import landing, merged_sorted, relanded, same, sorted_diff, tidy_diff
 
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{8,64}\b")  # a digest has a letter; a float's digits do not
 FILE = re.compile(r"[\w./-]+\.(?:json|jsonl|log|csv|gz|txt|prom|yml)\b")  # a raw file's name
@@ -310,7 +310,7 @@ class Check:
             if not stopped:  # cells a larger move reaches are where the choice lands too
                 verdict.tidy = merged(verdict.tidy, other.tidy)
                 verdict.ordered = merged_sorted(verdict.ordered, other.ordered)
-                verdict.landing = landing(self._base_tables(folder), verdict.tidy, verdict.ordered, self._avoid(folder))
+                verdict.landing = landing(self._base_tables(folder), verdict.tidy, verdict.ordered)
             verdict.moved |= fresh
             verdict.shown.update({k: other.shown[k] for k in fresh})
         verdict.seconds = time.perf_counter() - start
@@ -336,13 +336,7 @@ class Check:
                 verdict.ordered = merged_sorted(verdict.ordered, sorted_diff(base, moved))
                 shutil.rmtree(data.parent)
                 break
-        verdict.landing = landing(base, verdict.tidy, verdict.ordered, self._avoid(folder))
-
-    def _avoid(self, folder: str) -> frozenset:
-        """The columns any recorded choice of the folder lands in: none of them selects rows."""
-        from .reconstruct import lands
-
-        return landed_columns(lands.load(folder))
+        verdict.landing = landing(base, verdict.tidy, verdict.ordered)
 
     def _base_tables(self, folder: str) -> dict:
         if folder not in self._tables:
@@ -408,7 +402,7 @@ class Check:
     def _compare(self, folder: str, choice: str, moved_data: Path, verdict: Verdict) -> None:
         base, moved = ingest_study(self.data / folder).tables, ingest_study(moved_data / folder).tables
         verdict.tidy, verdict.ordered = tidy_diff(base, moved), sorted_diff(base, moved)
-        verdict.landing = landing(base, verdict.tidy, verdict.ordered, self._avoid(folder))
+        verdict.landing = landing(base, verdict.tidy, verdict.ordered)
         if not self.pages or same_files(self.data / folder, moved_data / folder):
             return
         before = self.base_places(folder)
@@ -535,9 +529,8 @@ def rows_again(folders: list[str]) -> int:
     from .reconstruct import lands
 
     for folder in folders:
-        base, entries = ingest_study(REPO / "data" / folder).tables, lands.load(folder)
-        avoid = landed_columns(entries)
-        lands.record(folder, {k: relanded(base, k, v, avoid) for k, v in entries.items()})
+        base = ingest_study(REPO / "data" / folder).tables
+        lands.record(folder, {k: relanded(base, k, v) for k, v in lands.load(folder).items()})
         print(f"{folder}: {lands.path(folder).stat().st_size:,} bytes")
     return 0
 

@@ -20,6 +20,7 @@ from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
+from benchbook.book.pipeline import CAVEAT_ASSUMED
 from benchbook.book.registry import chapters
 from benchbook.format import exact_numbers
 from benchbook.site.runner import Chapter
@@ -285,6 +286,12 @@ def _content(data: dict) -> dict:
 ITEM = re.compile(r"^- \*\*(.+?)\*\*:")  # a labelled list item: a caveat's origin
 
 
+# A caveat's opening words naming its choices are its mark, not its value: another choice's
+# rows, selected again on a moved folder, changed them (make marks: `prompts_per_slot` left the
+# H100 small-samples caveat when `sweep_lengths` moved). The caveat's mark still names them.
+ASSUMED_FIRST = re.compile(re.escape(CAVEAT_ASSUMED).replace(re.escape("{ids}"), r"[^)]*"))
+
+
 def markdown_places(text: str) -> dict:
     """('line', n) -> (the line without its marks, the ids they name); legends left out. A
     labelled item (a caveat, '- **data rule: x**: …') is keyed by its label and its rank among
@@ -294,7 +301,7 @@ def markdown_places(text: str) -> dict:
     out, seen = {}, {}
     for n, line in enumerate(text.splitlines()):
         ids = union(*(ids_of_title(t) for t in MARK.findall(line)))
-        plain = MARK.sub("", line).strip()
+        plain = ASSUMED_FIRST.sub("", MARK.sub("", line)).strip()
         if plain or ids:
             item = ITEM.match(plain)
             if item:

@@ -173,20 +173,18 @@ def _missing(v) -> bool:
         return False
 
 
-def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]], ordered: dict | None = None,
-            avoid: frozenset = frozenset()) -> dict:
+def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]], ordered: dict | None = None) -> dict:
     """{columns: [table.column, ...], rows or rows_of: selectors, sorted} where the choice lands,
     or NOTHING. Rows are given per table, or per column where a table's columns moved in different
     rows (a rate in some rows, the clock of every later row). `ordered` (sorted_diff) gives where
     it moved sorted values (a run's request latencies, a test's llama-bench rates); it is written
-    whenever the choice moves an ORDERED table, empty when it moved no position. `avoid`: the
-    `table.column`s some choice lands in, which select no rows (`_selector`)."""
+    whenever the choice moves an ORDERED table, empty when it moved no position."""
     if not moved:
         return dict(NOTHING)
     out = {"columns": [f"{t}.{c}" for t, cols in moved.items() for c in cols]}
     rows = {}
     for t, cols in moved.items():
-        rows.update(_table_rows(t, base.get(t, pd.DataFrame()), cols, avoid))
+        rows.update(_table_rows(t, base.get(t, pd.DataFrame()), cols))
     if list(rows) == list(moved) and len(moved) == 1:
         out["rows"] = next(iter(rows.values()))
     elif rows:
@@ -194,11 +192,6 @@ def landing(base: dict[str, pd.DataFrame], moved: dict[str, dict[str, pd.Series]
     if ordered is not None and set(ORDERED) & set(moved):
         out["sorted"] = {c: {g: positions_text(p) for g, p in runs.items()} for c, runs in ordered.items()}
     return out
-
-
-def landed_columns(entries: dict) -> frozenset:
-    """Every `table.column` some recorded choice lands in (lands/<folder>.yml's entries)."""
-    return frozenset(c for e in entries.values() for c in (e or {}).get("columns") or ())
 
 
 def sorted_diff(base: dict[str, pd.DataFrame], moved: dict[str, pd.DataFrame]) -> dict:
@@ -240,24 +233,16 @@ def merged_sorted(a: dict, b: dict) -> dict:
     return out
 
 
-def _table_rows(table: str, df: pd.DataFrame, cols: dict[str, pd.Series], avoid: frozenset = frozenset()) -> dict:
+def _table_rows(table: str, df: pd.DataFrame, cols: dict[str, pd.Series]) -> dict:
     """{table: selector} when its columns moved in the same rows, else {table.column: selector}
     for each column whose moved rows a selector picks (the others: every row)."""
     masks = {c: m.to_numpy() for c, m in cols.items()}
     first = next(iter(masks.values()))
     if all(len(m) == len(first) and (m == first).all() for m in masks.values()):
-        sel = _selector(df, cols, _moving(table, df, avoid))
+        sel = _selector(df, cols)
         return {table: sel} if sel else {}
-    found = {f"{table}.{c}": _selector(df, {c: m}, _moving(table, df, avoid)) for c, m in cols.items()}
+    found = {f"{table}.{c}": _selector(df, {c: m}, exclude=set(cols)) for c, m in cols.items()}
     return {k: v for k, v in found.items() if v}
-
-
-def _moving(table: str, df: pd.DataFrame, avoid: frozenset) -> set:
-    """The columns of a table that some choice lands in (KEYS aside: they name the rows). A
-    selector reading one is read again on each moved folder, where that choice may have moved
-    it: `output_len: [512]` picked the H100 sweep and short-prompt rows until a move of the
-    short-prompt answers left that run out of every mark selected so (make marks)."""
-    return {c for c in df.columns if f"{table}.{c}" in avoid and c not in KEYS}
 
 
 def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = frozenset()):
@@ -266,14 +251,14 @@ def _selector(df: pd.DataFrame, cols: dict[str, pd.Series], exclude: set = froze
     them, else (value, values) pairs of two columns; when neither fits in LIMIT values (a
     choice that shifts later random draws moves rows scattered over a run), the rows of the
     fewest runs, configurations or files holding every moved row (`_cover`). None when that
-    is every row. `exclude`: columns that may not select (`_moving`)."""
+    is every row. `exclude` is kept for callers; every column may select."""
     if not len(df) or any(len(m) != len(df) for m in cols.values()):
         return None
     hit = pd.concat(list(cols.values()), axis=1).any(axis=1).to_numpy()
     if hit.all():
         return None
-    keys = sorted((c for c in df.columns
-                   if c not in UNNAMING and c not in exclude and _plain_values(df[c]) is not None), key=_key_order)
+    keys = sorted((c for c in df.columns if c not in UNNAMING and _plain_values(df[c]) is not None),
+                  key=_key_order)
     single = [(c, v) for c in keys if (v := _apart(df[c], hit)) is not None and len(v) <= LIMIT]
     if single:
         c, values = min(single, key=lambda cv: len(cv[1]))
@@ -365,7 +350,7 @@ def _plain_values(s: pd.Series) -> list | None:
     return out
 
 
-def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict, avoid: frozenset = frozenset()) -> dict:
+def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict) -> dict:
     """A recorded landing with its rows written again by the current selectors: the cells its
     old selectors pick on the base tables are taken as the cells that moved (no choice is moved
     again), so a change to how rows are written needs no new run of the check."""
@@ -380,7 +365,7 @@ def relanded(base: dict[str, pd.DataFrame], choice: str, entry: dict, avoid: fro
         df = base.get(table, pd.DataFrame())
         mask = row_mask(df, a, table, col) if len(df) else pd.Series(True, index=pd.RangeIndex(1))
         moved.setdefault(table, {})[col] = mask
-    out = landing(base, moved, avoid=avoid)
+    out = landing(base, moved)
     if "sorted" in entry and set(ORDERED) & set(moved):  # where it moves sorted values is kept as found
         out["sorted"] = entry["sorted"]
     return out

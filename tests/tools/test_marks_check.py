@@ -153,19 +153,21 @@ def test_rows_are_selected_by_a_run_s_kind_before_a_setting_another_choice_moves
     assert landing({"runs": df}, {"runs": {"completed": hit}})["rows"] == {"kind": ["sweep"]}
 
 
-def test_no_row_is_selected_by_a_column_another_choice_lands_in():
-    """make marks: `output_len: [512]` selected the H100 sweep and short-prompt runs; a move of
-    the short-prompt run's answers (another choice) took that run out of every such mark."""
-    import pandas as pd
+def test_a_caveat_s_opening_words_naming_choices_are_its_mark_not_its_value():
+    """make marks: on a folder with `sweep_lengths` moved, `prompts_per_slot` (selected by the
+    sweep's input length) left the small-samples caveat's opening words, which read as a move."""
+    from tools.marks_page import markdown_places
 
-    from tools.marks_tidy import landing
+    def caveat(ids: str) -> str:
+        return ("- **data rule: small-samples**: Assumed, not measured: this rests on values the data generator "
+                f"chose ({ids}; see PROVENANCE.md). P99 figures come from runs with fewer than 100 requests: c1 (10).")
 
-    df = pd.DataFrame({"name": ["p", "s1", "s2", "short"], "kind": ["prefill", "sweep", "sweep", "short-prompts"],
-                       "output_len": [1, 512, 512, 512], "tpot_s": 0.0})
-    hit = df["output_len"] == 512
-    assert landing({"runs": df}, {"runs": {"tpot_s": hit}})["rows"] == {"output_len": [512]}
-    avoid = frozenset({"runs.output_len"})
-    assert landing({"runs": df}, {"runs": {"tpot_s": hit}}, avoid=avoid)["rows"] == {"kind": ["short-prompts", "sweep"]}
+    key = ("item", "data rule: small-samples", 0)
+    before = markdown_places(caveat("prompts\\_per\\_slot; prefill\\_run"))[key]
+    after = markdown_places(caveat("x"))[key]
+    assert before == after and before[0].endswith("P99 figures come from runs with fewer than 100 requests: c1 (10).")
+    moved = markdown_places(caveat("x").replace("c1 (10)", "c1 (11)"))[key]
+    assert moved != before
 
 
 def test_an_interactive_chart_carries_the_choices_its_points_rest_on():

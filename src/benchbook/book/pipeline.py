@@ -393,6 +393,10 @@ def _published(spec: ChapterSpec, path: Path) -> Published:
     return Published(study=spec.id, sources={})
 
 
+# what a caveat resting on a generator's choice says first (its ids are its mark's too)
+CAVEAT_ASSUMED = "Assumed, not measured: this rests on values the data generator chose ({ids}; see PROVENANCE.md). "
+
+
 def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
     """A data rule's caveat whose columns (`rests`: groups of `table.column`s and the runs
     read in them, None for every run) hold a generator's choice says so first; with the ids
@@ -405,8 +409,7 @@ def _marked(r: ChapterResults, caveat: dict) -> tuple[dict, tuple]:
         *(_rest_ids(r, reads, runs, data) for reads, runs in caveat.get("rests") or ()))
     hits = [a for a in r.assumptions_of(data) if a.id in held]
     if hits:
-        out["caveat"] = (f"Assumed, not measured: this rests on values the data generator chose "
-                         f"({'; '.join(a.id for a in hits)}; see PROVENANCE.md). " + out["caveat"])
+        out["caveat"] = CAVEAT_ASSUMED.format(ids="; ".join(a.id for a in hits)) + out["caveat"]
     return out, tuple(a.id for a in hits)
 
 
