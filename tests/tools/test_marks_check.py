@@ -385,6 +385,20 @@ def test_further_moves_move_every_number_of_a_choice_of_many_on_its_own():
             assert alone, (i, key)
 
 
+def test_the_further_moves_a_check_tries_move_every_number_once_before_any_twice():
+    """make marks: the 3090 tool logs' choice holds twelve numbers; the budget of further moves
+    ran out on the first model's second moves, and the 27B's one-denial bursts never moved,
+    so the recovery row resting on them stayed "marked, not moved"."""
+    value = {"a": {"burst": [2, 3, 3, 4], "complete": 0, "partial": 2}, "b": {"burst": [1], "complete": 5},
+             "c": {"burst": [1, 1, 2], "complete": 3}}
+    leaves = len(list(marks_check._leaves(value)))
+    tried = marks_check.moves(value, further=True)[:6 + len(marks_check.FAR) + leaves]
+    assert any(m["b"]["burst"] != [1] and m["a"] == value["a"] and m["c"] == value["c"] for m in tried)
+    base = dict(marks_check._leaves(value))
+    for path in base:  # each number is moved on its own by some move tried
+        assert any({p for p, x in marks_check._leaves(m) if x != base.get(p)} == {path} for m in tried), path
+
+
 def test_a_glued_value_counts_only_where_prose_the_page_keeps_pastes_it():
     """make marks: the H100 opening's "9 fixed-concurrency runs, 3 single-stream runs" moved with
     the prefill run's concurrency, unmarked; but it is pasted only by prose about another setup,
