@@ -228,6 +228,23 @@ def test_common_points_pair_like_with_like_only():
     assert rs.common_glue(com) == {"common_points": 5, "common_one_sided": 2}
 
 
+def test_a_request_rate_of_full_length_answers_rests_on_the_output_rate_and_length():
+    """make marks: ten prompts per client more moved the H100 runs' counts and durations in step
+    and never their ratio, which the published output rate and the 512-token answers fix; a run
+    whose answers stop early (no --ignore-eos) rests on its count and duration."""
+    runs = pd.DataFrame({"config": ["a", "b"], "run_id": ["a1", "b1"], "name": ["a1", "b1"], "concurrency": [4, 4],
+                         "completed": [40, 40], "duration_s": [20.0, 10.0], "output_len": [512, 512],
+                         "total_output_tokens": [40 * 512, 40 * 300], "output_tps": [1024.0, 1200.0],
+                         "num_prompts": [40, 40], "load": "concurrency"})
+    pts = rs.points(runs, None, None, loads=("concurrency",))
+    assert list(pts["whole_answers"]) == [True, False]
+    com = rs.common_points(pts, "a", "b").set_index("metric")
+    assert com.loc["achieved_rps", "reads"] == rs.READS["achieved_rps"]  # one side stopped early
+    alone = rs.common_points(pts.assign(config=["a", "a"], num_prompts=[40, 41]), "a", "b")
+    assert {tuple(x) for x in alone.loc[alone["metric"] == "achieved_rps", "reads"]} == {
+        ("output_tps", "output_len"), rs.READS["achieved_rps"]}
+
+
 def test_a_tpot_limit_must_hold_too_as_goodput_asks_every_objective():
     sweep = _one_sweep([1.0, 1.5, 1.8]).assign(tpot_p95_s=[0.05, 0.2, 0.05], tpot_p50_s=0.01, tpot_p99_s=0.3)
     assert rs.capacity(sweep, limits_s=(2,)).iloc[0]["capacity_rps"] == pytest.approx(0.3)

@@ -86,6 +86,9 @@ def points(runs: pd.DataFrame, run_stats: pd.DataFrame | None = None, requests: 
     out["output_len"] = _num(x, "output_len").fillna(_num(x, "total_output_tokens") / done)
     duration = _num(x, "duration_s").where(lambda d: d > 0)
     out["achieved_rps"] = (done / duration).fillna(_num(x, "request_tps"))
+    # every request answered exactly its output length (random prompts with --ignore-eos): the
+    # request rate is then the output rate over that length, whatever the count and duration
+    out["whole_answers"] = (_num(x, "total_output_tokens") == done * _num(x, "output_len")).fillna(False)
     out["output_tps"] = _num(x, "output_tps")
     out["total_tps"] = (_num(x, "total_input_tokens") + _num(x, "total_output_tokens")) / duration
     _add_percentiles(out, x, run_stats, requests)
@@ -103,7 +106,7 @@ def steps(runs: pd.DataFrame, run_stats: pd.DataFrame | None = None,
 def _empty() -> pd.DataFrame:
     cols = ["config", "run_id", "name", "load", "family", "point", "request_rate", "concurrency", "burstiness",
             "num_prompts", "input_len", "output_len", "dataset", "ignore_eos", "completed", "failed",
-            "duration_s", "achieved_rps", "output_tps", "total_tps", "peak_in_flight",
+            "duration_s", "achieved_rps", "whole_answers", "output_tps", "total_tps", "peak_in_flight",
             *[f"{m}_p{q}_s" for m in LATENCIES for q in PERCENTILES], "unknown", "computed", "workload", "sweep"]
     return pd.DataFrame(columns=cols)
 
@@ -435,13 +438,23 @@ def common_points(pts: pd.DataFrame, base: str, cand: str) -> pd.DataFrame:
             ratio = vc / vb if measured == "both" and vb and not math.isnan(vb) and not math.isnan(vc) else math.nan
             rows.append(common | dict(metric=metric, label=label, measured=measured, baseline=vb, candidate=vc,
                                       ratio=ratio, baseline_run=_names(b), candidate_run=_names(c),
-                                      rows=tuple(g.index)))
+                                      rows=tuple(g.index), reads=_reads(metric, g)))
     return pd.DataFrame(rows, columns=COMMON_COLUMNS)
 
 
 COMMON_COLUMNS = [*POINT_KEYS, "sweep", "load", "burstiness", "output_len", "metric", "label", "measured",
                   "baseline", "candidate", "ratio", "baseline_run", "candidate_run",
-                  "rows"]  # rows: the runs-table labels it reads
+                  "rows", "reads"]  # rows: the runs-table labels it reads; reads: their columns it rests on
+
+
+def _reads(metric: str, g: pd.DataFrame) -> tuple:
+    """The runs columns a metric of these runs rests on: READS, except that a request rate of
+    runs whose every request answered its full length is their output rate over that length
+    (`make marks`: ten prompts per client more moved the H100 count and duration in step, never
+    their ratio, which the published output rate and the write-up's 512 tokens fix)."""
+    if metric == "achieved_rps" and len(g) and g.get("whole_answers", pd.Series(False, index=g.index)).all():
+        return ("output_tps", "output_len")
+    return READS.get(metric, ())
 
 
 # The runs columns each shown metric rests on (what marks a shown value): a P50 its median and a
@@ -625,7 +638,7 @@ def common_display(common: pd.DataFrame, cells=None, why: dict | None = None,
             if m["metric"] in (orders or {}):
                 ids = union(*(orders[m["metric"]].get(i, ()) for i in m["rows"]))
             else:
-                ids = union(*(cells.row(i, READS[m["metric"]]) for i in m["rows"])) if cells is not None else ()
+                ids = union(*(cells.row(i, m["reads"]) for i in m["rows"])) if cells is not None else ()
             row[m["label"]] = Shown(_pair_text(m), ids)
         rows.append(row)
     return rows_table(rows, why or {})

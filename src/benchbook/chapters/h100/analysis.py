@@ -495,7 +495,7 @@ def downloads(r: Results) -> dict[str, pd.DataFrame]:
     out = {"runs": r.runs, "requests": r.data["requests"], "run_stats": r.data["run_stats"],
            "published_vs_reproduced": r.comparison, "claims": r.ledger, "caveats": r.caveats,
            "key_figures": key_figures(r), "rate_steps": r.rates.steps, "rate_capacity": r.rates.capacity,
-           "common_points": r.common.drop(columns="rows"), "energy": r.energy,
+           "common_points": r.common.drop(columns=["rows", "reads"]), "energy": r.energy,
            "closed_loop": r.closed, "serving_points": serving_points(r)}
     if r.strix is not None:
         out["strix_llama_bench"] = r.strix["llama_bench"]
