@@ -571,3 +571,14 @@ def test_the_per_backend_table_keeps_the_folder_s_row_order_whatever_the_rates()
     after = strix.backend_table(r)
     assert after[["test", "config"]].values.tolist() == before
     assert set(after.loc[after["of best"] == "100.0%", "config"]) == set(r.llama.loc[slowest, "variant"])
+
+
+def test_a_batched_time_with_the_measured_ttft_added_as_it_is_rests_on_no_prompt_length():
+    """make marks: the batched time plus the H100's median TTFT carried `sweep_lengths`, though
+    the TTFT is added unscaled (no prompt length moves it); a time scaled to a prompt reads the
+    length the TTFT was measured at."""
+    from benchbook.chapters.strix import analysis as S
+
+    r = S.analyse(STRIX_DIR, H100_DIR)
+    assert "h100-dense-vs-moe-mtp/sweep_lengths" in S._h100_ids(r, "h100-dense", 16, 4096)
+    assert "h100-dense-vs-moe-mtp/sweep_lengths" not in S._h100_ids(r, "h100-dense", 16, 0, ttft=True)

@@ -646,15 +646,16 @@ def _strix_ids(r: Results, prompt: int, source: str) -> tuple:
     return value_ids(r.value_ids, names)
 
 
-def _h100_ids(r: Results, cfg: str, n: int, prompt: int) -> tuple:
+def _h100_ids(r: Results, cfg: str, n: int, prompt: int, ttft: bool = False) -> tuple:
     """What _h100_time reads: the per-agent rate (and with prompts the median TTFT and the prompt
     length it was measured at, which scales it) of the sweep run nearest n (`make marks`: the
-    H100 sweep's chosen 4,096-token prompts moved the batched times, unmarked)."""
+    H100 sweep's chosen 4,096-token prompts moved the batched times, unmarked). `ttft`: the
+    median TTFT added as it is, unscaled (which no prompt length moves: make marks)."""
     row = nearest_sweep(r.h100_runs, cfg, n) if r.h100_runs is not None else None
     if row is None:
         return ()
     read = ("per_agent_tps", "median_ttft_s", "input_len") if prompt else ("per_agent_tps",)
-    return r.cells(r.h100_runs, "runs", r.h100).row(row.name, read)
+    return r.cells(r.h100_runs, "runs", r.h100).row(row.name, read + (("median_ttft_s",) if ttft else ()))
 
 
 def _h100_time(r: Results, cfg: str, n: int, prompt: int) -> tuple[float | None, int | None]:
@@ -1019,7 +1020,7 @@ def _serving_values(r: Results, out: Glued) -> None:
     prompt = r.params["prompt_tokens"]
     out.update(batched_label=label, batched_concurrency=int(at["concurrency"]))
     out.cell("batched_s", secs, _h100_ids(r, cfg, n, prompt))
-    out.cell("batched_s_ttft", secs + float(at["median_ttft_s"]), _h100_ids(r, cfg, n, 1))
+    out.cell("batched_s_ttft", secs + float(at["median_ttft_s"]), _h100_ids(r, cfg, n, prompt, ttft=True))
     out.of("batched_advantage", out["strix_s"] / secs, "strix_s", "batched_s")
     out.of("batched_advantage_ttft", out["strix_s"] / out["batched_s_ttft"], "strix_s", "batched_s_ttft")
 
