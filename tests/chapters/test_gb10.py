@@ -349,3 +349,19 @@ def test_each_seed_s_run_is_its_own_serving_point(results):
         run = runs.loc[x["run"]]
         assert x["per_user_tps"] == pytest.approx(1 / run["median_tpot_s"], rel=1e-12)
         assert (x["aggregate_tps"], x["concurrency"]) == (run["output_tps"], run["max_concurrency"])
+
+
+def test_the_stall_gaps_and_the_acceptance_swing_carry_the_choices_they_rest_on():
+    """Issue 34 / make marks: "24 gaps longer than half a second among 4,080" and the
+    acceptance swing between the SpecDecoding lines explained a published P99 with values the
+    generator chose, unmarked; the seed spread moved them."""
+    from benchbook.chapters.gb10 import analysis as G
+
+    r = G.analyse(ROOT / "data" / "gb10-mtp")
+    g = G.glue_values(r)
+    for key in ("b_long_van", "b_long_mtp", "b_share_mtp", "lines_rate_min", "lines_rate_max"):
+        assert "seed_spread" in g.assumed.get(key, ()), key
+    marks = G.long_gaps_display(r).attrs["benchbook_assumed"]
+    assert all("seed_spread" in ids for ids in marks["gaps > 0.5 s"].values()) and len(marks["gaps > 0.5 s"]) == 4
+    # the vanilla gaps' count follows the prompts and answer lengths only: no spread moves it
+    assert "seed_spread" not in g.assumed.get("b_gaps_van", ())

@@ -627,13 +627,39 @@ def tpot_vs_itl(r: Results) -> pd.DataFrame:
 
 def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
     """Test B: how many inter-token gaps exceed `threshold_s`, and where the P99 falls."""
-    rows = []
+    rows, long_col = [], f"gaps > {threshold_s:g} s"
     for run, flat in _test_b_gaps(r):
         n_long = int((flat > threshold_s).sum())
-        rows.append({"run": run["name"], "cfg": run["cfg"], "gaps": len(flat), f"gaps > {threshold_s:g} s": n_long,
+        rows.append({"run": run["name"], "cfg": run["cfg"], "gaps": len(flat), long_col: n_long,
                      "share": f"{n_long / len(flat):.2%}", "gaps above the P99": int(np.ceil(0.01 * (len(flat) - 1))),
-                     "P99 ITL": fmt_seconds(float(np.percentile(flat, 99)))})
-    return pd.DataFrame(rows)
+                     "P99 ITL": fmt_seconds(float(np.percentile(flat, 99))),
+                     "_ids": {long_col if c == "long" else c: gap_ids(r, run, reads)
+                              for c, reads in GAP_READS.items()}})
+    return pd.DataFrame(rows, columns=None if rows else ["run", "cfg", "_ids"])
+
+
+# What each column of long_gaps rests on, as the tidy tables keep a run's gaps (the gaps
+# themselves are read from the bench JSON): how many (each request's chunks), how long (each
+# request's mean and largest gap too), and the P99 the bench file records over all of them.
+GAP_READS = {"gaps": ("n_chunks",), "gaps above the P99": ("n_chunks",),
+             "long": ("n_chunks", "itl_mean_s", "itl_max_s"), "share": ("n_chunks", "itl_mean_s", "itl_max_s"),
+             "P99 ITL": ("p99_itl_s",)}  # "long": the gaps over the threshold
+
+
+def long_gaps_display(r: Results) -> pd.DataFrame:
+    """long_gaps as the page shows it, each cell marked with what it rests on (GAP_READS)."""
+    rows = [{k: (Shown(v, row["_ids"].get(k, ())) if k != "run" else v) for k, v in row.items()
+             if k not in ("cfg", "_ids")} for row in long_gaps(r).to_dict("records")]
+    return rows_table(rows, r.assumed_why)
+
+
+def gap_ids(r: Results, run: pd.Series, reads=("n_chunks", "itl_mean_s", "itl_max_s", "p99_itl_s")) -> tuple:
+    """What a run's inter-token gaps rest on (`make marks`: the seed spread moved the long gaps
+    and the P99 of test B, unmarked): these columns of its requests and of its runs row."""
+    req = r.data["requests"]
+    mine = req.index[req["run_id"].astype(str) == str(run["run_id"])] if len(req) else req.index
+    return union(r.cells(req, "requests").union([c for c in reads if c in req.columns], mine),
+                 r.cells(r.runs, "runs").row(run.name, [c for c in reads if c in r.runs.columns]))
 
 
 def _test_b_gaps(r: Results):
@@ -794,7 +820,7 @@ def fig_acceptance(r: Results) -> plt.Figure:
     if len(s):
         minutes = (t - t.min()).dt.total_seconds() / 60
         ax.plot(minutes, 100 * s["acceptance_rate"], marker="o", markersize=3, linewidth=0.8,
-                label="one line (a stats interval)", color=model_colour(r.config(r.roles.first("mtp")).get("model")))
+                label=LINE_LABEL, color=model_colour(r.config(r.roles.first("mtp")).get("model")))
         key = quoted_line(r)
         if key:
             hh = key.split("_")[1]
@@ -807,9 +833,14 @@ def fig_acceptance(r: Results) -> plt.Figure:
     ax.set_xlabel("minutes since the first SpecDecoding line")
     ax.set_ylabel("draft acceptance rate (%)")
     ax.set_title("MTP acceptance per stats interval")
-    ax.legend(loc="lower left", fontsize=plots.MIN_FONT_PT)
+    legend = ax.legend(loc="lower left", fontsize=plots.MIN_FONT_PT)
+    ids = line_ids(r, s.index) if len(s) else ()
+    plots.mark_series(fig, legend, {LINE_LABEL: (ids, True)} if ids else {}, r.assumed_why)
     fig.tight_layout()
     return fig
+
+
+LINE_LABEL = "one line (a stats interval)"
 
 
 def fig_itl(r: Results) -> plt.Figure:
@@ -817,19 +848,23 @@ def fig_itl(r: Results) -> plt.Figure:
     seed keeps its colour (the seed palette), MTP off is solid and on dashed."""
     fig, ax = plt.subplots(figsize=(8, 4))
     seeds: dict = {}
+    marked = {}
     for run, flat in _test_b_gaps(r):
         flat = np.sort(flat)
         seed = f", seed {int(run['seed'])}" if pd.notna(run.get("seed")) else ""
         colour = seed_colour(seeds.setdefault(seed, len(seeds)))
+        label = f"{r.labels.get(run['cfg'], run['cfg'])}{seed}"
         ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), color=colour,
-                linestyle="--" if run["cfg"] == "mtp" else "-", label=f"{r.labels.get(run['cfg'], run['cfg'])}{seed}")
+                linestyle="--" if run["cfg"] == "mtp" else "-", label=label)
+        if ids := gap_ids(r, run):
+            marked[label] = (ids, True)
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
     plots.log_scale(ax, "x")
     plots.log_scale(ax, "y")
     ax.set_xlabel("inter-token gap (ms)")
     ax.set_ylabel("share of gaps at least this long")
     ax.set_title("Test B: long gaps with and without MTP")
-    ax.legend(fontsize=plots.MIN_FONT_PT)
+    plots.mark_series(fig, ax.legend(fontsize=plots.MIN_FONT_PT), marked, r.assumed_why)
     fig.tight_layout()
     return fig
 
@@ -902,9 +937,11 @@ def glue_values(r: Results) -> dict:
         for cfg, (long_, gaps, share) in GAPS_GLUE.items():
             sub = lg[lg["cfg"] == cfg]
             if len(sub):
-                out[long_] = float(sub.filter(like="gaps >").iloc[:, 0].mean())
-                out[gaps] = float(sub["gaps"].mean())
-                out[share] = 100 * out[long_] / out[gaps]
+                ids = {c: union(*(x.get(c, ()) for x in sub["_ids"])) for c in GAP_READS}
+                ids["long"] = union(*(x[k] for x in sub["_ids"] for k in x if k.startswith("gaps >")))
+                out.cell(long_, float(sub.filter(like="gaps >").iloc[:, 0].mean()), ids["long"])
+                out.cell(gaps, float(sub["gaps"].mean()), ids["gaps"])
+                out.of(share, 100 * out[long_] / out[gaps], long_, gaps)
     if r.has("tpot-itl"):
         tv = tpot_vs_itl(r)
         top = tv.assign(_k=tv["ITL / TPOT"].astype(float)).sort_values("_k").iloc[-1]
@@ -983,9 +1020,16 @@ def _acceptance_values(r: Results, out: Glued) -> None:
     out["mtp_runs"] = len(bench)
     m = r.lines[r.lines["cfg"] == "mtp"] if len(r.lines) else r.lines
     if len(m):
-        out["lines_n"] = len(m)
-        out["lines_rate_min"] = 100 * float(m["acceptance_rate"].min())
-        out["lines_rate_max"] = 100 * float(m["acceptance_rate"].max())
+        ids = line_ids(r, m.index)
+        out.cell("lines_n", len(m), r.cells(r.data["spec_decode"], "spec_decode").union(("line",), m.index))
+        out.cell("lines_rate_min", 100 * float(m["acceptance_rate"].min()), ids)
+        out.cell("lines_rate_max", 100 * float(m["acceptance_rate"].max()), ids)
+
+
+def line_ids(r: Results, rows) -> tuple:
+    """What the SpecDecoding log lines' acceptance rates rest on (those rows of spec_decode)."""
+    return r.cells(r.data["spec_decode"], "spec_decode").union(
+        ("acceptance_rate", "accepted_tokens", "draft_tokens", "mean_acceptance_length"), rows)
 
 
 def downloads(r: Results) -> dict[str, pd.DataFrame]:
