@@ -984,10 +984,11 @@ def _glue_speed(r: Results, out: Glued) -> None:
                 out.cell(key, float(v), ids[col])
     adv = s.set_index("metric")["advantage"].astype(float).dropna()
     if len(adv):  # which metric is smallest rests on the row that is, as a best build does (a margin:
-        for end, metric in (("min", adv.idxmin()), ("max", adv.idxmax())):  # make marks proves it)
+        for key, name, metric in (("adv_min", "adv_min_metric", adv.idxmin()),  # make marks proves it)
+                                  ("adv_max", "adv_max_metric", adv.idxmax())):
             own = advantage.get(metric, ())
-            out.cell(f"adv_{end}", float(adv[metric]), own)
-            out.cell(f"adv_{end}_metric", str(metric), union(own, labels.get(metric, ())))
+            out.cell(key, float(adv[metric]), own)
+            out.cell(name, str(metric), union(own, labels.get(metric, ())))
 
 
 def _glue_prefill(r: Results, out: Glued) -> None:
