@@ -297,7 +297,8 @@ def test_the_cards_name_and_memory_are_the_write_up_s_rtx_3090_not_a_choice():
         assert first[2:5:2] == ["NVIDIA GeForce RTX 3090", "24576 MiB"]
 
 
-@pytest.mark.parametrize("smi", [{"indices": (14, -14)}, {"indices": (2, 2)}, {"busy_w": (2, 3)}])
+@pytest.mark.parametrize("smi", [{"indices": (14, -14)}, {"indices": (2, 2)}, {"busy_w": (2, 3)},
+                                 {"rank_offset_mib": (13, -14)}])
 def test_an_smi_choice_nvidia_smi_could_not_print_is_refused(monkeypatch, smi):
     """`make marks` rotated the `smi` numbers into each other's places: GPU -14, busy at 2 W,
     and the page then counted 370 ignored rows. Such a move is refused, and the logged command

@@ -484,12 +484,16 @@ def _boot_logs(out_dir: Path, published: Published, T: dict, layouts: dict, serv
 
 def _smi_choice() -> dict:
     """The `smi` choice as nvidia-smi could print it: two distinct GPU indices (0 or more) and a
-    busy draw above the idle one on each card. Anything else is refused, not written (make marks
-    rotated the indices into the offsets: GPU -14 busy at 2 W)."""
+    busy draw above the idle one on each card; and rank offsets that leave the published memory
+    where it was. Anything else is refused, not written (make marks rotated the indices into the
+    offsets, GPU -14 busy at 2 W; and offsets of 13 and -14 MiB moved the published 48.0 GB)."""
     s = a("smi")
     idx = list(s["indices"])
     if len(idx) != 2 or len(set(idx)) != 2 or not all(isinstance(i, int) and i >= 0 for i in idx):
         raise FitError(f"smi.indices: {idx}; expected two distinct GPU indices, 0 or more")
+    if sum(s["rank_offset_mib"]):  # the cards' memory adds up to the published total, at its printed value
+        raise FitError(f"smi.rank_offset_mib: {list(s['rank_offset_mib'])}; the offsets must add up to 0 so "
+                       "that the cards' memory adds up to the published total")
     if not all(b > i > 0 for b, i in zip(s["busy_w"], s["idle_w"])):
         raise FitError(f"smi: busy draw {list(s['busy_w'])} W must exceed idle draw {list(s['idle_w'])} W on each card")
     return s
