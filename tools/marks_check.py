@@ -419,6 +419,9 @@ class Check:
 
 
 CLAIM_PARTS = ("recomputed", "verdict", "note")  # a ledger row's parts that say what its value is
+# A table's verdict column and the columns of its row it decides on (a GB10 comparison's
+# "within noise" reads its Δ and seed spread): the verdict moves when they do, as a claim's does.
+DECIDED_BY = {"verdict": ("Δ", "seed spread")}
 
 
 def claims_moved(moved: set, places: dict) -> set:
@@ -426,9 +429,13 @@ def claims_moved(moved: set, places: dict) -> set:
     full, or for a bound the note that says how far it holds ("1.9× the stated one", in full): the
     recomputed value prints at the write-up's digits, and a verdict that holds 1.9× over does not
     flip. Its value, verdict and note rest on what moved it, as the ledger marks them
-    (claims.mark_ledger). A place is (page, output, 'cell', table, row, column)."""
+    (claims.mark_ledger). Likewise a table's verdict moves with the cells it decides on
+    (DECIDED_BY). A place is (page, output, 'cell', table, row, column)."""
     rows = {k[:-1] for k in moved if len(k) == 6 and k[2] == "cell" and k[-1] in ("difference", "note")}
-    return {k for k in places if len(k) == 6 and k[:-1] in rows and k[-1] in CLAIM_PARTS}
+    decided = {(k[:-1], c) for k in moved if len(k) == 6 and k[2] == "cell"
+               for c, by in DECIDED_BY.items() if k[-1] in by}
+    return {k for k in places if len(k) == 6 and ((k[:-1] in rows and k[-1] in CLAIM_PARTS)
+                                                   or (k[:-1], k[-1]) in decided)}
 
 
 def marked_places(before: dict, after: dict, folder: str, choice: str, own: set) -> set:

@@ -551,6 +551,15 @@ def test_a_claim_moves_when_its_recomputed_value_does_even_where_its_verdict_hol
     assert marks_check.claims_moved({(*page, 15, "note")}, places) == {(*page, 15, c) for c in marks_check.CLAIM_PARTS}
 
 
+def test_a_comparison_s_verdict_moves_with_the_delta_and_spread_it_decides_on():
+    """make marks: GB10's "within noise" rests on the row's Δ and seed spread, which a seed
+    spread move moved; the verdict, with a margin, did not flip and read "marked, not moved"."""
+    page = ("gb10", 87, "cell", 0)
+    places = {(*page, row, col): ("x", ()) for row in (1, 2) for col in ("Δ", "seed spread", "verdict", "metric")}
+    assert marks_check.claims_moved({(*page, 1, "seed spread")}, places) == {(*page, 1, "verdict")}
+    assert marks_check.claims_moved({(*page, 2, "metric")}, places) == set()
+
+
 def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():
     """make marks: moving the 3090 P99/median TTFT ratio made the client-idle caveat hold; the
     caveats after it, keyed by their line, all read as moved and unmarked, and the new one had no
