@@ -293,7 +293,8 @@ class Check:
             refused.append((verdict.moved_to, ", ".join(stopped)))
         tried = [m for m, _ in refused] + [verdict.moved_to]
         if not verdict.error and self.leaves:
-            self._each_leaf(folder, choice, value, verdict, tried)
+            # (its moves are compared in the tidy tables only: the pages see them as further moves)
+            self._each_leaf(folder, choice, value, verdict, list(tried))
         while self.pages and not verdict.error and verdict.unmoved and len(verdict.also) < further:
             other = Verdict(folder, choice)
             # a further move is taken as the generator accepts it, rows that come or go matched by

@@ -301,6 +301,45 @@ def test_a_marked_place_one_move_leaves_is_tried_with_further_moves():
     assert "the move to 1.3 moved 1 more" in out.getvalue()
 
 
+def test_a_number_moved_alone_for_the_tidy_tables_is_still_a_further_move_for_the_pages(monkeypatch):
+    """make marks: each number of the 3090 tool logs' choice was moved alone for the landing
+    (tidy tables only) and then skipped as a further move, so no page ever saw the 27B's burst
+    moved and the recovery row resting on it stayed "marked, not moved"."""
+    class Stand(marks_check.Check):
+        def __init__(self, tmp):
+            self.tmp, self.pages, self.leaves, self.paged = tmp, True, True, []
+
+        def _base_tables(self, folder):
+            return {}
+
+        def _generated(self, folder, choice, candidate, errors):
+            (self.tmp / "g" / "data").mkdir(parents=True, exist_ok=True)
+            return self.tmp / "g" / "data"
+
+        def _moved(self, folder, choice, value, verdict, reshaped=3, skip=(), further=False):
+            verdict.moved_to = next((m for m in marks_check.moves(value, further=further) if m not in skip), None)
+            if verdict.moved_to is None:
+                return None
+            (self.tmp / "w" / "data").mkdir(parents=True, exist_ok=True)
+            return self.tmp / "w" / "data"
+
+        def _compare(self, folder, choice, moved_data, verdict):
+            self.paged.append(verdict.moved_to)
+            verdict.moved, verdict.shown = set(), {("p", "row"): ("a", "a")}
+            verdict.marked = {("p", "row")}  # never moves: every further move is tried
+
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(marks_check, "ingest_study", lambda root: type("D", (), {"tables": {}})())
+    monkeypatch.setattr(marks_check, "load_assumptions",
+                        lambda root: [type("A", (), {"id": "c", "value": {"a": [2, 3], "b": [1]}})()])
+    with tempfile.TemporaryDirectory() as tmp:
+        check = Stand(Path(tmp))
+        check.choice("3090-dense-vs-sparse", "c")
+    assert {"a": [2, 3], "b": [2]} in check.paged  # the burst of one moved alone reached the pages
+
+
 def test_a_fraction_moved_in_its_tenth_significant_digit_is_rounding_not_a_move():
     """Regenerating Strix Halo with `rep_cv` moved the winning pp512 mean from 1387.740928 to
     1387.740929 (its repetitions are written rounded), which marked every best-of figure with a
