@@ -534,13 +534,18 @@ def choices(folders: list[str], only: list[str] | None) -> dict[str, list[str]]:
     return {f: [i for i in found if not only or i in only] for f, found in ids.items()}
 
 
+def made(folder: str) -> set:
+    """The choices the folder's generator makes today (ASSUMPTIONS)."""
+    return set(reconstruct.module(FOLDERS[folder]).ASSUMPTIONS)
+
+
 def rows_again(folders: list[str]) -> int:
     """lands/<folder>.yml with every landing's rows written again (marks_tidy.relanded)."""
     from .reconstruct import lands
 
     for folder in folders:
         base = ingest_study(REPO / "data" / folder).tables
-        lands.record(folder, {k: relanded(base, k, v) for k, v in lands.load(folder).items()})
+        lands.record(folder, {k: relanded(base, k, v) for k, v in lands.load(folder).items()}, made(folder))
         print(f"{folder}: {lands.path(folder).stat().st_size:,} bytes")
     return 0
 
@@ -567,7 +572,7 @@ def sorted_again(folders: list[str], only: list[str] | None) -> int:
                 found[choice] = {**{k: x for k, x in entry.items() if k != "sorted"}, "sorted": v.landing["sorted"]}
                 print(f"{folder} / {choice}: sorted {sum(len(r) for r in v.landing['sorted'].values())} run columns "
                       f"({v.seconds:.0f} s)")
-            lands.record(folder, found)
+            lands.record(folder, found, made(folder))
     return 0
 
 
@@ -603,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not v.error:
                     found[choice] = v.landing
             if args.write:
-                lands.record(folder, found)
+                lands.record(folder, found, made(folder))
     print(f"{failed} choice(s) failed; {time.perf_counter() - start:.0f} s")
     return 1 if failed else 0
 

@@ -362,3 +362,23 @@ def test_every_published_cell_through_the_readers(values):
     assert _misses(via_readers) == EXPECTED_MISSES
     for name, v in values.items():
         assert via_readers[name] == pytest.approx(v, rel=1e-12, abs=1e-12), name
+
+
+def test_the_write_up_s_four_cards_and_visible_devices_are_no_choice():
+    """The write-up's "4x RTX 3090" (its 800/1000/1200 W are four times the limit) and its
+    compose file's NVIDIA_VISIBLE_DEVICES=0,2,3,4 were generator choices, so what rests on them
+    read as assumed; they are the write-up's, and their landings are gone."""
+    from tools.reconstruct import lands, power_sweep
+
+    assert power_sweep.CARDS == 4 and power_sweep.GPU_INDICES == [0, 2, 3, 4]
+    assert not {"cards", "gpu_indices"} & set(power_sweep.ASSUMPTIONS)
+    assert not {"cards", "gpu_indices"} & set(lands.load("power-sweep"))
+
+
+def test_a_landing_of_a_choice_the_generator_no_longer_makes_goes(tmp_path, monkeypatch):
+    from tools.reconstruct import lands
+
+    monkeypatch.setattr(lands, "FOLDER", tmp_path)
+    lands.record("x", {"a": {"moves": "nothing"}, "b": {"moves": "nothing"}})
+    lands.record("x", {"a": {"columns": ["t.c"]}}, choices={"a"})
+    assert lands.load("x") == {"a": {"columns": ["t.c"]}}

@@ -24,9 +24,11 @@ def load(study: str) -> dict:
     return (yaml.safe_load(p.read_text(encoding="utf-8")) or {}) if p.is_file() else {}
 
 
-def record(study: str, found: dict) -> None:
-    """Keep what the check found for these choices beside what it found before for others."""
-    merged = {**load(study), **found}
+def record(study: str, found: dict, choices=None) -> None:
+    """Keep what the check found for these choices beside what it found before for others;
+    `choices`, when given, the generator's choices today: an entry for one it no longer makes
+    (a value found to be the write-up's) goes."""
+    merged = {k: v for k, v in {**load(study), **found}.items() if choices is None or k in choices}
     FOLDER.mkdir(exist_ok=True)
     text = yaml.safe_dump(merged, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
     path(study).write_text(HEAD + text, encoding="utf-8")

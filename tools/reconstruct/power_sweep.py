@@ -51,10 +51,6 @@ LIMITS = (200, 250, 300)
 ASSUMPTIONS = {
     "approx_band": (0.02,
                     "numbers printed with '~', 'about' or 'around' (peaks) are aimed within 2 % of the printed value"),
-    "cards": (4, "the tensor-parallel group is four cards (the write-up's 800/1000/1200 W), so GPU power = 4 x limit"),
-    "gpu_indices": ([0, 2, 3, 4],
-                    "NVIDIA_VISIBLE_DEVICES=0,2,3,4 from the published compose file; "
-                    "host index 1 is the A4000, which nvidia-smi on the host also lists"),
     "c7_c8_windows": ({"q35-122b": {200: (29, 35), 250: (7, 8), 300: (2, 2)}},
                       "the 122B (max-num-seqs 8) also ran 7 and 8 requests; the write-up gives only their "
                       "total (power-table samples minus the concurrency table), split here between 7 and 8"),
@@ -172,6 +168,14 @@ SHOWS_IN = {
 
 def a(name: str):
     return ASSUMPTIONS[name][0]
+
+
+# What the write-up says of the host, not chosen: four RTX 3090s in the tensor-parallel group
+# (its "4x RTX 3090"; its power table's 800/1000/1200 W are 4 x the limit), and the compose
+# file's NVIDIA_VISIBLE_DEVICES=0,2,3,4, which skips index 1, the A4000 (make marks: these were
+# choices, and a page marked what rests on them as assumed).
+CARDS = 4
+GPU_INDICES = [0, 2, 3, 4]
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
@@ -529,7 +533,7 @@ CONFIGS = {
 
 def plan_all(published_path: Path, seed: int = SEED) -> tuple[dict[str, Target], list[GroupPlan]]:
     published = load_published(published_path)
-    T = targets(published, a("cards"), a("approx_band"))
+    T = targets(published, CARDS, a("approx_band"))
     plans = []
     for mi, m in enumerate(MODELS):
         peak_t = T.get(f"{m.prefix}_prefill_max")
@@ -621,7 +625,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             log_rel = f"{folder}/vllm-serve.log" + (".gz" if day_spec.gz_log else "")
             smi_rel = f"{folder}/nvidia-smi.csv" + (".gz" if day_spec.gz_smi else "")
             live_logs.write_text(out_dir / log_rel, day.lines, day_spec.gz_log)
-            smi = live_logs.smi_log(day, day_spec, a("gpu_host"), a("gpu_indices"),
+            smi = live_logs.smi_log(day, day_spec, a("gpu_host"), GPU_INDICES,
                                     a("gpu_memory_utilization")[m.config], _rng(seed, mi, plan.limit, 2),
                                     a("nvidia_smi"))
             live_logs.write_text(out_dir / smi_rel, smi, day_spec.gz_smi)
@@ -630,7 +634,7 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             entries.append({"path": smi_rel, "name": f"{plan.name}_gpu", "kind": "gpu-log", **common})
             printed[(m.prefix, plan.limit)] = day.printed
             days[(m.prefix, plan.limit)] = day
-    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, a("cards"))
+    values = window_values(printed, {m.prefix: m.max_seqs for m in MODELS}, CARDS)
     report = verify(T, values, plans)
     docs.write_study(out_dir, docs.study(STUDY, TITLE, DESCRIPTION, generator=__name__, seed=seed,
                                          sources=docs.sources(published, SOURCES), configs=CONFIGS, files=entries))
@@ -681,10 +685,10 @@ def _provenance(published, seed: int, T, values, missed, plans, days) -> docs.Pr
     from .power_targets import constraints
 
     rows = []
-    for con in constraints(published, a("cards"), a("approx_band")):
+    for con in constraints(published, CARDS, a("approx_band")):
         v = values.get(con.name)
         rows.append([con.text, con.where, con.name, "n/a" if v is None else _show(con.text, v, con.derived)])
-    checks = published_checks(published, a("cards"))
+    checks = published_checks(published, CARDS)
     bad = [r for r in checks if r[-1] != "consistent"]
     windows = sum(len([w for w in d.printed if w["running"] >= 1]) for d in days.values())
     lines = sum(len(d.lines) for d in days.values())
