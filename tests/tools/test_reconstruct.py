@@ -291,3 +291,22 @@ def test_a_value_half_way_between_two_printable_numbers_is_moved_off_the_half_wa
     assert off_halfway(440.85) - 440.85 < 1e-6
     values = _vllm_metrics(next(p for p in _runs(H100_DIR).values() if "concurrency8-Qwen3.6-27B" in p.name))
     assert f"{values['output_tps']:.1f}" == "440.9" and abs(values["output_tps"] * 10 % 1 - 0.5) > 1e-8
+
+
+@pytest.mark.parametrize("module,choice,theirs", [
+    ("h100", "sweep_lengths", "output_len"), ("h100", "short_prompts_run", "concurrency"),
+    ("strix", "server_run", "output_len"), ("gb10", "prompts", "a"), ("gb10", "warmups", "requests"),
+    ("power_sweep", "gpu_memory_utilization", None), ("power_sweep", "context_tokens", None),
+    ("power_sweep", "cards", None), ("power_sweep", "gpu_indices", None)])
+def test_what_the_write_up_says_of_a_run_is_no_generator_choice(module, choice, theirs):
+    """The H100 sweep's "512 output" and the 32 of its "32 short prompts", the Strix Halo server
+    run's answers, GB10 test A's "20 requests" and its "3 warmup requests", the power sweep's
+    compose-file settings and "30-60k token" prompts: each was (part of) a choice, so what rests
+    on it read as assumed. A generator keeps them apart from its choices."""
+    from importlib import import_module
+
+    gen = import_module(f"tools.reconstruct.{module}")
+    if theirs is None:
+        assert choice not in gen.ASSUMPTIONS
+    else:
+        assert theirs not in gen.ASSUMPTIONS[choice][0]

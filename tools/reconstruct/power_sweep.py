@@ -122,9 +122,6 @@ ASSUMPTIONS = {
                             "restart_boot_s": 88.0}},
                "start-up facts printed by each server (KV cache size, memory, load and "
                "compile times): plausible for these models on 4x 24 GB, not published"),
-    "context_tokens": ((30000, 60000),
-                       "prompt length of a request (the write-up's 30-60k tokens), "
-                       "for the KV-cache usage column and the request log's max_tokens"),
     "prefix_hit_rate": ({"q35-27b": 91.0, "q35-122b": 88.5, "q36-35b": 90.0},
                         "level of the logged prefix-cache hit rate, which wanders a little around it"),
     "spec_acceptance": ((2.35, 0.09),
@@ -148,8 +145,6 @@ ASSUMPTIONS = {
     "nvidia_smi": ({"interval_s": 5.0, "pre_roll_s": 150.0, "limit_set_before_s": 60.0, "post_roll_s": 45.0},
                    "nvidia-smi -l 5, started 150 s before the server, "
                    "limit set 60 s before it, stopped 45 s after shutdown"),
-    "gpu_memory_utilization": ({"q35-27b": 0.9, "q35-122b": 0.94, "q36-35b": 0.94},
-                               "from the published compose files: memory.used of a vLLM card"),
     "crash": ({"q35-122b": (200, 8)},
               "the write-up says both MoE models crash under heavy load: one engine crash (worker CUDA "
               "error) at 8 requests in the 122B's 200 W log, followed by the container's automatic restart"),
@@ -159,7 +154,6 @@ ASSUMPTIONS = {
 SHOWS_IN = {
     "gpu_host": ("gpu_samples.power_draw_w",),
     "prefix_hit_rate": ("windows.prefix_hit_rate",),
-    "context_tokens": ("windows.kv_usage",),
     "spec_acceptance": ("spec_decode.mean_acceptance_length", "spec_decode.acceptance_rate"),
     "engine": ("boot.value_num",),
     "crash": ("boot.fact",),
@@ -176,6 +170,10 @@ def a(name: str):
 # choices, and a page marked what rests on them as assumed).
 CARDS = 4
 GPU_INDICES = [0, 2, 3, 4]
+# Its agents' prompts "ranging between 30-60k tokens" (for the KV-cache usage column and the
+# request log's max_tokens). The cards' memory share is each compose file's
+# --gpu-memory-utilization, read from CONFIGS, as the visible devices are.
+CONTEXT_TOKENS = (30000, 60000)
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):
@@ -599,7 +597,7 @@ def _day(m: Model, limit: int, gen_ref: float, prefill_ref: float) -> live_logs.
                    colour=st["colour"], request_log=st["request_log"], extra_field_warnings=st["extra_fields"],
                    tool_parser_errors=st["tool_errors"], bad_requests=st["bad_requests"], gz_log=st["gz"],
                    gz_smi=st["gz"], max_seqs=m.max_seqs, gen_ref=gen_ref, prefill_ref=prefill_ref,
-                   hit_rate=a("prefix_hit_rate")[m.config], ctx_tokens=a("context_tokens"),
+                   hit_rate=a("prefix_hit_rate")[m.config], ctx_tokens=CONTEXT_TOKENS,
                    spec_acceptance=a("spec_acceptance") if spec else None, gaps=gaps)
 
 
@@ -625,8 +623,8 @@ def generate(out_dir: Path, published_path: Path, seed: int = SEED) -> None:
             log_rel = f"{folder}/vllm-serve.log" + (".gz" if day_spec.gz_log else "")
             smi_rel = f"{folder}/nvidia-smi.csv" + (".gz" if day_spec.gz_smi else "")
             live_logs.write_text(out_dir / log_rel, day.lines, day_spec.gz_log)
-            smi = live_logs.smi_log(day, day_spec, a("gpu_host"), GPU_INDICES,
-                                    a("gpu_memory_utilization")[m.config], _rng(seed, mi, plan.limit, 2),
+            share = CONFIGS[m.config]["serve_args"]["gpu_memory_utilization"]  # the compose file's
+            smi = live_logs.smi_log(day, day_spec, a("gpu_host"), GPU_INDICES, share, _rng(seed, mi, plan.limit, 2),
                                     a("nvidia_smi"))
             live_logs.write_text(out_dir / smi_rel, smi, day_spec.gz_smi)
             common = {"config": m.config, "power_limit_w": plan.limit, "date": day_spec.date}

@@ -71,10 +71,10 @@ ASSUMPTIONS = {
     "server_date_local": ("2026-06-04T16:41:27",
                           "the llama-server run: between the two H100 "
                           "write-ups (its numbers first appear in seed 000)"),
-    "server_run": ({"input_len": 4096, "output_len": 512, "num_prompts": 10},
-                   "vllm bench serve --backend openai against llama-server: random "
-                   "dataset, 4k prompts, 512-token answers, 10 prompts (one client, as the write-up's "
-                   "c=1 figures say, is no choice)"),
+    "server_run": ({"input_len": 4096, "num_prompts": 10},
+                   "vllm bench serve --backend openai against llama-server: random dataset, the "
+                   "write-up's '4k' prompts read as 4,096 tokens, 10 prompts (one client, as its c=1 "
+                   "figures say, and its 512-token answers are no choice)"),
     "server_tokenizer": ("Qwen/Qwen3.6-35B-A3B",
                          "the Hugging Face tokenizer given to vllm bench serve (llama-server has none to offer)"),
     "server_args": ({"n_gpu_layers": 99, "flash_attn": "on", "ctx_size": 8192, "parallel": 1},
@@ -184,12 +184,15 @@ def _ratios(test: str) -> dict[str, float]:
     return ratios
 
 
+SERVER_OUTPUT_LEN = 512  # the write-up's "512 output" of the serving comparison, as on the H100
+
+
 def _server_plan(T, seed: int) -> Plan:
     r, sp = a("server_run"), a("server_spread")
     med = T["strix_server_c1_median_ttft_s"].value
     return Plan(
         name="strix_server_c1", concurrency=1, input_len=r["input_len"],  # the write-up's figures are c=1
-        output_len=r["output_len"], num_prompts=r["num_prompts"], ttft_median=med,
+        output_len=SERVER_OUTPUT_LEN, num_prompts=r["num_prompts"], ttft_median=med,
         ttft_p99=med * a("server_ttft_p99_ratio"), ttft_min=med * sp["ttft_min_ratio"],
         ttft_sigma=sp["ttft_sigma"], ttft_tail=sp["ttft_tail"],
         tpot_median=T["strix_server_c1_median_tpot_s"].value,
