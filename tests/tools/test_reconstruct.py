@@ -310,3 +310,22 @@ def test_what_the_write_up_says_of_a_run_is_no_generator_choice(module, choice, 
         assert choice not in gen.ASSUMPTIONS
     else:
         assert theirs not in gen.ASSUMPTIONS[choice][0]
+
+
+def test_a_fit_that_only_comes_near_the_published_rate_is_refused(tmp_path):
+    """make marks: a TPOT range of [0.99, 1.1] at 16 clients let the fit reach 683.7547 t/s for
+    a published rate written at 683.75: it printed alike, and moved every value computed from
+    it. The generator refuses such files, as it refuses one that prints otherwise."""
+    import copy
+    import shutil
+
+    from tools.marks_check import generate
+    from tools.reconstruct import h100
+    from tools.reconstruct.fit import FitError
+
+    value = copy.deepcopy(h100.ASSUMPTIONS["tpot_range"][0])
+    value[16] = (0.99, 1.1)
+    for folder in ("h100-dense-vs-moe-mtp", "strix-halo-baseline"):
+        shutil.copytree(ROOT / "data" / folder, tmp_path / folder)
+    with pytest.raises(FitError, match="h100_dense_c16: the fit reaches 683.75"):
+        generate("h100-dense-vs-moe-mtp", tmp_path / "h100-dense-vs-moe-mtp", {"tpot_range": value})
