@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchbook.ledger.claims import GLUE_KEYS
 from benchbook.study.assumptions import load_assumptions
 from benchbook.study.load import ingest_study
 
@@ -423,6 +424,8 @@ CLAIM_PARTS = ("recomputed", "verdict", "note")  # a ledger row's parts that say
 # A table's verdict column and the columns of its row it decides on (a GB10 comparison's
 # "within noise" reads its Δ and seed spread): the verdict moves when they do, as a claim's does.
 DECIDED_BY = {"verdict": ("Δ", "seed spread")}
+# A page's counts of its ledger's verdicts move when a verdict of its ledger does.
+VERDICT_COUNTS = tuple(GLUE_KEYS.values())
 
 
 def claims_moved(moved: set, places: dict) -> set:
@@ -431,12 +434,15 @@ def claims_moved(moved: set, places: dict) -> set:
     recomputed value prints at the write-up's digits, and a verdict that holds 1.9× over does not
     flip. Its value, verdict and note rest on what moved it, as the ledger marks them
     (claims.mark_ledger). Likewise a table's verdict moves with the cells it decides on
-    (DECIDED_BY). A place is (page, output, 'cell', table, row, column)."""
+    (DECIDED_BY), and a page's counts of verdicts with any of its ledger's rows (VERDICT_COUNTS).
+    A place is (page, output, 'cell', table, row, column) or (page, output, 'glue', key)."""
     rows = {k[:-1] for k in moved if len(k) == 6 and k[2] == "cell" and k[-1] in ("difference", "note")}
     decided = {(k[:-1], c) for k in moved if len(k) == 6 and k[2] == "cell"
                for c, by in DECIDED_BY.items() if k[-1] in by}
-    return {k for k in places if len(k) == 6 and ((k[:-1] in rows and k[-1] in CLAIM_PARTS)
-                                                   or (k[:-1], k[-1]) in decided)}
+    pages = {k[0] for k in rows}
+    return {k for k in places if (len(k) == 6 and ((k[:-1] in rows and k[-1] in CLAIM_PARTS)
+                                                   or (k[:-1], k[-1]) in decided))
+            or (len(k) == 4 and k[2] == "glue" and k[3] in VERDICT_COUNTS and k[0] in pages)}
 
 
 def marked_places(before: dict, after: dict, folder: str, choice: str, own: set) -> set:

@@ -599,6 +599,30 @@ def test_a_comparison_s_verdict_moves_with_the_delta_and_spread_it_decides_on():
     assert marks_check.claims_moved({(*page, 2, "metric")}, places) == set()
 
 
+def test_a_page_s_counts_of_verdicts_move_with_its_ledger_rows():
+    """make marks: a Strix Halo server-run move turned a claim from holds to does not hold; the
+    counts "38 hold, 6 do not" moved with it. They count as moved when a ledger row of the page
+    moved, and carry what the page's claims rest on (claims.ledger_glue)."""
+    ledger = ("strix", 83, "cell", 0)
+    places = {(*ledger, 3, "difference"): ("x", ()), ("strix", 41, "glue", "claims_holds"): ("38", ()),
+              ("strix", 40, "glue", "claims_total"): ("44", ()), ("h100", 41, "glue", "claims_holds"): ("20", ())}
+    found = marks_check.claims_moved({(*ledger, 3, "difference")}, places)
+    assert ("strix", 41, "glue", "claims_holds") in found
+    assert ("strix", 40, "glue", "claims_total") not in found and ("h100", 41, "glue", "claims_holds") not in found
+    assert marks_check.claims_moved(set(), places) == set()
+
+
+def test_the_counts_of_verdicts_carry_what_the_claims_rest_on():
+    import pandas as pd
+
+    from benchbook.ledger.claims import ledger_glue
+
+    ledger = pd.DataFrame({"id": ["a", "b", "c"], "verdict": ["holds", "holds", "does not hold"]})
+    g = ledger_glue(ledger, None, {"a": ("x",), "c": ("y",)})
+    assert g["claims_holds"] == 2 and g.assumed["claims_holds"] == ("x", "y")
+    assert "claims_total" not in g.assumed
+
+
 def test_a_caveat_a_move_brings_in_is_judged_by_its_own_marks_and_shifts_no_other():
     """make marks: moving the 3090 P99/median TTFT ratio made the client-idle caveat hold; the
     caveats after it, keyed by their line, all read as moved and unmarked, and the new one had no

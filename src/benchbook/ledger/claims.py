@@ -17,8 +17,8 @@ import re
 import pandas as pd
 
 from ..format import fmt_change, fmt_multiple
+from ..study.marks import Glued, union, with_marks
 from ..study.marks import value_ids as ids_of
-from ..study.marks import with_marks
 from .expr import MissingValue, evaluate, names_in
 from .published import APPROX_WORDS, MAGNITUDE, Published, PublishedError, Quantity, parse_quantity
 
@@ -490,10 +490,16 @@ def verdict_counts(ledger: pd.DataFrame) -> dict[str, int]:
     return {v: int(counts.get(v, 0)) for v in VERDICTS}
 
 
-def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None) -> dict[str, int]:
+def ledger_glue(ledger: pd.DataFrame, comparison: pd.DataFrame | None = None, claim_ids: dict | None = None) -> Glued:
     """The counts every chapter's ledger section quotes, under their glue keys: claims by
-    verdict and, with the published-vs-reproduced table, its comparable cells and how many agree."""
-    out = {GLUE_KEYS[v]: n for v, n in verdict_counts(ledger).items()}
+    verdict and, with the published-vs-reproduced table, its comparable cells and how many agree.
+    A count of verdicts rests on what any verdict it counts rests on (`claim_ids`, the page's:
+    make marks moved a Strix Halo claim from holds to does not hold, and both counts with it);
+    the number of claims rests on nothing."""
+    out = Glued()
+    every = union(*(claim_ids or {}).values())
+    for v, n in verdict_counts(ledger).items():
+        out.cell(GLUE_KEYS[v], n, every)
     out["claims_total"] = len(ledger)
     if comparison is not None:
         out["cells_total"] = int(comparison["within"].notna().sum())

@@ -964,7 +964,7 @@ def glue_values(r: Results) -> dict:
     _glue_reliability(r, out)
     out.update(shared_glue(r))
     out["confidence_pct"] = int(round(r.params["confidence"] * 100))
-    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison, r.claim_ids))
     return out
 
 

@@ -953,7 +953,7 @@ def glue_values(r: Results) -> dict:
     if r.has("mtp-boot"):
         mtp_costs(r, out)
     out.update(shared_glue(r))
-    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison, r.claim_ids))
     cons = r.ledger[r.ledger["kind"] == "consistency"]
     out["consistency_total"] = len(cons)
     out["consistency_fail_rounding"] = int((cons["within rounding"] == "no").sum())

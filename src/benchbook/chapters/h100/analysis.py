@@ -461,7 +461,7 @@ def glue_values(r: Results) -> dict:
     out.update(shared_glue(r))
     if r.has("common-points"):
         out.update(rate_sweep.common_glue(r.common))
-    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison, r.claim_ids))
     out["agents"] = r.params["agents"]
     out["answer_tokens"] = r.params["answer_tokens"]
     if r.price is not None:

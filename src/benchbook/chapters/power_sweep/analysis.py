@@ -922,7 +922,7 @@ def glue_values(r: Results) -> dict:
                      union(*(r.draw_ids.get(label, ()) for label in busy.index)))
     n = r.busy.groupby(["config", "power_key", "running"]).size()
     out["cells_n"], out["cells_directional"] = int(len(n)), int((n <= r.params["directional_n"]).sum())
-    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison, r.claim_ids))
     if "stats_interval_s" in v:
         out["stats_interval_s"] = v["stats_interval_s"]
     out["stats_interval_md"] = interval_sentence(stats_intervals(r.windows))

@@ -934,7 +934,7 @@ def glue_values(r: Results) -> dict:
             out.of("ttft_at_pp_rate_s", out["server_input_len"] / out["pp_best_tps"], "server_input_len", "pp_best_tps")
     if r.has("serving"):
         _serving_values(r, out)
-    out.update(claims_mod.ledger_glue(r.ledger, r.comparison))
+    out.update(claims_mod.ledger_glue(r.ledger, r.comparison, r.claim_ids))
     out.update({k: r.params[k] for k in ("agents", "answer_tokens", "prompt_tokens", "long_prompt_tokens")})
     for k, v in out.items():
         if isinstance(v, np.floating):
