@@ -182,9 +182,9 @@ def a(name: str):
     return ASSUMPTIONS[name][0]
 
 
-# Test A's request count is the write-up's own ("out of 20 requests", its one outlier): no choice.
+# Test A's request count is the write-up's own (it counts its one outlier among 20): no choice.
 WRITE_UP_PROMPTS = {"a": 20}
-# So is the warm-up requests' number ("the 3 warmup requests didn't cover" the outlier).
+# So is the number of warm-up requests (three, which it says missed that outlier).
 WARMUP_REQUESTS = 3
 
 
