@@ -452,7 +452,7 @@ def _reads(metric: str, g: pd.DataFrame) -> tuple:
     runs whose every request answered its full length is their output rate over that length
     (`make marks`: ten prompts per client more moved the H100 count and duration in step, never
     their ratio, which the published output rate and the write-up's 512 tokens fix)."""
-    if metric == "achieved_rps" and len(g) and g.get("whole_answers", pd.Series(False, index=g.index)).all():
+    if metric == "achieved_rps" and g["whole_answers"].all():
         return ("output_tps", "output_len")
     return READS.get(metric, ())
 

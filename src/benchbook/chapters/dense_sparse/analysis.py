@@ -348,25 +348,29 @@ def kv_check_display(r: Results) -> pd.DataFrame:
             f"{a} × {b} × {c}"
             for a, b, c in zip(k.get("full-attention layers"), k.get("KV heads"), k.get("head dim"))],
         "KV per token": [f"{x / 1024:.0f} KiB" if pd.notna(x) else "–" for x in k.get("KV bytes per token")],
-        "printed KV tokens": k["printed KV tokens"].map(fmt_rate),
-        "memory those tokens need": k["GiB the printed tokens need"].map(lambda v: fmt_unit(v, "GiB", 2)),
-        "KV memory the log reserves": k["KV GiB reserved (log)"].map(lambda v: fmt_unit(v, "GiB", 2)),
-        "reserved / needed": k["reserved / needed"].map(fmt_ratio),
-        "tokens / max len": k["tokens / max model len"].map(fmt_ratio),
-        "printed concurrency": k["printed concurrency"].map(fmt_ratio),
-        "concurrency the reserved memory allows": k["concurrency the reserved memory allows"].map(fmt_ratio),
+        **{shown: k[source].map(fmt) for shown, (source, fmt) in KV_SHOWN.items()},
     })
-    marks = {c: {i: kv_ids(r, short, c) for i, short in enumerate(k["short"])} for c in KV_READS}
+    marks = {shown: {i: kv_ids(r, short, source) for i, short in enumerate(k["short"])}
+             for shown, (source, _) in KV_SHOWN.items()}
     return with_marks(out, marks, r.assumed_why)
 
 
-# The start-up values each KV figure reads (the log's figures are start-up facts a generator
-# wrote: `make marks` moved "20.74 GiB"); the architecture's numbers are published facts.
-KV_READS = {"printed KV tokens": ["kv_cache_tokens"], "memory those tokens need": ["kv_cache_tokens"],
-            "GiB the printed tokens need": ["kv_cache_tokens"],
-            "KV memory the log reserves": ["kv_cache_gib_all_gpus"], "KV GiB reserved (log)": ["kv_cache_gib_all_gpus"],
+# The KV table's columns from the log's figures: heading -> (kv_check column, format).
+KV_SHOWN = {
+    "printed KV tokens": ("printed KV tokens", fmt_rate),
+    "memory those tokens need": ("GiB the printed tokens need", lambda v: fmt_unit(v, "GiB", 2)),
+    "KV memory the log reserves": ("KV GiB reserved (log)", lambda v: fmt_unit(v, "GiB", 2)),
+    "reserved / needed": ("reserved / needed", fmt_ratio),
+    "tokens / max len": ("tokens / max model len", fmt_ratio),
+    "printed concurrency": ("printed concurrency", fmt_ratio),
+    "concurrency the reserved memory allows": ("concurrency the reserved memory allows", fmt_ratio),
+}
+# The start-up values each kv_check figure reads (the log's figures are start-up facts a
+# generator wrote: `make marks` moved "20.74 GiB"); the architecture's numbers are published facts.
+KV_READS = {"printed KV tokens": ["kv_cache_tokens"], "GiB the printed tokens need": ["kv_cache_tokens"],
+            "KV GiB reserved (log)": ["kv_cache_gib_all_gpus"],
             "reserved / needed": ["kv_cache_gib_all_gpus", "kv_cache_tokens"],
-            "tokens / max len": ["kv_cache_tokens", "max_model_len"], "printed concurrency": ["max_concurrency"],
+            "tokens / max model len": ["kv_cache_tokens", "max_model_len"], "printed concurrency": ["max_concurrency"],
             "concurrency the reserved memory allows": ["kv_cache_gib_all_gpus", "max_model_len"],
             "printed concurrency / (tokens / max len)": ["max_concurrency", "kv_cache_tokens", "max_model_len"]}
 
@@ -842,7 +846,7 @@ def _kv_caveats(r: Results) -> list[dict]:
                 f"maximum concurrency of {fmt_ratio(row['printed concurrency'])}, {ratio:.2f} times more. For hybrid "
                 "models vLLM divides its shared block pool by the number of KV-cache groups when it prints the "
                 "token count, but not when it computes the concurrency (vLLM issue #40691); the concurrency is the "
-                "figure the scheduler uses."), ids=kv_ids(r, short, "tokens / max len", "printed concurrency")))
+                "figure the scheduler uses."), ids=kv_ids(r, short, "tokens / max model len", "printed concurrency")))
         if _off_one(rn, 0.05):
             out.append(rule("kv-arithmetic", (
                 f"{row['model']}: by the architecture ({row['full-attention layers']} full-attention layers × "

@@ -627,14 +627,12 @@ def tpot_vs_itl(r: Results) -> pd.DataFrame:
 
 def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
     """Test B: how many inter-token gaps exceed `threshold_s`, and where the P99 falls."""
-    rows, long_col = [], f"gaps > {threshold_s:g} s"
+    rows = []
     for run, flat in _test_b_gaps(r):
         n_long = int((flat > threshold_s).sum())
-        rows.append({"run": run["name"], "cfg": run["cfg"], "gaps": len(flat), long_col: n_long,
+        rows.append({"run": run["name"], "cfg": run["cfg"], "gaps": len(flat), f"gaps > {threshold_s:g} s": n_long,
                      "share": f"{n_long / len(flat):.2%}", "gaps above the P99": int(np.ceil(0.01 * (len(flat) - 1))),
-                     "P99 ITL": fmt_seconds(float(np.percentile(flat, 99))),
-                     "_ids": {long_col if c == "long" else c: gap_ids(r, run, reads)
-                              for c, reads in GAP_READS.items()}})
+                     "P99 ITL": fmt_seconds(float(np.percentile(flat, 99))), "_ids": gap_ids(r, run)})
     return pd.DataFrame(rows, columns=None if rows else ["run", "cfg", "_ids"])
 
 
@@ -643,23 +641,26 @@ def long_gaps(r: Results, threshold_s: float = 0.5) -> pd.DataFrame:
 # request's mean and largest gap too), and the P99 the bench file records over all of them.
 GAP_READS = {"gaps": ("n_chunks",), "gaps above the P99": ("n_chunks",),
              "long": ("n_chunks", "itl_mean_s", "itl_max_s"), "share": ("n_chunks", "itl_mean_s", "itl_max_s"),
-             "P99 ITL": ("p99_itl_s",)}  # "long": the gaps over the threshold
+             "P99 ITL": ("p99_itl_s",)}  # "long": the column of gaps over the threshold
 
 
 def long_gaps_display(r: Results) -> pd.DataFrame:
     """long_gaps as the page shows it, each cell marked with what it rests on (GAP_READS)."""
-    rows = [{k: (Shown(v, row["_ids"].get(k, ())) if k != "run" else v) for k, v in row.items()
-             if k not in ("cfg", "_ids")} for row in long_gaps(r).to_dict("records")]
+    rows = [{k: (Shown(v, row["_ids"].get("long" if k.startswith("gaps >") else k, ())) if k != "run" else v)
+             for k, v in row.items() if k not in ("cfg", "_ids")} for row in long_gaps(r).to_dict("records")]
     return rows_table(rows, r.assumed_why)
 
 
-def gap_ids(r: Results, run: pd.Series, reads=("n_chunks", "itl_mean_s", "itl_max_s", "p99_itl_s")) -> tuple:
-    """What a run's inter-token gaps rest on (`make marks`: the seed spread moved the long gaps
-    and the P99 of test B, unmarked): these columns of its requests and of its runs row."""
+def gap_ids(r: Results, run: pd.Series) -> dict:
+    """What each column of a run's long_gaps row rests on (GAP_READS: `make marks` moved the
+    seed spread, and with it the long gaps and the P99 of test B, unmarked): those columns of
+    the run's requests and of its runs row."""
     req = r.data["requests"]
     mine = req.index[req["run_id"].astype(str) == str(run["run_id"])] if len(req) else req.index
-    return union(r.cells(req, "requests").union([c for c in reads if c in req.columns], mine),
-                 r.cells(r.runs, "runs").row(run.name, [c for c in reads if c in r.runs.columns]))
+    requests, runs = r.cells(req, "requests"), r.cells(r.runs, "runs")
+    return {role: union(requests.union([c for c in reads if c in req.columns], mine),
+                        runs.row(run.name, [c for c in reads if c in r.runs.columns]))
+            for role, reads in GAP_READS.items()}
 
 
 def _test_b_gaps(r: Results):
@@ -856,7 +857,7 @@ def fig_itl(r: Results) -> plt.Figure:
         label = f"{r.labels.get(run['cfg'], run['cfg'])}{seed}"
         ax.plot(flat * 1000, 1 - np.arange(len(flat)) / len(flat), color=colour,
                 linestyle="--" if run["cfg"] == "mtp" else "-", label=label)
-        if ids := gap_ids(r, run):
+        if ids := union(*gap_ids(r, run).values()):
             marked[label] = (ids, True)
     ax.axhline(0.01, color="grey", linestyle=":", label="1 % of gaps (P99)")
     plots.log_scale(ax, "x")
@@ -937,8 +938,7 @@ def glue_values(r: Results) -> dict:
         for cfg, (long_, gaps, share) in GAPS_GLUE.items():
             sub = lg[lg["cfg"] == cfg]
             if len(sub):
-                ids = {c: union(*(x.get(c, ()) for x in sub["_ids"])) for c in GAP_READS}
-                ids["long"] = union(*(x[k] for x in sub["_ids"] for k in x if k.startswith("gaps >")))
+                ids = {c: union(*(x[c] for x in sub["_ids"])) for c in GAP_READS}
                 out.cell(long_, float(sub.filter(like="gaps >").iloc[:, 0].mean()), ids["long"])
                 out.cell(gaps, float(sub["gaps"].mean()), ids["gaps"])
                 out.of(share, 100 * out[long_] / out[gaps], long_, gaps)
