@@ -329,3 +329,11 @@ def test_a_fit_that_only_comes_near_the_published_rate_is_refused(tmp_path):
         shutil.copytree(ROOT / "data" / folder, tmp_path / folder)
     with pytest.raises(FitError, match="h100_dense_c16: the fit reaches 683.75"):
         generate("h100-dense-vs-moe-mtp", tmp_path / "h100-dense-vs-moe-mtp", {"tpot_range": value})
+
+
+def test_a_choice_that_sets_what_the_write_up_fixes_is_refused():
+    from tools.reconstruct.writeup import with_write_up
+
+    assert with_write_up("runs.c4", {"concurrency": 4}, {"input_len": 1024}) == {"concurrency": 4, "input_len": 1024}
+    with pytest.raises(KeyError, match=r"runs\.c4\.concurrency: the write-up's"):
+        with_write_up("runs.c4", {"concurrency": 4}, {"concurrency": 8, "input_len": 1024}, KeyError)

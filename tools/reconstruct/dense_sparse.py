@@ -34,6 +34,7 @@ from benchbook.ledger.published import Published, load_published, parse_quantity
 from . import agent_log, bench_json, check, docs, serve_log
 from .fit import FitError, Plan, fit, itl_gaps
 from .targets import Target
+from .writeup import with_write_up
 
 SEED = 20260608
 STUDY = "3090-dense-vs-sparse"
@@ -161,10 +162,7 @@ def runs() -> dict:
     chosen = a("runs")
     if set(chosen) != set(WRITE_UP_RUNS):
         raise FitError(f"runs: {sorted(chosen)}; the write-up measures {sorted(WRITE_UP_RUNS)}")
-    mixed = {run: sorted(set(fixed) & set(chosen[run])) for run, fixed in WRITE_UP_RUNS.items()}
-    if any(mixed.values()):
-        raise FitError(f"runs: {', '.join(f'{r}.{k}' for r, ks in mixed.items() for k in ks)} are the write-up's")
-    return {run: {**fixed, **chosen[run]} for run, fixed in WRITE_UP_RUNS.items()}
+    return {run: with_write_up(f"runs.{run}", fixed, chosen[run], FitError) for run, fixed in WRITE_UP_RUNS.items()}
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):

@@ -31,6 +31,7 @@ from .meanfit import MeanFitError, Run, RunPlan, build
 from .mtp_steps import StepPlan, retarget
 from .mtp_steps import plan as step_plan
 from .targets import off_halfway
+from .writeup import with_write_up
 
 SEED = 20260419
 STUDY = "gb10-mtp"
@@ -190,10 +191,7 @@ WARMUP_REQUESTS = 3
 
 def prompts() -> dict:
     """Requests per run of each test: the write-up's, then the generator's choice."""
-    chosen = a("prompts")
-    if set(chosen) & set(WRITE_UP_PROMPTS):
-        raise MeanFitError(f"prompts: {', '.join(sorted(set(chosen) & set(WRITE_UP_PROMPTS)))} is the write-up's")
-    return {**WRITE_UP_PROMPTS, **chosen}
+    return with_write_up("prompts", WRITE_UP_PROMPTS, a("prompts"), MeanFitError)
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions):

@@ -18,6 +18,7 @@ from benchbook.ledger.published import load_published
 from . import bench_json, check, docs
 from .fit import FitError, Plan, fit
 from .targets import Target, split_name, targets
+from .writeup import with_write_up
 
 SEED = 20260605
 STUDY = "h100-dense-vs-moe-mtp"
@@ -124,10 +125,7 @@ WRITE_UP_RUNS = {"sweep": {"output_len": 512}, "short-prompts": {"concurrency": 
 
 def settings(kind: str, choice: str) -> dict:
     """A run's settings: the write-up's, then the generator's choice (which may not hold them)."""
-    fixed, chosen = WRITE_UP_RUNS[kind], a(choice)
-    if set(fixed) & set(chosen):
-        raise FitError(f"{choice}: {', '.join(sorted(set(fixed) & set(chosen)))} are the write-up's")
-    return {**fixed, **chosen}
+    return with_write_up(choice, WRITE_UP_RUNS[kind], a(choice), FitError)
 
 
 # Which rows of those columns an assumption covers, where not all (benchbook.study.assumptions).
