@@ -22,7 +22,7 @@ from benchbook.cli import main
 from benchbook.scaffold.new import NewError, _roles, new_study
 from benchbook.study.contract import Contract, Role
 from benchbook.study.folder import CHECKSUMS, MANIFEST, load_study
-from realdata import LHL, NERDALERT, REAL, needs_shared
+from realdata import DGX, LHL, NERDALERT, REAL, needs_shared
 
 LOGS = REAL / "vllm-server-logs"
 
@@ -508,9 +508,6 @@ def test_real_llama_bench_files_together_each_in_the_configuration_of_its_own_mo
 # ---------------------------------------------------------------- the run description
 
 
-DGX = REAL / "dgx-spark-djangodevreng" / "results" / "qwen-3.6"
-
-
 @needs_shared
 def test_open_loop_rate_runs_are_never_single_stream_runs(tmp_path, capsys):
     """The issue's case: twelve 0.1-1.0 req/s runs of two models were typed decode-long, and a
@@ -610,6 +607,7 @@ def test_the_runs_beside_a_harness_meta_json_take_its_server_facts_and_say_so(tm
                                                                              "platform", "kv_dtype")]
 
 
+@needs_shared
 def test_a_server_that_crashed_at_start_up_is_a_failed_run_and_lends_no_facts(tmp_path):
     doc = new("3090-dense-vs-sparse", tmp_path / "out", [DGX / "qwen-3.6-27b" / "fp8"])
     crash = next(f for f in doc["files"] if f["path"].endswith("_server-crash.log"))
